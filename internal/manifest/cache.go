@@ -5,8 +5,10 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 )
 
 // ErrNotCached reports that a version's header is not in the cache.
@@ -50,4 +52,64 @@ func (v Version) ReadHeader() (data []byte, path string, err error) {
 		return nil, path, fmt.Errorf("CUDA %s: %w", v.Version, err)
 	}
 	return data, path, nil
+}
+
+// VerifyFile checks a file against a pinned SHA-256 without reading it into
+// memory: package archives are close to a gigabyte.
+func VerifyFile(path, want string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if got := hex.EncodeToString(h.Sum(nil)); got != want {
+		return &ChecksumError{What: path, Got: got, Want: want}
+	}
+	return nil
+}
+
+// WriteHeader stores data as v's cached cuda.h and returns its path. Data
+// whose SHA-256 is not v's is refused with a *ChecksumError, leaving the cache
+// untouched. The file is renamed into place so that a reader never sees a
+// partial header.
+func (v Version) WriteHeader(data []byte) (string, error) {
+	path, err := v.HeaderPath()
+	if err != nil {
+		return "", err
+	}
+	if err := Verify("CUDA "+v.Version+" header", data, v.SHA256); err != nil {
+		return "", err
+	}
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	f, err := os.CreateTemp(dir, ".cuda.h-*")
+	if err != nil {
+		return "", err
+	}
+	tmp := f.Name()
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		// CreateTemp's 0600 would hide the header from other users of a shared cache.
+		err = os.Chmod(tmp, 0o644)
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return "", err
+	}
+	return path, nil
 }

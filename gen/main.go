@@ -1,0 +1,185 @@
+// Command gen generates package cu (generated/cu) from cuda.h for each CUDA
+// version of headers/versions.json: parse the header with modernc.org/cc/v4,
+// build a plain-data model, emit Go with jennifer.
+//
+//	go run ./gen -version 12.4     one version (its header must be cached)
+//	go run ./gen -all              every version whose header is cached
+//	go run ./gen -all -check       regenerate in memory and diff with generated/cu
+//
+// Headers are cached by `go run ./headers/fetch` (make headers).
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/gocuda/gocuda/internal/manifest"
+)
+
+func main() {
+	if err := run(os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "gen:", err)
+		os.Exit(1)
+	}
+}
+
+func run(args []string) error {
+	fs := flag.NewFlagSet("gen", flag.ContinueOnError)
+	var versions stringList
+	fs.Var(&versions, "version", "CUDA version to generate, e.g. 12.4 (repeatable, or comma-separated)")
+	all := fs.Bool("all", false, "generate every version whose header is cached")
+	check := fs.Bool("check", false, "generate in memory and report any difference from what is in -out; write nothing")
+	root := fs.String("root", "", "module root (default: found from the working directory)")
+	out := fs.String("out", "", "output directory (default: <root>/generated/cu)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if *all == (len(versions) > 0) {
+		return errors.New("give either -all or -version")
+	}
+	if *root == "" {
+		r, err := moduleRoot()
+		if err != nil {
+			return err
+		}
+		*root = r
+	}
+	if *out == "" {
+		*out = filepath.Join(*root, "generated", "cu")
+	}
+	m, err := manifest.Load(filepath.Join(*root, "headers", "versions.json"))
+	if err != nil {
+		return err
+	}
+
+	// Versions in ascending order, so each sees the symbol lists of those
+	// before it.
+	var todo []manifest.Version
+	if *all {
+		todo = append(todo, m.Versions...)
+	} else {
+		for _, name := range versions {
+			v, err := m.Lookup(name)
+			if err != nil {
+				return err
+			}
+			todo = append(todo, v)
+		}
+	}
+	sort.Slice(todo, func(i, j int) bool { return todo[i].Number() < todo[j].Number() })
+
+	outputs := map[string]Output{} // by tag
+	produced := map[string][]string{}
+	for _, v := range todo {
+		start := time.Now()
+		src, path, err := v.ReadHeader()
+		if errors.Is(err, manifest.ErrNotCached) && *all {
+			fmt.Printf("CUDA %s (%s): skipped, header not cached at %s\n", v.Version, v.Tag, path)
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		earlier, err := earlierSymbols(m, v, *out, produced)
+		if err != nil {
+			return err
+		}
+		mod, err := Model(src)
+		if err != nil {
+			return fmt.Errorf("CUDA %s: %w", v.Version, err)
+		}
+		if mod.CUDAVersion != v.Number() {
+			return fmt.Errorf("CUDA %s: header at %s says CUDA_VERSION %d", v.Version, path, mod.CUDAVersion)
+		}
+		o, err := Generate(m, v, v.SHA256, mod, earlier)
+		if err != nil {
+			return fmt.Errorf("CUDA %s: %w", v.Version, err)
+		}
+		outputs[v.Tag] = o
+		for _, fn := range mod.Functions {
+			produced[v.Tag] = append(produced[v.Tag], fn.Symbol)
+		}
+		fmt.Printf("CUDA %s (%s): %d functions, %d enums, %d structs and unions, %d typedefs, %d constants, %d excluded; %.2fs\n",
+			v.Version, v.Tag, len(mod.Functions), len(mod.Enums), len(mod.Records), len(mod.Typedefs), len(mod.Constants), len(mod.Excluded), time.Since(start).Seconds())
+	}
+	if len(outputs) == 0 {
+		return errors.New("no header is cached; run `make headers` first")
+	}
+	if *check {
+		return checkOutputs(*out, outputs)
+	}
+	return writeOutputs(*out, outputs)
+}
+
+// Model parses a cuda.h and builds its model.
+func Model(src []byte) (*Module, error) {
+	h, err := Parse("cuda.h", src)
+	if err != nil {
+		return nil, err
+	}
+	return Build(h)
+}
+
+// earlierSymbols returns the symbol lists of the matrix versions below v:
+// from this run where it made them, else from the committed files in out.
+func earlierSymbols(m *manifest.Manifest, v manifest.Version, out string, produced map[string][]string) ([]versionSymbols, error) {
+	var lower []manifest.Version
+	for _, o := range m.Versions {
+		if o.Number() < v.Number() {
+			lower = append(lower, o)
+		}
+	}
+	sort.Slice(lower, func(i, j int) bool { return lower[i].Number() < lower[j].Number() })
+	var res []versionSymbols
+	for _, o := range lower {
+		if syms, ok := produced[o.Tag]; ok {
+			res = append(res, versionSymbols{o.Version, syms})
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(out, symbolsFile(o.Tag)))
+		if err != nil {
+			return nil, fmt.Errorf("CUDA %s needs the symbol list of CUDA %s to date its functions: %w (generate %s first)", v.Version, o.Version, err, o.Version)
+		}
+		res = append(res, versionSymbols{o.Version, parseSymbolList(data)})
+	}
+	return res, nil
+}
+
+func moduleRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if data, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil && strings.Contains(string(data), "module github.com/gocuda/gocuda\n") {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("not inside the gocuda module; give -root")
+		}
+		dir = parent
+	}
+}
+
+type stringList []string
+
+func (s *stringList) String() string { return strings.Join(*s, ",") }
+
+func (s *stringList) Set(v string) error {
+	for _, p := range strings.Split(v, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			*s = append(*s, p)
+		}
+	}
+	return nil
+}

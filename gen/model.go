@@ -1,0 +1,108 @@
+package main
+
+// The model is plain data: what the header declares, with everything the
+// emitters need and nothing of cc's AST. Tests compare it with go-cmp.
+
+// Module is one header's bindable content.
+type Module struct {
+	CUDAVersion int // the header's CUDA_VERSION, 0 when it defines none
+	Functions   []Function
+	Enums       []Enum
+	Records     []Record
+	Typedefs    []Typedef
+	Constants   []Constant
+	Excluded    []Exclusion
+}
+
+// Exclusion is a declared function that is not bound, and why.
+type Exclusion struct {
+	Symbol string
+	Reason string
+}
+
+// Function is a declared cu* function.
+type Function struct {
+	Name   string // API name as users write it in C: cuMemAlloc
+	Symbol string // versioned symbol the header's macros select: cuMemAlloc_v2
+	Result Type
+	Params []Param
+}
+
+// Param is one function parameter.
+type Param struct {
+	Name string
+	Type Type
+}
+
+// TypeKind classifies a Type.
+type TypeKind int
+
+const (
+	Basic   TypeKind = iota // a C arithmetic type, Type.Basic names it
+	Named                   // a type the header names (typedef, or struct/union/enum tag)
+	Pointer                 // Elem is what it points to; nil Elem means void
+	FuncPtr                 // pointer to function
+	Array                   // Len elements of Elem
+	Void                    // only as a function result
+)
+
+// Type is a C type in the model.
+type Type struct {
+	Kind  TypeKind
+	Basic string // for Basic: the C spelling, "unsigned long long"
+	Name  string // for Named
+	Elem  *Type  // for Pointer and Array
+	Len   int64  // for Array
+}
+
+// Enum is an enumeration type; Name is its Go type name.
+type Enum struct {
+	Name     string
+	Unsigned bool // gcc gives it an unsigned underlying type
+	Values   []EnumValue
+}
+
+// EnumValue is one enumerator.
+type EnumValue struct {
+	Name  string
+	Value int64 // unsigned enumerators above MaxInt64 do not occur in practice
+}
+
+// Record is a struct or union with its C layout.
+type Record struct {
+	Name   string // Go type name: typedef name, tag, or Parent_field for anonymous ones
+	Union  bool
+	Size   int64
+	Align  int
+	Fields []Field
+}
+
+// Field is a record member with its byte offset.
+type Field struct {
+	Name   string
+	Type   Type
+	Offset int64
+}
+
+// TypedefKind says what a Typedef names.
+type TypedefKind int
+
+const (
+	Alias   TypedefKind = iota // another name for the Named type Target
+	Handle                     // pointer to an incomplete struct: an opaque driver handle
+	Defined                    // a distinct type over Target (CUdevice_v1, CUhostFn)
+)
+
+// Typedef is a named type that is not itself an enum or record definition.
+type Typedef struct {
+	Name   string
+	Kind   TypedefKind
+	Target Type
+}
+
+// Constant is an integer object-like macro.
+type Constant struct {
+	Name    string
+	Value   string // Go literal of the value: "12040", "-1", "18446744073709551615"
+	Pointer bool   // C gives it a pointer type, as in ((void*)0x01)
+}

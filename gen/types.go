@@ -1,0 +1,161 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"unicode"
+)
+
+// typeIndex answers questions about named types: what a name resolves to,
+// and each type's size and alignment in Go and C alike.
+type typeIndex struct {
+	enums    map[string]*Enum
+	records  map[string]*Record
+	typedefs map[string]*Typedef
+}
+
+func newTypeIndex(m *Module) *typeIndex {
+	x := &typeIndex{enums: map[string]*Enum{}, records: map[string]*Record{}, typedefs: map[string]*Typedef{}}
+	for i := range m.Enums {
+		x.enums[m.Enums[i].Name] = &m.Enums[i]
+	}
+	for i := range m.Records {
+		x.records[m.Records[i].Name] = &m.Records[i]
+	}
+	for i := range m.Typedefs {
+		x.typedefs[m.Typedefs[i].Name] = &m.Typedefs[i]
+	}
+	return x
+}
+
+// basicInfo describes a C arithmetic type as Go and cgo spell it.
+type basicInfo struct {
+	goType string
+	cgo    string // name after "C."
+	size   int64
+}
+
+var basics = map[string]basicInfo{
+	"char":               {"byte", "char", 1},
+	"signed char":        {"int8", "schar", 1},
+	"unsigned char":      {"uint8", "uchar", 1},
+	"short":              {"int16", "short", 2},
+	"unsigned short":     {"uint16", "ushort", 2},
+	"int":                {"int32", "int", 4},
+	"unsigned int":       {"uint32", "uint", 4},
+	"long":               {"int64", "long", 8},
+	"unsigned long":      {"uint64", "ulong", 8},
+	"long long":          {"int64", "longlong", 8},
+	"unsigned long long": {"uint64", "ulonglong", 8},
+	"float":              {"float32", "float", 4},
+	"double":             {"float64", "double", 8},
+}
+
+// resolved is what a type is underneath its names.
+type resolved struct {
+	kind   TypeKind // Basic, Pointer, FuncPtr, Array, or Named for enums and records
+	basic  string
+	enum   *Enum
+	record *Record
+	handle bool // an opaque driver handle (a pointer in C, uintptr in Go)
+}
+
+func (x *typeIndex) resolve(t Type) (resolved, error) {
+	for depth := 0; depth < 64; depth++ {
+		switch t.Kind {
+		case Basic:
+			if _, ok := basics[t.Basic]; !ok {
+				return resolved{}, fmt.Errorf("unsupported C type %q", t.Basic)
+			}
+			return resolved{kind: Basic, basic: t.Basic}, nil
+		case Pointer, FuncPtr, Array, Void:
+			return resolved{kind: t.Kind}, nil
+		case Named:
+			if e, ok := x.enums[t.Name]; ok {
+				return resolved{kind: Named, enum: e}, nil
+			}
+			if r, ok := x.records[t.Name]; ok {
+				return resolved{kind: Named, record: r}, nil
+			}
+			td, ok := x.typedefs[t.Name]
+			if !ok {
+				return resolved{}, fmt.Errorf("type %s is used but never declared", t.Name)
+			}
+			if td.Kind == Handle {
+				return resolved{kind: Pointer, handle: true}, nil
+			}
+			t = td.Target
+		}
+	}
+	return resolved{}, fmt.Errorf("type %s: typedef chain too deep", t.Name)
+}
+
+// layout returns a type's size and alignment under the C ABI of the host,
+// which Go's layout matches for every type the model produces.
+func (x *typeIndex) layout(t Type) (size int64, align int64, err error) {
+	if t.Kind == Array {
+		s, a, err := x.layout(*t.Elem)
+		return s * t.Len, a, err
+	}
+	r, err := x.resolve(t)
+	if err != nil {
+		return 0, 0, err
+	}
+	switch {
+	case r.kind == Basic:
+		b := basics[r.basic]
+		return b.size, b.size, nil
+	case r.kind == Pointer, r.kind == FuncPtr:
+		return 8, 8, nil
+	case r.enum != nil:
+		return 4, 4, nil
+	case r.record != nil:
+		return r.record.Size, goAlign(r.record), nil
+	case r.kind == Array:
+		// A typedef of an array.
+		return x.layout(x.typedefs[t.Name].Target)
+	}
+	return 0, 0, fmt.Errorf("type %v has no layout", t)
+}
+
+// goAlign is the alignment Go can give a record: at most 8.
+func goAlign(r *Record) int64 {
+	if r.Align > 8 {
+		return 8
+	}
+	return int64(r.Align)
+}
+
+// goName is the exported Go spelling of a C member name.
+func goName(c string) string {
+	s := strings.TrimLeft(c, "_")
+	if s == "" {
+		return "X" + c
+	}
+	r := []rune(s)
+	if !unicode.IsLetter(r[0]) {
+		return "X" + s
+	}
+	r[0] = unicode.ToUpper(r[0])
+	return string(r)
+}
+
+// funcName is the Go name of a C API function: cuMemAlloc → MemAlloc.
+func funcName(api string) string { return goName(strings.TrimPrefix(api, "cu")) }
+
+var goKeywords = map[string]bool{
+	"break": true, "case": true, "chan": true, "const": true, "continue": true, "default": true,
+	"defer": true, "else": true, "fallthrough": true, "for": true, "func": true, "go": true, "goto": true,
+	"if": true, "import": true, "interface": true, "map": true, "package": true, "range": true,
+	"return": true, "select": true, "struct": true, "switch": true, "type": true, "var": true,
+	// Names the generated bodies use.
+	"fn": true, "r": true, "unsafe": true, "C": true,
+}
+
+// paramName keeps a C parameter name unless Go reserves it.
+func paramName(c string) string {
+	if goKeywords[c] {
+		return c + "_"
+	}
+	return c
+}

@@ -1,0 +1,117 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// writeOutputs replaces the generated files of each version in dir. Every
+// file is first written to a temporary directory inside dir; only when all
+// are written are they renamed into place, so a failure leaves dir as it was.
+func writeOutputs(dir string, outputs map[string]Output) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp(dir, ".gen-")
+	if err != nil {
+		return fmt.Errorf("cannot write to %s: %w", dir, err)
+	}
+	defer os.RemoveAll(tmp)
+	var names []string
+	for _, o := range outputs {
+		for name, data := range o {
+			if err := os.WriteFile(filepath.Join(tmp, name), data, 0o644); err != nil {
+				return fmt.Errorf("cannot write %s: %w", name, err)
+			}
+			names = append(names, name)
+		}
+	}
+	stale, err := staleFiles(dir, outputs)
+	if err != nil {
+		return err
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		if err := os.Rename(filepath.Join(tmp, name), filepath.Join(dir, name)); err != nil {
+			return err
+		}
+	}
+	for _, name := range stale {
+		if err := os.Remove(filepath.Join(dir, name)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// staleFiles lists files in dir that the generator owns for a version it
+// generated but did not produce this time.
+func staleFiles(dir string, outputs map[string]Output) ([]string, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var stale []string
+	for _, e := range entries {
+		for tag, o := range outputs {
+			if _, ok := o[e.Name()]; !ok && generatedFor(e.Name(), tag) {
+				stale = append(stale, e.Name())
+			}
+		}
+	}
+	return stale, nil
+}
+
+// checkOutputs compares outputs with dir and reports every difference.
+func checkOutputs(dir string, outputs map[string]Output) error {
+	var diffs []string
+	var tags []string
+	for tag := range outputs {
+		tags = append(tags, tag)
+	}
+	sort.Strings(tags)
+	for _, tag := range tags {
+		o := outputs[tag]
+		var names []string
+		for name := range o {
+			names = append(names, name)
+		}
+		sort.Strings(names)
+		for _, name := range names {
+			have, err := os.ReadFile(filepath.Join(dir, name))
+			switch {
+			case err != nil:
+				diffs = append(diffs, fmt.Sprintf("%s: missing (%v)", name, err))
+			case !bytes.Equal(have, o[name]):
+				diffs = append(diffs, fmt.Sprintf("%s: differs from a fresh generation (%s)", name, firstDifference(have, o[name])))
+			}
+		}
+	}
+	stale, err := staleFiles(dir, outputs)
+	if err != nil {
+		return err
+	}
+	for _, name := range stale {
+		diffs = append(diffs, name+": not produced by the generator any more")
+	}
+	if len(diffs) > 0 {
+		return fmt.Errorf("generated code is out of date (run `make generate`):\n  %s", strings.Join(diffs, "\n  "))
+	}
+	fmt.Printf("check: %s up to date\n", strings.Join(tags, ", "))
+	return nil
+}
+
+func firstDifference(have, want []byte) string {
+	hl := strings.Split(string(have), "\n")
+	wl := strings.Split(string(want), "\n")
+	for i := 0; i < len(hl) && i < len(wl); i++ {
+		if hl[i] != wl[i] {
+			return fmt.Sprintf("line %d: have %q, want %q", i+1, hl[i], wl[i])
+		}
+	}
+	return fmt.Sprintf("have %d lines, want %d", len(hl), len(wl))
+}
