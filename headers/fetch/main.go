@@ -1,0 +1,193 @@
+// Command fetch fills the CUDA header cache that headers/versions.json
+// describes: the cuda.h of each version, checked against its pinned SHA-256.
+// Debian-packaged versions are downloaded with apt-get through the machine's
+// own Debian mirror; toolkit versions are copied from an installed toolkit.
+//
+//	go run ./headers/fetch [-version 12.4,11.8] [-cuda-home DIR] [-work DIR]
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/gocuda/gocuda/internal/manifest"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// listFlag collects a flag given several times or as a comma list.
+type listFlag []string
+
+func (l *listFlag) String() string { return strings.Join(*l, ",") }
+
+func (l *listFlag) Set(s string) error {
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			*l = append(*l, p)
+		}
+	}
+	return nil
+}
+
+// outcome is what became of one version.
+type outcome struct {
+	v       manifest.Version
+	path    string
+	cached  bool
+	skipped bool
+	err     error
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fl := flag.NewFlagSet("fetch", flag.ContinueOnError)
+	fl.SetOutput(stderr)
+	manifestPath := fl.String("manifest", "headers/versions.json", "the version manifest")
+	var names listFlag
+	fl.Var(&names, "version", "CUDA `version` to fetch, repeatable or comma-separated (default: all)")
+	cudaHome := fl.String("cuda-home", defaultCUDAHome(), "installed CUDA toolkit, for toolkit versions")
+	workDir := fl.String("work", "", "download `dir` (default: a temporary directory in the cache, removed afterwards)")
+	skipMissing := fl.Bool("skip-missing-toolkit", true, "skip toolkit versions whose header is not installed, unless named with -version")
+	if err := fl.Parse(args); err != nil {
+		return 2
+	}
+	if fl.NArg() > 0 {
+		fmt.Fprintf(stderr, "fetch: unexpected arguments %q\n", fl.Args())
+		return 2
+	}
+	m, err := manifest.Load(*manifestPath)
+	if err != nil {
+		fmt.Fprintf(stderr, "fetch: %v\n", err)
+		return 2
+	}
+	selected := m.Versions
+	named := map[string]bool{}
+	if len(names) > 0 {
+		selected = nil
+		for _, n := range names {
+			v, err := m.Lookup(n)
+			if err != nil {
+				fmt.Fprintf(stderr, "fetch: %v\n", err)
+				return 2
+			}
+			if !named[v.Version] {
+				named[v.Version] = true
+				selected = append(selected, v)
+			}
+		}
+	}
+
+	var all, debs []*outcome
+	for _, v := range selected {
+		o := &outcome{v: v}
+		all = append(all, o)
+		_, path, err := v.ReadHeader()
+		var stale *manifest.ChecksumError
+		switch {
+		case err == nil:
+			o.path, o.cached = path, true
+			continue
+		case errors.As(err, &stale):
+			fmt.Fprintf(stderr, "CUDA %s: cached header has the wrong SHA-256, fetching it again\n", v.Version)
+		case !errors.Is(err, manifest.ErrNotCached):
+			o.err = err
+			continue
+		}
+		switch v.Source.Kind {
+		case manifest.SourceToolkit:
+			o.path, o.err = importToolkit(v, *cudaHome)
+			o.skipped = errors.Is(o.err, errNoToolkit) && *skipMissing && !named[v.Version]
+		case manifest.SourceDebian:
+			debs = append(debs, o)
+		}
+	}
+	if len(debs) > 0 {
+		fetchAllDebian(ctx, debs, *workDir, stderr)
+	}
+
+	code := 0
+	for _, o := range all {
+		switch {
+		case o.skipped:
+			fmt.Fprintf(stderr, "CUDA %s: skipped: %v\n", o.v.Version, o.err)
+		case o.err != nil:
+			fmt.Fprintf(stderr, "CUDA %s: error: %v\n", o.v.Version, o.err)
+			code = 1
+		case o.cached:
+			fmt.Fprintf(stdout, "CUDA %s: cached %s\n", o.v.Version, o.path)
+		default:
+			fmt.Fprintf(stdout, "CUDA %s: ok %s (sha256 %s…)\n", o.v.Version, o.path, o.v.SHA256[:12])
+		}
+	}
+	return code
+}
+
+func defaultCUDAHome() string {
+	if h := os.Getenv("CUDA_HOME"); h != "" {
+		return h
+	}
+	return "/usr/local/cuda"
+}
+
+// fetchAllDebian fetches the Debian-packaged versions behind one apt-get
+// update, recording each one's result in its outcome.
+func fetchAllDebian(ctx context.Context, debs []*outcome, workDir string, stderr io.Writer) {
+	err := func() error {
+		if workDir == "" {
+			// Next to the cache rather than in $TMPDIR, which is often a
+			// small tmpfs; each package is close to a gigabyte.
+			root, err := manifest.CacheDir()
+			if err != nil {
+				return err
+			}
+			if err := os.MkdirAll(root, 0o755); err != nil {
+				return err
+			}
+			if workDir, err = os.MkdirTemp(root, ".fetch-"); err != nil {
+				return err
+			}
+			defer os.RemoveAll(workDir)
+		} else if err := os.MkdirAll(workDir, 0o755); err != nil {
+			return err
+		}
+		uris, err := archiveURIs("/")
+		if err != nil {
+			return err
+		}
+		vs := make([]manifest.Version, len(debs))
+		for i, o := range debs {
+			vs[i] = o.v
+		}
+		stateDir := filepath.Join(workDir, "apt")
+		defer os.RemoveAll(stateDir)
+		apt, err := newAptState(stateDir, uris, vs)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stderr, "apt-get update (private state, mirror %s)\n", strings.Join(uris, ", "))
+		if err := apt.update(ctx); err != nil {
+			return err
+		}
+		for _, o := range debs {
+			o.path, o.err = fetchDebian(ctx, apt, workDir, o.v, stderr)
+		}
+		return nil
+	}()
+	if err != nil {
+		for _, o := range debs {
+			o.err = err
+		}
+	}
+}
