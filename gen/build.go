@@ -272,7 +272,7 @@ func (b *builder) define(t cc.Type, key, name string) {
 		if _, ok := b.records[key]; ok {
 			return
 		}
-		r := &Record{Name: name, Size: t.Size(), Align: t.Align()}
+		r := &Record{Name: name, CName: cName(key, name), Size: t.Size(), Align: t.Align()}
 		b.records[key] = r
 		r.Union = t.Kind() == cc.Union
 		n := numFields(t)
@@ -286,16 +286,28 @@ func (b *builder) define(t cc.Type, key, name string) {
 				b.fail("%s: flexible array member %s is not supported", name, f.Name())
 				return
 			}
-			fname := f.Name()
+			fname, anon := f.Name(), false
 			if fname == "" {
-				fname = fmt.Sprintf("anon%d", i)
+				fname, anon = fmt.Sprintf("anon%d", i), true
 			}
 			ft := b.convert(f.Type(), name+"_"+fname)
-			r.Fields = append(r.Fields, Field{Name: fname, Type: ft, Offset: f.Offset()})
+			r.Fields = append(r.Fields, Field{Name: fname, Type: ft, Offset: f.Offset(), Anonymous: anon})
 		}
 	default:
 		b.fail("%s: unexpected definition of %s", name, t)
 	}
+}
+
+// cName is how C code names a record: by its typedef when the Go name is
+// one, else by its tag; an anonymous member's type has no C name.
+func cName(key, name string) string {
+	switch {
+	case strings.HasPrefix(key, "anon "):
+		return ""
+	case strings.HasSuffix(key, " "+name):
+		return key // named after its tag: struct X
+	}
+	return name
 }
 
 func numFields(t cc.Type) int {

@@ -63,7 +63,7 @@ var mayRetain = regexp.MustCompile(`Async|Register|HostFunc|Callback|UserObject|
 var mayCallBack = regexp.MustCompile(`Destroy|Release|Free|Unload|Reset|Synchronize|UserObject|Callback|HostFunc`)
 
 // emitFuncs writes the cgo preamble and one Go wrapper per function.
-func emitFuncs(f *jen.File, m *Module, x *typeIndex, since map[string]string, byAddress map[string]bool) error {
+func emitFuncs(f *jen.File, m *Module, x *typeIndex, since map[string]string, oldest string, byAddress map[string]bool) error {
 	var pre strings.Builder
 	pre.WriteString("#include <stdint.h>\n")
 	records := &cRecords{x: x, done: map[string]bool{}}
@@ -150,7 +150,11 @@ func emitFuncs(f *jen.File, m *Module, x *typeIndex, since map[string]string, by
 		}
 		callC := jen.Qual("C", tramp).Call(args...)
 		goFn := funcName(fn.Name)
-		f.Commentf("%s calls %s, bound to the driver symbol %s; in the API since CUDA %s.", goFn, fn.Name, fn.Symbol, since[fn.Symbol])
+		introduced := "introduced in CUDA " + since[fn.Symbol]
+		if since[fn.Symbol] == oldest {
+			introduced = "present since CUDA " + oldest + " (the oldest version of the matrix) or earlier"
+		}
+		f.Commentf("%s calls %s, bound to the driver symbol %s; %s.", goFn, fn.Name, fn.Symbol, introduced)
 		f.Commentf("Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (%s).", fn.Name)
 		missing := jen.If(jen.Id("fn").Op("==").Lit(0)).Block(jen.Return(jen.Id("missing").Call(jen.Lit(i))))
 		switch {

@@ -94,10 +94,13 @@ func Generate(m *manifest.Manifest, v manifest.Version, sum string, mod *Module,
 	}
 	funcs := jen.NewFile("cu")
 	header(funcs)
-	if err := emitFuncs(funcs, mod, x, since, byAddress); err != nil {
+	if err := emitFuncs(funcs, mod, x, since, oldestVersion(m), byAddress); err != nil {
 		return nil, err
 	}
-	for name, f := range map[string]*jen.File{"types.go": types, "funcs.go": funcs} {
+	layout := jen.NewFile("cu")
+	header(layout)
+	emitLayoutTest(layout, mod)
+	for name, f := range map[string]*jen.File{"types.go": types, "funcs.go": funcs, "layout_test.go": layout} {
 		var buf bytes.Buffer
 		if err := f.Render(&buf); err != nil {
 			return nil, fmt.Errorf("CUDA %s: render %s: %w", v.Version, name, err)
@@ -106,6 +109,16 @@ func Generate(m *manifest.Manifest, v manifest.Version, sum string, mod *Module,
 	}
 	out[symbolsFile(v.Tag)] = symbolList(v, mod)
 	return out, nil
+}
+
+func oldestVersion(m *manifest.Manifest) string {
+	oldest := m.Versions[0]
+	for _, v := range m.Versions {
+		if v.Number() < oldest.Number() {
+			oldest = v
+		}
+	}
+	return oldest.Version
 }
 
 type versionSymbols struct {

@@ -71,6 +71,7 @@ type EnumValue struct {
 // Record is a struct or union with its C layout.
 type Record struct {
 	Name   string // Go type name: typedef name, tag, or Parent_field for anonymous ones
+	CName  string // how C names it in sizeof: CUuuid, struct CUfoo_st; "" for anonymous members
 	Union  bool
 	Size   int64
 	Align  int
@@ -82,6 +83,9 @@ type Field struct {
 	Name   string
 	Type   Type
 	Offset int64
+	// Anonymous marks an unnamed struct or union member, whose own members
+	// C reaches as if they were the parent's; Name is then made up (anonN).
+	Anonymous bool
 }
 
 // TypedefKind says what a Typedef names.

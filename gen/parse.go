@@ -53,7 +53,7 @@ func Parse(name string, src []byte) (*Header, error) {
 func translate(cfg *cc.Config, sources []cc.Source) (ast *cc.AST, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			ast, err = nil, fmt.Errorf("C front end failed: %v", r)
+			ast, err = nil, fmt.Errorf("parser panicked: %v", r)
 		}
 	}()
 	return cc.Translate(cfg, sources)
@@ -101,7 +101,7 @@ func expandAPINames(cfg *cc.Config, sources []cc.Source, ast *cc.AST) (map[strin
 func preprocess(cfg *cc.Config, sources []cc.Source, w *bytes.Buffer) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			err = fmt.Errorf("C preprocessor failed: %v", r)
+			err = fmt.Errorf("preprocessor panicked: %v", r)
 		}
 	}()
 	return cc.Preprocess(cfg, sources, w)

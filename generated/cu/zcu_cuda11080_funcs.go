@@ -1043,7 +1043,7 @@ static int gocu_cuWaitExternalSemaphoresAsync(uintptr_t fn, void* p0, void* p1, 
 */
 import "C"
 
-// Array3DCreate calls cuArray3DCreate, bound to the driver symbol cuArray3DCreate_v2; in the API since CUDA 11.8.
+// Array3DCreate calls cuArray3DCreate, bound to the driver symbol cuArray3DCreate_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuArray3DCreate).
 func Array3DCreate(pHandle *CUarray, pAllocateArray *CUDA_ARRAY3D_DESCRIPTOR) error {
 	fn := proc(0)
@@ -1053,7 +1053,7 @@ func Array3DCreate(pHandle *CUarray, pAllocateArray *CUDA_ARRAY3D_DESCRIPTOR) er
 	return resultError(CUresult(C.gocu_cuArray3DCreate_v2(C.uintptr_t(fn), unsafe.Pointer(pHandle), unsafe.Pointer(pAllocateArray))))
 }
 
-// Array3DGetDescriptor calls cuArray3DGetDescriptor, bound to the driver symbol cuArray3DGetDescriptor_v2; in the API since CUDA 11.8.
+// Array3DGetDescriptor calls cuArray3DGetDescriptor, bound to the driver symbol cuArray3DGetDescriptor_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuArray3DGetDescriptor).
 func Array3DGetDescriptor(pArrayDescriptor *CUDA_ARRAY3D_DESCRIPTOR, hArray CUarray) error {
 	fn := proc(1)
@@ -1063,7 +1063,7 @@ func Array3DGetDescriptor(pArrayDescriptor *CUDA_ARRAY3D_DESCRIPTOR, hArray CUar
 	return resultError(CUresult(C.gocu_cuArray3DGetDescriptor_v2(C.uintptr_t(fn), unsafe.Pointer(pArrayDescriptor), C.uintptr_t(hArray))))
 }
 
-// ArrayCreate calls cuArrayCreate, bound to the driver symbol cuArrayCreate_v2; in the API since CUDA 11.8.
+// ArrayCreate calls cuArrayCreate, bound to the driver symbol cuArrayCreate_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuArrayCreate).
 func ArrayCreate(pHandle *CUarray, pAllocateArray *CUDA_ARRAY_DESCRIPTOR) error {
 	fn := proc(2)
@@ -1073,7 +1073,7 @@ func ArrayCreate(pHandle *CUarray, pAllocateArray *CUDA_ARRAY_DESCRIPTOR) error 
 	return resultError(CUresult(C.gocu_cuArrayCreate_v2(C.uintptr_t(fn), unsafe.Pointer(pHandle), unsafe.Pointer(pAllocateArray))))
 }
 
-// ArrayDestroy calls cuArrayDestroy, bound to the driver symbol cuArrayDestroy; in the API since CUDA 11.8.
+// ArrayDestroy calls cuArrayDestroy, bound to the driver symbol cuArrayDestroy; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuArrayDestroy).
 func ArrayDestroy(hArray CUarray) error {
 	fn := proc(3)
@@ -1083,7 +1083,7 @@ func ArrayDestroy(hArray CUarray) error {
 	return resultError(CUresult(C.gocu_cuArrayDestroy(C.uintptr_t(fn), C.uintptr_t(hArray))))
 }
 
-// ArrayGetDescriptor calls cuArrayGetDescriptor, bound to the driver symbol cuArrayGetDescriptor_v2; in the API since CUDA 11.8.
+// ArrayGetDescriptor calls cuArrayGetDescriptor, bound to the driver symbol cuArrayGetDescriptor_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuArrayGetDescriptor).
 func ArrayGetDescriptor(pArrayDescriptor *CUDA_ARRAY_DESCRIPTOR, hArray CUarray) error {
 	fn := proc(4)
@@ -1093,7 +1093,7 @@ func ArrayGetDescriptor(pArrayDescriptor *CUDA_ARRAY_DESCRIPTOR, hArray CUarray)
 	return resultError(CUresult(C.gocu_cuArrayGetDescriptor_v2(C.uintptr_t(fn), unsafe.Pointer(pArrayDescriptor), C.uintptr_t(hArray))))
 }
 
-// ArrayGetMemoryRequirements calls cuArrayGetMemoryRequirements, bound to the driver symbol cuArrayGetMemoryRequirements; in the API since CUDA 11.8.
+// ArrayGetMemoryRequirements calls cuArrayGetMemoryRequirements, bound to the driver symbol cuArrayGetMemoryRequirements; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuArrayGetMemoryRequirements).
 func ArrayGetMemoryRequirements(memoryRequirements *CUDA_ARRAY_MEMORY_REQUIREMENTS, array CUarray, device CUdevice) error {
 	fn := proc(5)
@@ -1103,7 +1103,7 @@ func ArrayGetMemoryRequirements(memoryRequirements *CUDA_ARRAY_MEMORY_REQUIREMEN
 	return resultError(CUresult(C.gocu_cuArrayGetMemoryRequirements(C.uintptr_t(fn), unsafe.Pointer(memoryRequirements), C.uintptr_t(array), C.int(device))))
 }
 
-// ArrayGetPlane calls cuArrayGetPlane, bound to the driver symbol cuArrayGetPlane; in the API since CUDA 11.8.
+// ArrayGetPlane calls cuArrayGetPlane, bound to the driver symbol cuArrayGetPlane; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuArrayGetPlane).
 func ArrayGetPlane(pPlaneArray *CUarray, hArray CUarray, planeIdx uint32) error {
 	fn := proc(6)
@@ -1113,7 +1113,7 @@ func ArrayGetPlane(pPlaneArray *CUarray, hArray CUarray, planeIdx uint32) error 
 	return resultError(CUresult(C.gocu_cuArrayGetPlane(C.uintptr_t(fn), unsafe.Pointer(pPlaneArray), C.uintptr_t(hArray), C.uint(planeIdx))))
 }
 
-// ArrayGetSparseProperties calls cuArrayGetSparseProperties, bound to the driver symbol cuArrayGetSparseProperties; in the API since CUDA 11.8.
+// ArrayGetSparseProperties calls cuArrayGetSparseProperties, bound to the driver symbol cuArrayGetSparseProperties; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuArrayGetSparseProperties).
 func ArrayGetSparseProperties(sparseProperties *CUDA_ARRAY_SPARSE_PROPERTIES, array CUarray) error {
 	fn := proc(7)
@@ -1123,7 +1123,7 @@ func ArrayGetSparseProperties(sparseProperties *CUDA_ARRAY_SPARSE_PROPERTIES, ar
 	return resultError(CUresult(C.gocu_cuArrayGetSparseProperties(C.uintptr_t(fn), unsafe.Pointer(sparseProperties), C.uintptr_t(array))))
 }
 
-// CtxAttach calls cuCtxAttach, bound to the driver symbol cuCtxAttach; in the API since CUDA 11.8.
+// CtxAttach calls cuCtxAttach, bound to the driver symbol cuCtxAttach; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuCtxAttach).
 func CtxAttach(pctx *CUcontext, flags uint32) error {
 	fn := proc(8)
@@ -1133,7 +1133,7 @@ func CtxAttach(pctx *CUcontext, flags uint32) error {
 	return resultError(CUresult(C.gocu_cuCtxAttach(C.uintptr_t(fn), unsafe.Pointer(pctx), C.uint(flags))))
 }
 
-// CtxCreate calls cuCtxCreate, bound to the driver symbol cuCtxCreate_v2; in the API since CUDA 11.8.
+// CtxCreate calls cuCtxCreate, bound to the driver symbol cuCtxCreate_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuCtxCreate).
 func CtxCreate(pctx *CUcontext, flags uint32, dev CUdevice) error {
 	fn := proc(9)
@@ -1143,7 +1143,7 @@ func CtxCreate(pctx *CUcontext, flags uint32, dev CUdevice) error {
 	return resultError(CUresult(C.gocu_cuCtxCreate_v2(C.uintptr_t(fn), unsafe.Pointer(pctx), C.uint(flags), C.int(dev))))
 }
 
-// CtxCreate_v3 calls cuCtxCreate_v3, bound to the driver symbol cuCtxCreate_v3; in the API since CUDA 11.8.
+// CtxCreate_v3 calls cuCtxCreate_v3, bound to the driver symbol cuCtxCreate_v3; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuCtxCreate_v3).
 func CtxCreate_v3(pctx *CUcontext, paramsArray *CUexecAffinityParam, numParams int32, flags uint32, dev CUdevice) error {
 	fn := proc(10)
@@ -1153,7 +1153,7 @@ func CtxCreate_v3(pctx *CUcontext, paramsArray *CUexecAffinityParam, numParams i
 	return resultError(CUresult(C.gocu_cuCtxCreate_v3(C.uintptr_t(fn), unsafe.Pointer(pctx), unsafe.Pointer(paramsArray), C.int(numParams), C.uint(flags), C.int(dev))))
 }
 
-// CtxDestroy calls cuCtxDestroy, bound to the driver symbol cuCtxDestroy_v2; in the API since CUDA 11.8.
+// CtxDestroy calls cuCtxDestroy, bound to the driver symbol cuCtxDestroy_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuCtxDestroy).
 func CtxDestroy(ctx CUcontext) error {
 	fn := proc(11)
@@ -1163,7 +1163,7 @@ func CtxDestroy(ctx CUcontext) error {
 	return resultError(CUresult(C.gocu_cuCtxDestroy_v2(C.uintptr_t(fn), C.uintptr_t(ctx))))
 }
 
-// CtxDetach calls cuCtxDetach, bound to the driver symbol cuCtxDetach; in the API since CUDA 11.8.
+// CtxDetach calls cuCtxDetach, bound to the driver symbol cuCtxDetach; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuCtxDetach).
 func CtxDetach(ctx CUcontext) error {
 	fn := proc(12)
@@ -1173,7 +1173,7 @@ func CtxDetach(ctx CUcontext) error {
 	return resultError(CUresult(C.gocu_cuCtxDetach(C.uintptr_t(fn), C.uintptr_t(ctx))))
 }
 
-// CtxDisablePeerAccess calls cuCtxDisablePeerAccess, bound to the driver symbol cuCtxDisablePeerAccess; in the API since CUDA 11.8.
+// CtxDisablePeerAccess calls cuCtxDisablePeerAccess, bound to the driver symbol cuCtxDisablePeerAccess; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuCtxDisablePeerAccess).
 func CtxDisablePeerAccess(peerContext CUcontext) error {
 	fn := proc(13)
@@ -1183,7 +1183,7 @@ func CtxDisablePeerAccess(peerContext CUcontext) error {
 	return resultError(CUresult(C.gocu_cuCtxDisablePeerAccess(C.uintptr_t(fn), C.uintptr_t(peerContext))))
 }
 
-// CtxEnablePeerAccess calls cuCtxEnablePeerAccess, bound to the driver symbol cuCtxEnablePeerAccess; in the API since CUDA 11.8.
+// CtxEnablePeerAccess calls cuCtxEnablePeerAccess, bound to the driver symbol cuCtxEnablePeerAccess; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuCtxEnablePeerAccess).
 func CtxEnablePeerAccess(peerContext CUcontext, Flags uint32) error {
 	fn := proc(14)
@@ -1193,7 +1193,7 @@ func CtxEnablePeerAccess(peerContext CUcontext, Flags uint32) error {
 	return resultError(CUresult(C.gocu_cuCtxEnablePeerAccess(C.uintptr_t(fn), C.uintptr_t(peerContext), C.uint(Flags))))
 }
 
-// CtxGetApiVersion calls cuCtxGetApiVersion, bound to the driver symbol cuCtxGetApiVersion; in the API since CUDA 11.8.
+// CtxGetApiVersion calls cuCtxGetApiVersion, bound to the driver symbol cuCtxGetApiVersion; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuCtxGetApiVersion).
 func CtxGetApiVersion(ctx CUcontext, version *uint32) error {
 	fn := proc(15)
@@ -1203,7 +1203,7 @@ func CtxGetApiVersion(ctx CUcontext, version *uint32) error {
 	return resultError(CUresult(C.gocu_cuCtxGetApiVersion(C.uintptr_t(fn), C.uintptr_t(ctx), unsafe.Pointer(version))))
 }
 
-// CtxGetCacheConfig calls cuCtxGetCacheConfig, bound to the driver symbol cuCtxGetCacheConfig; in the API since CUDA 11.8.
+// CtxGetCacheConfig calls cuCtxGetCacheConfig, bound to the driver symbol cuCtxGetCacheConfig; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuCtxGetCacheConfig).
 func CtxGetCacheConfig(pconfig *CUfunc_cache) error {
 	fn := proc(16)
@@ -1213,7 +1213,7 @@ func CtxGetCacheConfig(pconfig *CUfunc_cache) error {
 	return resultError(CUresult(C.gocu_cuCtxGetCacheConfig(C.uintptr_t(fn), unsafe.Pointer(pconfig))))
 }
 
-// CtxGetCurrent calls cuCtxGetCurrent, bound to the driver symbol cuCtxGetCurrent; in the API since CUDA 11.8.
+// CtxGetCurrent calls cuCtxGetCurrent, bound to the driver symbol cuCtxGetCurrent; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuCtxGetCurrent).
 func CtxGetCurrent(pctx *CUcontext) error {
 	fn := proc(17)
@@ -1223,7 +1223,7 @@ func CtxGetCurrent(pctx *CUcontext) error {
 	return resultError(CUresult(C.gocu_cuCtxGetCurrent(C.uintptr_t(fn), unsafe.Pointer(pctx))))
 }
 
-// CtxGetDevice calls cuCtxGetDevice, bound to the driver symbol cuCtxGetDevice; in the API since CUDA 11.8.
+// CtxGetDevice calls cuCtxGetDevice, bound to the driver symbol cuCtxGetDevice; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuCtxGetDevice).
 func CtxGetDevice(device *CUdevice) error {
 	fn := proc(18)
@@ -1233,7 +1233,7 @@ func CtxGetDevice(device *CUdevice) error {
 	return resultError(CUresult(C.gocu_cuCtxGetDevice(C.uintptr_t(fn), unsafe.Pointer(device))))
 }
 
-// CtxGetExecAffinity calls cuCtxGetExecAffinity, bound to the driver symbol cuCtxGetExecAffinity; in the API since CUDA 11.8.
+// CtxGetExecAffinity calls cuCtxGetExecAffinity, bound to the driver symbol cuCtxGetExecAffinity; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuCtxGetExecAffinity).
 func CtxGetExecAffinity(pExecAffinity *CUexecAffinityParam, type_ CUexecAffinityType) error {
 	fn := proc(19)
@@ -1243,7 +1243,7 @@ func CtxGetExecAffinity(pExecAffinity *CUexecAffinityParam, type_ CUexecAffinity
 	return resultError(CUresult(C.gocu_cuCtxGetExecAffinity(C.uintptr_t(fn), unsafe.Pointer(pExecAffinity), C.int(type_))))
 }
 
-// CtxGetFlags calls cuCtxGetFlags, bound to the driver symbol cuCtxGetFlags; in the API since CUDA 11.8.
+// CtxGetFlags calls cuCtxGetFlags, bound to the driver symbol cuCtxGetFlags; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuCtxGetFlags).
 func CtxGetFlags(flags *uint32) error {
 	fn := proc(20)
@@ -1253,7 +1253,7 @@ func CtxGetFlags(flags *uint32) error {
 	return resultError(CUresult(C.gocu_cuCtxGetFlags(C.uintptr_t(fn), unsafe.Pointer(flags))))
 }
 
-// CtxGetLimit calls cuCtxGetLimit, bound to the driver symbol cuCtxGetLimit; in the API since CUDA 11.8.
+// CtxGetLimit calls cuCtxGetLimit, bound to the driver symbol cuCtxGetLimit; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuCtxGetLimit).
 func CtxGetLimit(pvalue *uint64, limit CUlimit) error {
 	fn := proc(21)
@@ -1263,7 +1263,7 @@ func CtxGetLimit(pvalue *uint64, limit CUlimit) error {
 	return resultError(CUresult(C.gocu_cuCtxGetLimit(C.uintptr_t(fn), unsafe.Pointer(pvalue), C.int(limit))))
 }
 
-// CtxGetSharedMemConfig calls cuCtxGetSharedMemConfig, bound to the driver symbol cuCtxGetSharedMemConfig; in the API since CUDA 11.8.
+// CtxGetSharedMemConfig calls cuCtxGetSharedMemConfig, bound to the driver symbol cuCtxGetSharedMemConfig; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuCtxGetSharedMemConfig).
 func CtxGetSharedMemConfig(pConfig *CUsharedconfig) error {
 	fn := proc(22)
@@ -1273,7 +1273,7 @@ func CtxGetSharedMemConfig(pConfig *CUsharedconfig) error {
 	return resultError(CUresult(C.gocu_cuCtxGetSharedMemConfig(C.uintptr_t(fn), unsafe.Pointer(pConfig))))
 }
 
-// CtxGetStreamPriorityRange calls cuCtxGetStreamPriorityRange, bound to the driver symbol cuCtxGetStreamPriorityRange; in the API since CUDA 11.8.
+// CtxGetStreamPriorityRange calls cuCtxGetStreamPriorityRange, bound to the driver symbol cuCtxGetStreamPriorityRange; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuCtxGetStreamPriorityRange).
 func CtxGetStreamPriorityRange(leastPriority *int32, greatestPriority *int32) error {
 	fn := proc(23)
@@ -1283,7 +1283,7 @@ func CtxGetStreamPriorityRange(leastPriority *int32, greatestPriority *int32) er
 	return resultError(CUresult(C.gocu_cuCtxGetStreamPriorityRange(C.uintptr_t(fn), unsafe.Pointer(leastPriority), unsafe.Pointer(greatestPriority))))
 }
 
-// CtxPopCurrent calls cuCtxPopCurrent, bound to the driver symbol cuCtxPopCurrent_v2; in the API since CUDA 11.8.
+// CtxPopCurrent calls cuCtxPopCurrent, bound to the driver symbol cuCtxPopCurrent_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuCtxPopCurrent).
 func CtxPopCurrent(pctx *CUcontext) error {
 	fn := proc(24)
@@ -1293,7 +1293,7 @@ func CtxPopCurrent(pctx *CUcontext) error {
 	return resultError(CUresult(C.gocu_cuCtxPopCurrent_v2(C.uintptr_t(fn), unsafe.Pointer(pctx))))
 }
 
-// CtxPushCurrent calls cuCtxPushCurrent, bound to the driver symbol cuCtxPushCurrent_v2; in the API since CUDA 11.8.
+// CtxPushCurrent calls cuCtxPushCurrent, bound to the driver symbol cuCtxPushCurrent_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuCtxPushCurrent).
 func CtxPushCurrent(ctx CUcontext) error {
 	fn := proc(25)
@@ -1303,7 +1303,7 @@ func CtxPushCurrent(ctx CUcontext) error {
 	return resultError(CUresult(C.gocu_cuCtxPushCurrent_v2(C.uintptr_t(fn), C.uintptr_t(ctx))))
 }
 
-// CtxResetPersistingL2Cache calls cuCtxResetPersistingL2Cache, bound to the driver symbol cuCtxResetPersistingL2Cache; in the API since CUDA 11.8.
+// CtxResetPersistingL2Cache calls cuCtxResetPersistingL2Cache, bound to the driver symbol cuCtxResetPersistingL2Cache; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuCtxResetPersistingL2Cache).
 func CtxResetPersistingL2Cache() error {
 	fn := proc(26)
@@ -1313,7 +1313,7 @@ func CtxResetPersistingL2Cache() error {
 	return resultError(CUresult(C.gocu_cuCtxResetPersistingL2Cache(C.uintptr_t(fn))))
 }
 
-// CtxSetCacheConfig calls cuCtxSetCacheConfig, bound to the driver symbol cuCtxSetCacheConfig; in the API since CUDA 11.8.
+// CtxSetCacheConfig calls cuCtxSetCacheConfig, bound to the driver symbol cuCtxSetCacheConfig; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuCtxSetCacheConfig).
 func CtxSetCacheConfig(config CUfunc_cache) error {
 	fn := proc(27)
@@ -1323,7 +1323,7 @@ func CtxSetCacheConfig(config CUfunc_cache) error {
 	return resultError(CUresult(C.gocu_cuCtxSetCacheConfig(C.uintptr_t(fn), C.int(config))))
 }
 
-// CtxSetCurrent calls cuCtxSetCurrent, bound to the driver symbol cuCtxSetCurrent; in the API since CUDA 11.8.
+// CtxSetCurrent calls cuCtxSetCurrent, bound to the driver symbol cuCtxSetCurrent; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuCtxSetCurrent).
 func CtxSetCurrent(ctx CUcontext) error {
 	fn := proc(28)
@@ -1333,7 +1333,7 @@ func CtxSetCurrent(ctx CUcontext) error {
 	return resultError(CUresult(C.gocu_cuCtxSetCurrent(C.uintptr_t(fn), C.uintptr_t(ctx))))
 }
 
-// CtxSetLimit calls cuCtxSetLimit, bound to the driver symbol cuCtxSetLimit; in the API since CUDA 11.8.
+// CtxSetLimit calls cuCtxSetLimit, bound to the driver symbol cuCtxSetLimit; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuCtxSetLimit).
 func CtxSetLimit(limit CUlimit, value uint64) error {
 	fn := proc(29)
@@ -1343,7 +1343,7 @@ func CtxSetLimit(limit CUlimit, value uint64) error {
 	return resultError(CUresult(C.gocu_cuCtxSetLimit(C.uintptr_t(fn), C.int(limit), C.ulong(value))))
 }
 
-// CtxSetSharedMemConfig calls cuCtxSetSharedMemConfig, bound to the driver symbol cuCtxSetSharedMemConfig; in the API since CUDA 11.8.
+// CtxSetSharedMemConfig calls cuCtxSetSharedMemConfig, bound to the driver symbol cuCtxSetSharedMemConfig; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuCtxSetSharedMemConfig).
 func CtxSetSharedMemConfig(config CUsharedconfig) error {
 	fn := proc(30)
@@ -1353,7 +1353,7 @@ func CtxSetSharedMemConfig(config CUsharedconfig) error {
 	return resultError(CUresult(C.gocu_cuCtxSetSharedMemConfig(C.uintptr_t(fn), C.int(config))))
 }
 
-// CtxSynchronize calls cuCtxSynchronize, bound to the driver symbol cuCtxSynchronize; in the API since CUDA 11.8.
+// CtxSynchronize calls cuCtxSynchronize, bound to the driver symbol cuCtxSynchronize; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuCtxSynchronize).
 func CtxSynchronize() error {
 	fn := proc(31)
@@ -1363,7 +1363,7 @@ func CtxSynchronize() error {
 	return resultError(CUresult(C.gocu_cuCtxSynchronize(C.uintptr_t(fn))))
 }
 
-// DestroyExternalMemory calls cuDestroyExternalMemory, bound to the driver symbol cuDestroyExternalMemory; in the API since CUDA 11.8.
+// DestroyExternalMemory calls cuDestroyExternalMemory, bound to the driver symbol cuDestroyExternalMemory; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuDestroyExternalMemory).
 func DestroyExternalMemory(extMem CUexternalMemory) error {
 	fn := proc(32)
@@ -1373,7 +1373,7 @@ func DestroyExternalMemory(extMem CUexternalMemory) error {
 	return resultError(CUresult(C.gocu_cuDestroyExternalMemory(C.uintptr_t(fn), C.uintptr_t(extMem))))
 }
 
-// DestroyExternalSemaphore calls cuDestroyExternalSemaphore, bound to the driver symbol cuDestroyExternalSemaphore; in the API since CUDA 11.8.
+// DestroyExternalSemaphore calls cuDestroyExternalSemaphore, bound to the driver symbol cuDestroyExternalSemaphore; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuDestroyExternalSemaphore).
 func DestroyExternalSemaphore(extSem CUexternalSemaphore) error {
 	fn := proc(33)
@@ -1383,7 +1383,7 @@ func DestroyExternalSemaphore(extSem CUexternalSemaphore) error {
 	return resultError(CUresult(C.gocu_cuDestroyExternalSemaphore(C.uintptr_t(fn), C.uintptr_t(extSem))))
 }
 
-// DeviceCanAccessPeer calls cuDeviceCanAccessPeer, bound to the driver symbol cuDeviceCanAccessPeer; in the API since CUDA 11.8.
+// DeviceCanAccessPeer calls cuDeviceCanAccessPeer, bound to the driver symbol cuDeviceCanAccessPeer; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuDeviceCanAccessPeer).
 func DeviceCanAccessPeer(canAccessPeer *int32, dev CUdevice, peerDev CUdevice) error {
 	fn := proc(34)
@@ -1393,7 +1393,7 @@ func DeviceCanAccessPeer(canAccessPeer *int32, dev CUdevice, peerDev CUdevice) e
 	return resultError(CUresult(C.gocu_cuDeviceCanAccessPeer(C.uintptr_t(fn), unsafe.Pointer(canAccessPeer), C.int(dev), C.int(peerDev))))
 }
 
-// DeviceComputeCapability calls cuDeviceComputeCapability, bound to the driver symbol cuDeviceComputeCapability; in the API since CUDA 11.8.
+// DeviceComputeCapability calls cuDeviceComputeCapability, bound to the driver symbol cuDeviceComputeCapability; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuDeviceComputeCapability).
 func DeviceComputeCapability(major *int32, minor *int32, dev CUdevice) error {
 	fn := proc(35)
@@ -1403,7 +1403,7 @@ func DeviceComputeCapability(major *int32, minor *int32, dev CUdevice) error {
 	return resultError(CUresult(C.gocu_cuDeviceComputeCapability(C.uintptr_t(fn), unsafe.Pointer(major), unsafe.Pointer(minor), C.int(dev))))
 }
 
-// DeviceGet calls cuDeviceGet, bound to the driver symbol cuDeviceGet; in the API since CUDA 11.8.
+// DeviceGet calls cuDeviceGet, bound to the driver symbol cuDeviceGet; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuDeviceGet).
 func DeviceGet(device *CUdevice, ordinal int32) error {
 	fn := proc(36)
@@ -1413,7 +1413,7 @@ func DeviceGet(device *CUdevice, ordinal int32) error {
 	return resultError(CUresult(C.gocu_cuDeviceGet(C.uintptr_t(fn), unsafe.Pointer(device), C.int(ordinal))))
 }
 
-// DeviceGetAttribute calls cuDeviceGetAttribute, bound to the driver symbol cuDeviceGetAttribute; in the API since CUDA 11.8.
+// DeviceGetAttribute calls cuDeviceGetAttribute, bound to the driver symbol cuDeviceGetAttribute; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuDeviceGetAttribute).
 func DeviceGetAttribute(pi *int32, attrib CUdevice_attribute, dev CUdevice) error {
 	fn := proc(37)
@@ -1423,7 +1423,7 @@ func DeviceGetAttribute(pi *int32, attrib CUdevice_attribute, dev CUdevice) erro
 	return resultError(CUresult(C.gocu_cuDeviceGetAttribute(C.uintptr_t(fn), unsafe.Pointer(pi), C.int(attrib), C.int(dev))))
 }
 
-// DeviceGetByPCIBusId calls cuDeviceGetByPCIBusId, bound to the driver symbol cuDeviceGetByPCIBusId; in the API since CUDA 11.8.
+// DeviceGetByPCIBusId calls cuDeviceGetByPCIBusId, bound to the driver symbol cuDeviceGetByPCIBusId; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuDeviceGetByPCIBusId).
 func DeviceGetByPCIBusId(dev *CUdevice, pciBusId *byte) error {
 	fn := proc(38)
@@ -1433,7 +1433,7 @@ func DeviceGetByPCIBusId(dev *CUdevice, pciBusId *byte) error {
 	return resultError(CUresult(C.gocu_cuDeviceGetByPCIBusId(C.uintptr_t(fn), unsafe.Pointer(dev), unsafe.Pointer(pciBusId))))
 }
 
-// DeviceGetCount calls cuDeviceGetCount, bound to the driver symbol cuDeviceGetCount; in the API since CUDA 11.8.
+// DeviceGetCount calls cuDeviceGetCount, bound to the driver symbol cuDeviceGetCount; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuDeviceGetCount).
 func DeviceGetCount(count *int32) error {
 	fn := proc(39)
@@ -1443,7 +1443,7 @@ func DeviceGetCount(count *int32) error {
 	return resultError(CUresult(C.gocu_cuDeviceGetCount(C.uintptr_t(fn), unsafe.Pointer(count))))
 }
 
-// DeviceGetDefaultMemPool calls cuDeviceGetDefaultMemPool, bound to the driver symbol cuDeviceGetDefaultMemPool; in the API since CUDA 11.8.
+// DeviceGetDefaultMemPool calls cuDeviceGetDefaultMemPool, bound to the driver symbol cuDeviceGetDefaultMemPool; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuDeviceGetDefaultMemPool).
 func DeviceGetDefaultMemPool(pool_out *CUmemoryPool, dev CUdevice) error {
 	fn := proc(40)
@@ -1453,7 +1453,7 @@ func DeviceGetDefaultMemPool(pool_out *CUmemoryPool, dev CUdevice) error {
 	return resultError(CUresult(C.gocu_cuDeviceGetDefaultMemPool(C.uintptr_t(fn), unsafe.Pointer(pool_out), C.int(dev))))
 }
 
-// DeviceGetExecAffinitySupport calls cuDeviceGetExecAffinitySupport, bound to the driver symbol cuDeviceGetExecAffinitySupport; in the API since CUDA 11.8.
+// DeviceGetExecAffinitySupport calls cuDeviceGetExecAffinitySupport, bound to the driver symbol cuDeviceGetExecAffinitySupport; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuDeviceGetExecAffinitySupport).
 func DeviceGetExecAffinitySupport(pi *int32, type_ CUexecAffinityType, dev CUdevice) error {
 	fn := proc(41)
@@ -1463,7 +1463,7 @@ func DeviceGetExecAffinitySupport(pi *int32, type_ CUexecAffinityType, dev CUdev
 	return resultError(CUresult(C.gocu_cuDeviceGetExecAffinitySupport(C.uintptr_t(fn), unsafe.Pointer(pi), C.int(type_), C.int(dev))))
 }
 
-// DeviceGetGraphMemAttribute calls cuDeviceGetGraphMemAttribute, bound to the driver symbol cuDeviceGetGraphMemAttribute; in the API since CUDA 11.8.
+// DeviceGetGraphMemAttribute calls cuDeviceGetGraphMemAttribute, bound to the driver symbol cuDeviceGetGraphMemAttribute; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuDeviceGetGraphMemAttribute).
 func DeviceGetGraphMemAttribute(device CUdevice, attr CUgraphMem_attribute, value unsafe.Pointer) error {
 	fn := proc(42)
@@ -1473,7 +1473,7 @@ func DeviceGetGraphMemAttribute(device CUdevice, attr CUgraphMem_attribute, valu
 	return resultError(CUresult(C.gocu_cuDeviceGetGraphMemAttribute(C.uintptr_t(fn), C.int(device), C.int(attr), unsafe.Pointer(value))))
 }
 
-// DeviceGetLuid calls cuDeviceGetLuid, bound to the driver symbol cuDeviceGetLuid; in the API since CUDA 11.8.
+// DeviceGetLuid calls cuDeviceGetLuid, bound to the driver symbol cuDeviceGetLuid; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuDeviceGetLuid).
 func DeviceGetLuid(luid *byte, deviceNodeMask *uint32, dev CUdevice) error {
 	fn := proc(43)
@@ -1483,7 +1483,7 @@ func DeviceGetLuid(luid *byte, deviceNodeMask *uint32, dev CUdevice) error {
 	return resultError(CUresult(C.gocu_cuDeviceGetLuid(C.uintptr_t(fn), unsafe.Pointer(luid), unsafe.Pointer(deviceNodeMask), C.int(dev))))
 }
 
-// DeviceGetMemPool calls cuDeviceGetMemPool, bound to the driver symbol cuDeviceGetMemPool; in the API since CUDA 11.8.
+// DeviceGetMemPool calls cuDeviceGetMemPool, bound to the driver symbol cuDeviceGetMemPool; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuDeviceGetMemPool).
 func DeviceGetMemPool(pool *CUmemoryPool, dev CUdevice) error {
 	fn := proc(44)
@@ -1493,7 +1493,7 @@ func DeviceGetMemPool(pool *CUmemoryPool, dev CUdevice) error {
 	return resultError(CUresult(C.gocu_cuDeviceGetMemPool(C.uintptr_t(fn), unsafe.Pointer(pool), C.int(dev))))
 }
 
-// DeviceGetName calls cuDeviceGetName, bound to the driver symbol cuDeviceGetName; in the API since CUDA 11.8.
+// DeviceGetName calls cuDeviceGetName, bound to the driver symbol cuDeviceGetName; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuDeviceGetName).
 func DeviceGetName(name *byte, len int32, dev CUdevice) error {
 	fn := proc(45)
@@ -1503,7 +1503,7 @@ func DeviceGetName(name *byte, len int32, dev CUdevice) error {
 	return resultError(CUresult(C.gocu_cuDeviceGetName(C.uintptr_t(fn), unsafe.Pointer(name), C.int(len), C.int(dev))))
 }
 
-// DeviceGetNvSciSyncAttributes calls cuDeviceGetNvSciSyncAttributes, bound to the driver symbol cuDeviceGetNvSciSyncAttributes; in the API since CUDA 11.8.
+// DeviceGetNvSciSyncAttributes calls cuDeviceGetNvSciSyncAttributes, bound to the driver symbol cuDeviceGetNvSciSyncAttributes; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuDeviceGetNvSciSyncAttributes).
 func DeviceGetNvSciSyncAttributes(nvSciSyncAttrList unsafe.Pointer, dev CUdevice, flags int32) error {
 	fn := proc(46)
@@ -1513,7 +1513,7 @@ func DeviceGetNvSciSyncAttributes(nvSciSyncAttrList unsafe.Pointer, dev CUdevice
 	return resultError(CUresult(C.gocu_cuDeviceGetNvSciSyncAttributes(C.uintptr_t(fn), unsafe.Pointer(nvSciSyncAttrList), C.int(dev), C.int(flags))))
 }
 
-// DeviceGetP2PAttribute calls cuDeviceGetP2PAttribute, bound to the driver symbol cuDeviceGetP2PAttribute; in the API since CUDA 11.8.
+// DeviceGetP2PAttribute calls cuDeviceGetP2PAttribute, bound to the driver symbol cuDeviceGetP2PAttribute; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuDeviceGetP2PAttribute).
 func DeviceGetP2PAttribute(value *int32, attrib CUdevice_P2PAttribute, srcDevice CUdevice, dstDevice CUdevice) error {
 	fn := proc(47)
@@ -1523,7 +1523,7 @@ func DeviceGetP2PAttribute(value *int32, attrib CUdevice_P2PAttribute, srcDevice
 	return resultError(CUresult(C.gocu_cuDeviceGetP2PAttribute(C.uintptr_t(fn), unsafe.Pointer(value), C.int(attrib), C.int(srcDevice), C.int(dstDevice))))
 }
 
-// DeviceGetPCIBusId calls cuDeviceGetPCIBusId, bound to the driver symbol cuDeviceGetPCIBusId; in the API since CUDA 11.8.
+// DeviceGetPCIBusId calls cuDeviceGetPCIBusId, bound to the driver symbol cuDeviceGetPCIBusId; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuDeviceGetPCIBusId).
 func DeviceGetPCIBusId(pciBusId *byte, len int32, dev CUdevice) error {
 	fn := proc(48)
@@ -1533,7 +1533,7 @@ func DeviceGetPCIBusId(pciBusId *byte, len int32, dev CUdevice) error {
 	return resultError(CUresult(C.gocu_cuDeviceGetPCIBusId(C.uintptr_t(fn), unsafe.Pointer(pciBusId), C.int(len), C.int(dev))))
 }
 
-// DeviceGetProperties calls cuDeviceGetProperties, bound to the driver symbol cuDeviceGetProperties; in the API since CUDA 11.8.
+// DeviceGetProperties calls cuDeviceGetProperties, bound to the driver symbol cuDeviceGetProperties; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuDeviceGetProperties).
 func DeviceGetProperties(prop *CUdevprop, dev CUdevice) error {
 	fn := proc(49)
@@ -1543,7 +1543,7 @@ func DeviceGetProperties(prop *CUdevprop, dev CUdevice) error {
 	return resultError(CUresult(C.gocu_cuDeviceGetProperties(C.uintptr_t(fn), unsafe.Pointer(prop), C.int(dev))))
 }
 
-// DeviceGetTexture1DLinearMaxWidth calls cuDeviceGetTexture1DLinearMaxWidth, bound to the driver symbol cuDeviceGetTexture1DLinearMaxWidth; in the API since CUDA 11.8.
+// DeviceGetTexture1DLinearMaxWidth calls cuDeviceGetTexture1DLinearMaxWidth, bound to the driver symbol cuDeviceGetTexture1DLinearMaxWidth; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuDeviceGetTexture1DLinearMaxWidth).
 func DeviceGetTexture1DLinearMaxWidth(maxWidthInElements *uint64, format CUarray_format, numChannels uint32, dev CUdevice) error {
 	fn := proc(50)
@@ -1553,7 +1553,7 @@ func DeviceGetTexture1DLinearMaxWidth(maxWidthInElements *uint64, format CUarray
 	return resultError(CUresult(C.gocu_cuDeviceGetTexture1DLinearMaxWidth(C.uintptr_t(fn), unsafe.Pointer(maxWidthInElements), C.int(format), C.uint(numChannels), C.int(dev))))
 }
 
-// DeviceGetUuid calls cuDeviceGetUuid, bound to the driver symbol cuDeviceGetUuid; in the API since CUDA 11.8.
+// DeviceGetUuid calls cuDeviceGetUuid, bound to the driver symbol cuDeviceGetUuid; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuDeviceGetUuid).
 func DeviceGetUuid(uuid *CUuuid, dev CUdevice) error {
 	fn := proc(51)
@@ -1563,7 +1563,7 @@ func DeviceGetUuid(uuid *CUuuid, dev CUdevice) error {
 	return resultError(CUresult(C.gocu_cuDeviceGetUuid(C.uintptr_t(fn), unsafe.Pointer(uuid), C.int(dev))))
 }
 
-// DeviceGetUuid_v2 calls cuDeviceGetUuid_v2, bound to the driver symbol cuDeviceGetUuid_v2; in the API since CUDA 11.8.
+// DeviceGetUuid_v2 calls cuDeviceGetUuid_v2, bound to the driver symbol cuDeviceGetUuid_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuDeviceGetUuid_v2).
 func DeviceGetUuid_v2(uuid *CUuuid, dev CUdevice) error {
 	fn := proc(52)
@@ -1573,7 +1573,7 @@ func DeviceGetUuid_v2(uuid *CUuuid, dev CUdevice) error {
 	return resultError(CUresult(C.gocu_cuDeviceGetUuid_v2(C.uintptr_t(fn), unsafe.Pointer(uuid), C.int(dev))))
 }
 
-// DeviceGraphMemTrim calls cuDeviceGraphMemTrim, bound to the driver symbol cuDeviceGraphMemTrim; in the API since CUDA 11.8.
+// DeviceGraphMemTrim calls cuDeviceGraphMemTrim, bound to the driver symbol cuDeviceGraphMemTrim; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuDeviceGraphMemTrim).
 func DeviceGraphMemTrim(device CUdevice) error {
 	fn := proc(53)
@@ -1583,7 +1583,7 @@ func DeviceGraphMemTrim(device CUdevice) error {
 	return resultError(CUresult(C.gocu_cuDeviceGraphMemTrim(C.uintptr_t(fn), C.int(device))))
 }
 
-// DevicePrimaryCtxGetState calls cuDevicePrimaryCtxGetState, bound to the driver symbol cuDevicePrimaryCtxGetState; in the API since CUDA 11.8.
+// DevicePrimaryCtxGetState calls cuDevicePrimaryCtxGetState, bound to the driver symbol cuDevicePrimaryCtxGetState; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuDevicePrimaryCtxGetState).
 func DevicePrimaryCtxGetState(dev CUdevice, flags *uint32, active *int32) error {
 	fn := proc(54)
@@ -1593,7 +1593,7 @@ func DevicePrimaryCtxGetState(dev CUdevice, flags *uint32, active *int32) error 
 	return resultError(CUresult(C.gocu_cuDevicePrimaryCtxGetState(C.uintptr_t(fn), C.int(dev), unsafe.Pointer(flags), unsafe.Pointer(active))))
 }
 
-// DevicePrimaryCtxRelease calls cuDevicePrimaryCtxRelease, bound to the driver symbol cuDevicePrimaryCtxRelease_v2; in the API since CUDA 11.8.
+// DevicePrimaryCtxRelease calls cuDevicePrimaryCtxRelease, bound to the driver symbol cuDevicePrimaryCtxRelease_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuDevicePrimaryCtxRelease).
 func DevicePrimaryCtxRelease(dev CUdevice) error {
 	fn := proc(55)
@@ -1603,7 +1603,7 @@ func DevicePrimaryCtxRelease(dev CUdevice) error {
 	return resultError(CUresult(C.gocu_cuDevicePrimaryCtxRelease_v2(C.uintptr_t(fn), C.int(dev))))
 }
 
-// DevicePrimaryCtxReset calls cuDevicePrimaryCtxReset, bound to the driver symbol cuDevicePrimaryCtxReset_v2; in the API since CUDA 11.8.
+// DevicePrimaryCtxReset calls cuDevicePrimaryCtxReset, bound to the driver symbol cuDevicePrimaryCtxReset_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuDevicePrimaryCtxReset).
 func DevicePrimaryCtxReset(dev CUdevice) error {
 	fn := proc(56)
@@ -1613,7 +1613,7 @@ func DevicePrimaryCtxReset(dev CUdevice) error {
 	return resultError(CUresult(C.gocu_cuDevicePrimaryCtxReset_v2(C.uintptr_t(fn), C.int(dev))))
 }
 
-// DevicePrimaryCtxRetain calls cuDevicePrimaryCtxRetain, bound to the driver symbol cuDevicePrimaryCtxRetain; in the API since CUDA 11.8.
+// DevicePrimaryCtxRetain calls cuDevicePrimaryCtxRetain, bound to the driver symbol cuDevicePrimaryCtxRetain; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuDevicePrimaryCtxRetain).
 func DevicePrimaryCtxRetain(pctx *CUcontext, dev CUdevice) error {
 	fn := proc(57)
@@ -1623,7 +1623,7 @@ func DevicePrimaryCtxRetain(pctx *CUcontext, dev CUdevice) error {
 	return resultError(CUresult(C.gocu_cuDevicePrimaryCtxRetain(C.uintptr_t(fn), unsafe.Pointer(pctx), C.int(dev))))
 }
 
-// DevicePrimaryCtxSetFlags calls cuDevicePrimaryCtxSetFlags, bound to the driver symbol cuDevicePrimaryCtxSetFlags_v2; in the API since CUDA 11.8.
+// DevicePrimaryCtxSetFlags calls cuDevicePrimaryCtxSetFlags, bound to the driver symbol cuDevicePrimaryCtxSetFlags_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuDevicePrimaryCtxSetFlags).
 func DevicePrimaryCtxSetFlags(dev CUdevice, flags uint32) error {
 	fn := proc(58)
@@ -1633,7 +1633,7 @@ func DevicePrimaryCtxSetFlags(dev CUdevice, flags uint32) error {
 	return resultError(CUresult(C.gocu_cuDevicePrimaryCtxSetFlags_v2(C.uintptr_t(fn), C.int(dev), C.uint(flags))))
 }
 
-// DeviceSetGraphMemAttribute calls cuDeviceSetGraphMemAttribute, bound to the driver symbol cuDeviceSetGraphMemAttribute; in the API since CUDA 11.8.
+// DeviceSetGraphMemAttribute calls cuDeviceSetGraphMemAttribute, bound to the driver symbol cuDeviceSetGraphMemAttribute; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuDeviceSetGraphMemAttribute).
 func DeviceSetGraphMemAttribute(device CUdevice, attr CUgraphMem_attribute, value unsafe.Pointer) error {
 	fn := proc(59)
@@ -1643,7 +1643,7 @@ func DeviceSetGraphMemAttribute(device CUdevice, attr CUgraphMem_attribute, valu
 	return resultError(CUresult(C.gocu_cuDeviceSetGraphMemAttribute(C.uintptr_t(fn), C.int(device), C.int(attr), unsafe.Pointer(value))))
 }
 
-// DeviceSetMemPool calls cuDeviceSetMemPool, bound to the driver symbol cuDeviceSetMemPool; in the API since CUDA 11.8.
+// DeviceSetMemPool calls cuDeviceSetMemPool, bound to the driver symbol cuDeviceSetMemPool; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuDeviceSetMemPool).
 func DeviceSetMemPool(dev CUdevice, pool CUmemoryPool) error {
 	fn := proc(60)
@@ -1653,7 +1653,7 @@ func DeviceSetMemPool(dev CUdevice, pool CUmemoryPool) error {
 	return resultError(CUresult(C.gocu_cuDeviceSetMemPool(C.uintptr_t(fn), C.int(dev), C.uintptr_t(pool))))
 }
 
-// DeviceTotalMem calls cuDeviceTotalMem, bound to the driver symbol cuDeviceTotalMem_v2; in the API since CUDA 11.8.
+// DeviceTotalMem calls cuDeviceTotalMem, bound to the driver symbol cuDeviceTotalMem_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuDeviceTotalMem).
 func DeviceTotalMem(bytes *uint64, dev CUdevice) error {
 	fn := proc(61)
@@ -1663,7 +1663,7 @@ func DeviceTotalMem(bytes *uint64, dev CUdevice) error {
 	return resultError(CUresult(C.gocu_cuDeviceTotalMem_v2(C.uintptr_t(fn), unsafe.Pointer(bytes), C.int(dev))))
 }
 
-// DriverGetVersion calls cuDriverGetVersion, bound to the driver symbol cuDriverGetVersion; in the API since CUDA 11.8.
+// DriverGetVersion calls cuDriverGetVersion, bound to the driver symbol cuDriverGetVersion; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuDriverGetVersion).
 func DriverGetVersion(driverVersion *int32) error {
 	fn := proc(62)
@@ -1673,7 +1673,7 @@ func DriverGetVersion(driverVersion *int32) error {
 	return resultError(CUresult(C.gocu_cuDriverGetVersion(C.uintptr_t(fn), unsafe.Pointer(driverVersion))))
 }
 
-// EventCreate calls cuEventCreate, bound to the driver symbol cuEventCreate; in the API since CUDA 11.8.
+// EventCreate calls cuEventCreate, bound to the driver symbol cuEventCreate; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuEventCreate).
 func EventCreate(phEvent *CUevent, Flags uint32) error {
 	fn := proc(63)
@@ -1683,7 +1683,7 @@ func EventCreate(phEvent *CUevent, Flags uint32) error {
 	return resultError(CUresult(C.gocu_cuEventCreate(C.uintptr_t(fn), unsafe.Pointer(phEvent), C.uint(Flags))))
 }
 
-// EventDestroy calls cuEventDestroy, bound to the driver symbol cuEventDestroy_v2; in the API since CUDA 11.8.
+// EventDestroy calls cuEventDestroy, bound to the driver symbol cuEventDestroy_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuEventDestroy).
 func EventDestroy(hEvent CUevent) error {
 	fn := proc(64)
@@ -1693,7 +1693,7 @@ func EventDestroy(hEvent CUevent) error {
 	return resultError(CUresult(C.gocu_cuEventDestroy_v2(C.uintptr_t(fn), C.uintptr_t(hEvent))))
 }
 
-// EventElapsedTime calls cuEventElapsedTime, bound to the driver symbol cuEventElapsedTime; in the API since CUDA 11.8.
+// EventElapsedTime calls cuEventElapsedTime, bound to the driver symbol cuEventElapsedTime; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuEventElapsedTime).
 func EventElapsedTime(pMilliseconds *float32, hStart CUevent, hEnd CUevent) error {
 	fn := proc(65)
@@ -1703,7 +1703,7 @@ func EventElapsedTime(pMilliseconds *float32, hStart CUevent, hEnd CUevent) erro
 	return resultError(CUresult(C.gocu_cuEventElapsedTime(C.uintptr_t(fn), unsafe.Pointer(pMilliseconds), C.uintptr_t(hStart), C.uintptr_t(hEnd))))
 }
 
-// EventQuery calls cuEventQuery, bound to the driver symbol cuEventQuery; in the API since CUDA 11.8.
+// EventQuery calls cuEventQuery, bound to the driver symbol cuEventQuery; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuEventQuery).
 func EventQuery(hEvent CUevent) error {
 	fn := proc(66)
@@ -1713,7 +1713,7 @@ func EventQuery(hEvent CUevent) error {
 	return resultError(CUresult(C.gocu_cuEventQuery(C.uintptr_t(fn), C.uintptr_t(hEvent))))
 }
 
-// EventRecord calls cuEventRecord, bound to the driver symbol cuEventRecord; in the API since CUDA 11.8.
+// EventRecord calls cuEventRecord, bound to the driver symbol cuEventRecord; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuEventRecord).
 func EventRecord(hEvent CUevent, hStream CUstream) error {
 	fn := proc(67)
@@ -1723,7 +1723,7 @@ func EventRecord(hEvent CUevent, hStream CUstream) error {
 	return resultError(CUresult(C.gocu_cuEventRecord(C.uintptr_t(fn), C.uintptr_t(hEvent), C.uintptr_t(hStream))))
 }
 
-// EventRecordWithFlags calls cuEventRecordWithFlags, bound to the driver symbol cuEventRecordWithFlags; in the API since CUDA 11.8.
+// EventRecordWithFlags calls cuEventRecordWithFlags, bound to the driver symbol cuEventRecordWithFlags; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuEventRecordWithFlags).
 func EventRecordWithFlags(hEvent CUevent, hStream CUstream, flags uint32) error {
 	fn := proc(68)
@@ -1733,7 +1733,7 @@ func EventRecordWithFlags(hEvent CUevent, hStream CUstream, flags uint32) error 
 	return resultError(CUresult(C.gocu_cuEventRecordWithFlags(C.uintptr_t(fn), C.uintptr_t(hEvent), C.uintptr_t(hStream), C.uint(flags))))
 }
 
-// EventSynchronize calls cuEventSynchronize, bound to the driver symbol cuEventSynchronize; in the API since CUDA 11.8.
+// EventSynchronize calls cuEventSynchronize, bound to the driver symbol cuEventSynchronize; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuEventSynchronize).
 func EventSynchronize(hEvent CUevent) error {
 	fn := proc(69)
@@ -1743,7 +1743,7 @@ func EventSynchronize(hEvent CUevent) error {
 	return resultError(CUresult(C.gocu_cuEventSynchronize(C.uintptr_t(fn), C.uintptr_t(hEvent))))
 }
 
-// ExternalMemoryGetMappedBuffer calls cuExternalMemoryGetMappedBuffer, bound to the driver symbol cuExternalMemoryGetMappedBuffer; in the API since CUDA 11.8.
+// ExternalMemoryGetMappedBuffer calls cuExternalMemoryGetMappedBuffer, bound to the driver symbol cuExternalMemoryGetMappedBuffer; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuExternalMemoryGetMappedBuffer).
 func ExternalMemoryGetMappedBuffer(devPtr *CUdeviceptr, extMem CUexternalMemory, bufferDesc *CUDA_EXTERNAL_MEMORY_BUFFER_DESC) error {
 	fn := proc(70)
@@ -1753,7 +1753,7 @@ func ExternalMemoryGetMappedBuffer(devPtr *CUdeviceptr, extMem CUexternalMemory,
 	return resultError(CUresult(C.gocu_cuExternalMemoryGetMappedBuffer(C.uintptr_t(fn), unsafe.Pointer(devPtr), C.uintptr_t(extMem), unsafe.Pointer(bufferDesc))))
 }
 
-// ExternalMemoryGetMappedMipmappedArray calls cuExternalMemoryGetMappedMipmappedArray, bound to the driver symbol cuExternalMemoryGetMappedMipmappedArray; in the API since CUDA 11.8.
+// ExternalMemoryGetMappedMipmappedArray calls cuExternalMemoryGetMappedMipmappedArray, bound to the driver symbol cuExternalMemoryGetMappedMipmappedArray; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuExternalMemoryGetMappedMipmappedArray).
 func ExternalMemoryGetMappedMipmappedArray(mipmap *CUmipmappedArray, extMem CUexternalMemory, mipmapDesc *CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC) error {
 	fn := proc(71)
@@ -1763,7 +1763,7 @@ func ExternalMemoryGetMappedMipmappedArray(mipmap *CUmipmappedArray, extMem CUex
 	return resultError(CUresult(C.gocu_cuExternalMemoryGetMappedMipmappedArray(C.uintptr_t(fn), unsafe.Pointer(mipmap), C.uintptr_t(extMem), unsafe.Pointer(mipmapDesc))))
 }
 
-// FlushGPUDirectRDMAWrites calls cuFlushGPUDirectRDMAWrites, bound to the driver symbol cuFlushGPUDirectRDMAWrites; in the API since CUDA 11.8.
+// FlushGPUDirectRDMAWrites calls cuFlushGPUDirectRDMAWrites, bound to the driver symbol cuFlushGPUDirectRDMAWrites; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuFlushGPUDirectRDMAWrites).
 func FlushGPUDirectRDMAWrites(target CUflushGPUDirectRDMAWritesTarget, scope CUflushGPUDirectRDMAWritesScope) error {
 	fn := proc(72)
@@ -1773,7 +1773,7 @@ func FlushGPUDirectRDMAWrites(target CUflushGPUDirectRDMAWritesTarget, scope CUf
 	return resultError(CUresult(C.gocu_cuFlushGPUDirectRDMAWrites(C.uintptr_t(fn), C.int(target), C.int(scope))))
 }
 
-// FuncGetAttribute calls cuFuncGetAttribute, bound to the driver symbol cuFuncGetAttribute; in the API since CUDA 11.8.
+// FuncGetAttribute calls cuFuncGetAttribute, bound to the driver symbol cuFuncGetAttribute; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuFuncGetAttribute).
 func FuncGetAttribute(pi *int32, attrib CUfunction_attribute, hfunc CUfunction) error {
 	fn := proc(73)
@@ -1783,7 +1783,7 @@ func FuncGetAttribute(pi *int32, attrib CUfunction_attribute, hfunc CUfunction) 
 	return resultError(CUresult(C.gocu_cuFuncGetAttribute(C.uintptr_t(fn), unsafe.Pointer(pi), C.int(attrib), C.uintptr_t(hfunc))))
 }
 
-// FuncGetModule calls cuFuncGetModule, bound to the driver symbol cuFuncGetModule; in the API since CUDA 11.8.
+// FuncGetModule calls cuFuncGetModule, bound to the driver symbol cuFuncGetModule; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuFuncGetModule).
 func FuncGetModule(hmod *CUmodule, hfunc CUfunction) error {
 	fn := proc(74)
@@ -1793,7 +1793,7 @@ func FuncGetModule(hmod *CUmodule, hfunc CUfunction) error {
 	return resultError(CUresult(C.gocu_cuFuncGetModule(C.uintptr_t(fn), unsafe.Pointer(hmod), C.uintptr_t(hfunc))))
 }
 
-// FuncSetAttribute calls cuFuncSetAttribute, bound to the driver symbol cuFuncSetAttribute; in the API since CUDA 11.8.
+// FuncSetAttribute calls cuFuncSetAttribute, bound to the driver symbol cuFuncSetAttribute; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuFuncSetAttribute).
 func FuncSetAttribute(hfunc CUfunction, attrib CUfunction_attribute, value int32) error {
 	fn := proc(75)
@@ -1803,7 +1803,7 @@ func FuncSetAttribute(hfunc CUfunction, attrib CUfunction_attribute, value int32
 	return resultError(CUresult(C.gocu_cuFuncSetAttribute(C.uintptr_t(fn), C.uintptr_t(hfunc), C.int(attrib), C.int(value))))
 }
 
-// FuncSetBlockShape calls cuFuncSetBlockShape, bound to the driver symbol cuFuncSetBlockShape; in the API since CUDA 11.8.
+// FuncSetBlockShape calls cuFuncSetBlockShape, bound to the driver symbol cuFuncSetBlockShape; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuFuncSetBlockShape).
 func FuncSetBlockShape(hfunc CUfunction, x int32, y int32, z int32) error {
 	fn := proc(76)
@@ -1813,7 +1813,7 @@ func FuncSetBlockShape(hfunc CUfunction, x int32, y int32, z int32) error {
 	return resultError(CUresult(C.gocu_cuFuncSetBlockShape(C.uintptr_t(fn), C.uintptr_t(hfunc), C.int(x), C.int(y), C.int(z))))
 }
 
-// FuncSetCacheConfig calls cuFuncSetCacheConfig, bound to the driver symbol cuFuncSetCacheConfig; in the API since CUDA 11.8.
+// FuncSetCacheConfig calls cuFuncSetCacheConfig, bound to the driver symbol cuFuncSetCacheConfig; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuFuncSetCacheConfig).
 func FuncSetCacheConfig(hfunc CUfunction, config CUfunc_cache) error {
 	fn := proc(77)
@@ -1823,7 +1823,7 @@ func FuncSetCacheConfig(hfunc CUfunction, config CUfunc_cache) error {
 	return resultError(CUresult(C.gocu_cuFuncSetCacheConfig(C.uintptr_t(fn), C.uintptr_t(hfunc), C.int(config))))
 }
 
-// FuncSetSharedMemConfig calls cuFuncSetSharedMemConfig, bound to the driver symbol cuFuncSetSharedMemConfig; in the API since CUDA 11.8.
+// FuncSetSharedMemConfig calls cuFuncSetSharedMemConfig, bound to the driver symbol cuFuncSetSharedMemConfig; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuFuncSetSharedMemConfig).
 func FuncSetSharedMemConfig(hfunc CUfunction, config CUsharedconfig) error {
 	fn := proc(78)
@@ -1833,7 +1833,7 @@ func FuncSetSharedMemConfig(hfunc CUfunction, config CUsharedconfig) error {
 	return resultError(CUresult(C.gocu_cuFuncSetSharedMemConfig(C.uintptr_t(fn), C.uintptr_t(hfunc), C.int(config))))
 }
 
-// FuncSetSharedSize calls cuFuncSetSharedSize, bound to the driver symbol cuFuncSetSharedSize; in the API since CUDA 11.8.
+// FuncSetSharedSize calls cuFuncSetSharedSize, bound to the driver symbol cuFuncSetSharedSize; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuFuncSetSharedSize).
 func FuncSetSharedSize(hfunc CUfunction, bytes uint32) error {
 	fn := proc(79)
@@ -1843,7 +1843,7 @@ func FuncSetSharedSize(hfunc CUfunction, bytes uint32) error {
 	return resultError(CUresult(C.gocu_cuFuncSetSharedSize(C.uintptr_t(fn), C.uintptr_t(hfunc), C.uint(bytes))))
 }
 
-// GetErrorName calls cuGetErrorName, bound to the driver symbol cuGetErrorName; in the API since CUDA 11.8.
+// GetErrorName calls cuGetErrorName, bound to the driver symbol cuGetErrorName; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGetErrorName).
 func GetErrorName(error CUresult, pStr **byte) error {
 	fn := proc(80)
@@ -1853,7 +1853,7 @@ func GetErrorName(error CUresult, pStr **byte) error {
 	return resultError(CUresult(C.gocu_cuGetErrorName(C.uintptr_t(fn), C.int(error), unsafe.Pointer(pStr))))
 }
 
-// GetErrorString calls cuGetErrorString, bound to the driver symbol cuGetErrorString; in the API since CUDA 11.8.
+// GetErrorString calls cuGetErrorString, bound to the driver symbol cuGetErrorString; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGetErrorString).
 func GetErrorString(error CUresult, pStr **byte) error {
 	fn := proc(81)
@@ -1863,7 +1863,7 @@ func GetErrorString(error CUresult, pStr **byte) error {
 	return resultError(CUresult(C.gocu_cuGetErrorString(C.uintptr_t(fn), C.int(error), unsafe.Pointer(pStr))))
 }
 
-// GetExportTable calls cuGetExportTable, bound to the driver symbol cuGetExportTable; in the API since CUDA 11.8.
+// GetExportTable calls cuGetExportTable, bound to the driver symbol cuGetExportTable; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGetExportTable).
 func GetExportTable(ppExportTable *unsafe.Pointer, pExportTableId *CUuuid) error {
 	fn := proc(82)
@@ -1873,7 +1873,7 @@ func GetExportTable(ppExportTable *unsafe.Pointer, pExportTableId *CUuuid) error
 	return resultError(CUresult(C.gocu_cuGetExportTable(C.uintptr_t(fn), unsafe.Pointer(ppExportTable), unsafe.Pointer(pExportTableId))))
 }
 
-// GetProcAddress calls cuGetProcAddress, bound to the driver symbol cuGetProcAddress; in the API since CUDA 11.8.
+// GetProcAddress calls cuGetProcAddress, bound to the driver symbol cuGetProcAddress; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGetProcAddress).
 func GetProcAddress(symbol *byte, pfn *unsafe.Pointer, cudaVersion int32, flags cuuint64_t) error {
 	fn := proc(83)
@@ -1883,7 +1883,7 @@ func GetProcAddress(symbol *byte, pfn *unsafe.Pointer, cudaVersion int32, flags 
 	return resultError(CUresult(C.gocu_cuGetProcAddress(C.uintptr_t(fn), unsafe.Pointer(symbol), unsafe.Pointer(pfn), C.int(cudaVersion), C.ulong(flags))))
 }
 
-// GraphAddBatchMemOpNode calls cuGraphAddBatchMemOpNode, bound to the driver symbol cuGraphAddBatchMemOpNode; in the API since CUDA 11.8.
+// GraphAddBatchMemOpNode calls cuGraphAddBatchMemOpNode, bound to the driver symbol cuGraphAddBatchMemOpNode; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphAddBatchMemOpNode).
 func GraphAddBatchMemOpNode(phGraphNode *CUgraphNode, hGraph CUgraph, dependencies *CUgraphNode, numDependencies uint64, nodeParams *CUDA_BATCH_MEM_OP_NODE_PARAMS) error {
 	fn := proc(84)
@@ -1893,7 +1893,7 @@ func GraphAddBatchMemOpNode(phGraphNode *CUgraphNode, hGraph CUgraph, dependenci
 	return resultError(CUresult(C.gocu_cuGraphAddBatchMemOpNode(C.uintptr_t(fn), unsafe.Pointer(phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(dependencies), C.ulong(numDependencies), unsafe.Pointer(nodeParams))))
 }
 
-// GraphAddChildGraphNode calls cuGraphAddChildGraphNode, bound to the driver symbol cuGraphAddChildGraphNode; in the API since CUDA 11.8.
+// GraphAddChildGraphNode calls cuGraphAddChildGraphNode, bound to the driver symbol cuGraphAddChildGraphNode; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphAddChildGraphNode).
 func GraphAddChildGraphNode(phGraphNode *CUgraphNode, hGraph CUgraph, dependencies *CUgraphNode, numDependencies uint64, childGraph CUgraph) error {
 	fn := proc(85)
@@ -1903,7 +1903,7 @@ func GraphAddChildGraphNode(phGraphNode *CUgraphNode, hGraph CUgraph, dependenci
 	return resultError(CUresult(C.gocu_cuGraphAddChildGraphNode(C.uintptr_t(fn), unsafe.Pointer(phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(dependencies), C.ulong(numDependencies), C.uintptr_t(childGraph))))
 }
 
-// GraphAddDependencies calls cuGraphAddDependencies, bound to the driver symbol cuGraphAddDependencies; in the API since CUDA 11.8.
+// GraphAddDependencies calls cuGraphAddDependencies, bound to the driver symbol cuGraphAddDependencies; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphAddDependencies).
 func GraphAddDependencies(hGraph CUgraph, from *CUgraphNode, to *CUgraphNode, numDependencies uint64) error {
 	fn := proc(86)
@@ -1913,7 +1913,7 @@ func GraphAddDependencies(hGraph CUgraph, from *CUgraphNode, to *CUgraphNode, nu
 	return resultError(CUresult(C.gocu_cuGraphAddDependencies(C.uintptr_t(fn), C.uintptr_t(hGraph), unsafe.Pointer(from), unsafe.Pointer(to), C.ulong(numDependencies))))
 }
 
-// GraphAddEmptyNode calls cuGraphAddEmptyNode, bound to the driver symbol cuGraphAddEmptyNode; in the API since CUDA 11.8.
+// GraphAddEmptyNode calls cuGraphAddEmptyNode, bound to the driver symbol cuGraphAddEmptyNode; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphAddEmptyNode).
 func GraphAddEmptyNode(phGraphNode *CUgraphNode, hGraph CUgraph, dependencies *CUgraphNode, numDependencies uint64) error {
 	fn := proc(87)
@@ -1923,7 +1923,7 @@ func GraphAddEmptyNode(phGraphNode *CUgraphNode, hGraph CUgraph, dependencies *C
 	return resultError(CUresult(C.gocu_cuGraphAddEmptyNode(C.uintptr_t(fn), unsafe.Pointer(phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(dependencies), C.ulong(numDependencies))))
 }
 
-// GraphAddEventRecordNode calls cuGraphAddEventRecordNode, bound to the driver symbol cuGraphAddEventRecordNode; in the API since CUDA 11.8.
+// GraphAddEventRecordNode calls cuGraphAddEventRecordNode, bound to the driver symbol cuGraphAddEventRecordNode; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphAddEventRecordNode).
 func GraphAddEventRecordNode(phGraphNode *CUgraphNode, hGraph CUgraph, dependencies *CUgraphNode, numDependencies uint64, event CUevent) error {
 	fn := proc(88)
@@ -1933,7 +1933,7 @@ func GraphAddEventRecordNode(phGraphNode *CUgraphNode, hGraph CUgraph, dependenc
 	return resultError(CUresult(C.gocu_cuGraphAddEventRecordNode(C.uintptr_t(fn), unsafe.Pointer(phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(dependencies), C.ulong(numDependencies), C.uintptr_t(event))))
 }
 
-// GraphAddEventWaitNode calls cuGraphAddEventWaitNode, bound to the driver symbol cuGraphAddEventWaitNode; in the API since CUDA 11.8.
+// GraphAddEventWaitNode calls cuGraphAddEventWaitNode, bound to the driver symbol cuGraphAddEventWaitNode; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphAddEventWaitNode).
 func GraphAddEventWaitNode(phGraphNode *CUgraphNode, hGraph CUgraph, dependencies *CUgraphNode, numDependencies uint64, event CUevent) error {
 	fn := proc(89)
@@ -1943,7 +1943,7 @@ func GraphAddEventWaitNode(phGraphNode *CUgraphNode, hGraph CUgraph, dependencie
 	return resultError(CUresult(C.gocu_cuGraphAddEventWaitNode(C.uintptr_t(fn), unsafe.Pointer(phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(dependencies), C.ulong(numDependencies), C.uintptr_t(event))))
 }
 
-// GraphAddExternalSemaphoresSignalNode calls cuGraphAddExternalSemaphoresSignalNode, bound to the driver symbol cuGraphAddExternalSemaphoresSignalNode; in the API since CUDA 11.8.
+// GraphAddExternalSemaphoresSignalNode calls cuGraphAddExternalSemaphoresSignalNode, bound to the driver symbol cuGraphAddExternalSemaphoresSignalNode; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphAddExternalSemaphoresSignalNode).
 func GraphAddExternalSemaphoresSignalNode(phGraphNode *CUgraphNode, hGraph CUgraph, dependencies *CUgraphNode, numDependencies uint64, nodeParams *CUDA_EXT_SEM_SIGNAL_NODE_PARAMS) error {
 	fn := proc(90)
@@ -1953,7 +1953,7 @@ func GraphAddExternalSemaphoresSignalNode(phGraphNode *CUgraphNode, hGraph CUgra
 	return resultError(CUresult(C.gocu_cuGraphAddExternalSemaphoresSignalNode(C.uintptr_t(fn), unsafe.Pointer(phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(dependencies), C.ulong(numDependencies), unsafe.Pointer(nodeParams))))
 }
 
-// GraphAddExternalSemaphoresWaitNode calls cuGraphAddExternalSemaphoresWaitNode, bound to the driver symbol cuGraphAddExternalSemaphoresWaitNode; in the API since CUDA 11.8.
+// GraphAddExternalSemaphoresWaitNode calls cuGraphAddExternalSemaphoresWaitNode, bound to the driver symbol cuGraphAddExternalSemaphoresWaitNode; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphAddExternalSemaphoresWaitNode).
 func GraphAddExternalSemaphoresWaitNode(phGraphNode *CUgraphNode, hGraph CUgraph, dependencies *CUgraphNode, numDependencies uint64, nodeParams *CUDA_EXT_SEM_WAIT_NODE_PARAMS) error {
 	fn := proc(91)
@@ -1963,7 +1963,7 @@ func GraphAddExternalSemaphoresWaitNode(phGraphNode *CUgraphNode, hGraph CUgraph
 	return resultError(CUresult(C.gocu_cuGraphAddExternalSemaphoresWaitNode(C.uintptr_t(fn), unsafe.Pointer(phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(dependencies), C.ulong(numDependencies), unsafe.Pointer(nodeParams))))
 }
 
-// GraphAddHostNode calls cuGraphAddHostNode, bound to the driver symbol cuGraphAddHostNode; in the API since CUDA 11.8.
+// GraphAddHostNode calls cuGraphAddHostNode, bound to the driver symbol cuGraphAddHostNode; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphAddHostNode).
 func GraphAddHostNode(phGraphNode *CUgraphNode, hGraph CUgraph, dependencies *CUgraphNode, numDependencies uint64, nodeParams *CUDA_HOST_NODE_PARAMS) error {
 	fn := proc(92)
@@ -1973,7 +1973,7 @@ func GraphAddHostNode(phGraphNode *CUgraphNode, hGraph CUgraph, dependencies *CU
 	return resultError(CUresult(C.gocu_cuGraphAddHostNode(C.uintptr_t(fn), unsafe.Pointer(phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(dependencies), C.ulong(numDependencies), unsafe.Pointer(nodeParams))))
 }
 
-// GraphAddKernelNode calls cuGraphAddKernelNode, bound to the driver symbol cuGraphAddKernelNode; in the API since CUDA 11.8.
+// GraphAddKernelNode calls cuGraphAddKernelNode, bound to the driver symbol cuGraphAddKernelNode; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphAddKernelNode).
 func GraphAddKernelNode(phGraphNode *CUgraphNode, hGraph CUgraph, dependencies *CUgraphNode, numDependencies uint64, nodeParams *CUDA_KERNEL_NODE_PARAMS) error {
 	fn := proc(93)
@@ -1983,7 +1983,7 @@ func GraphAddKernelNode(phGraphNode *CUgraphNode, hGraph CUgraph, dependencies *
 	return resultError(CUresult(C.gocu_cuGraphAddKernelNode(C.uintptr_t(fn), unsafe.Pointer(phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(dependencies), C.ulong(numDependencies), unsafe.Pointer(nodeParams))))
 }
 
-// GraphAddMemAllocNode calls cuGraphAddMemAllocNode, bound to the driver symbol cuGraphAddMemAllocNode; in the API since CUDA 11.8.
+// GraphAddMemAllocNode calls cuGraphAddMemAllocNode, bound to the driver symbol cuGraphAddMemAllocNode; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphAddMemAllocNode).
 func GraphAddMemAllocNode(phGraphNode *CUgraphNode, hGraph CUgraph, dependencies *CUgraphNode, numDependencies uint64, nodeParams *CUDA_MEM_ALLOC_NODE_PARAMS) error {
 	fn := proc(94)
@@ -1993,7 +1993,7 @@ func GraphAddMemAllocNode(phGraphNode *CUgraphNode, hGraph CUgraph, dependencies
 	return resultError(CUresult(C.gocu_cuGraphAddMemAllocNode(C.uintptr_t(fn), unsafe.Pointer(phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(dependencies), C.ulong(numDependencies), unsafe.Pointer(nodeParams))))
 }
 
-// GraphAddMemFreeNode calls cuGraphAddMemFreeNode, bound to the driver symbol cuGraphAddMemFreeNode; in the API since CUDA 11.8.
+// GraphAddMemFreeNode calls cuGraphAddMemFreeNode, bound to the driver symbol cuGraphAddMemFreeNode; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphAddMemFreeNode).
 func GraphAddMemFreeNode(phGraphNode *CUgraphNode, hGraph CUgraph, dependencies *CUgraphNode, numDependencies uint64, dptr CUdeviceptr) error {
 	fn := proc(95)
@@ -2003,7 +2003,7 @@ func GraphAddMemFreeNode(phGraphNode *CUgraphNode, hGraph CUgraph, dependencies 
 	return resultError(CUresult(C.gocu_cuGraphAddMemFreeNode(C.uintptr_t(fn), unsafe.Pointer(phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(dependencies), C.ulong(numDependencies), C.ulonglong(dptr))))
 }
 
-// GraphAddMemcpyNode calls cuGraphAddMemcpyNode, bound to the driver symbol cuGraphAddMemcpyNode; in the API since CUDA 11.8.
+// GraphAddMemcpyNode calls cuGraphAddMemcpyNode, bound to the driver symbol cuGraphAddMemcpyNode; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphAddMemcpyNode).
 func GraphAddMemcpyNode(phGraphNode *CUgraphNode, hGraph CUgraph, dependencies *CUgraphNode, numDependencies uint64, copyParams *CUDA_MEMCPY3D, ctx CUcontext) error {
 	fn := proc(96)
@@ -2013,7 +2013,7 @@ func GraphAddMemcpyNode(phGraphNode *CUgraphNode, hGraph CUgraph, dependencies *
 	return resultError(CUresult(C.gocu_cuGraphAddMemcpyNode(C.uintptr_t(fn), unsafe.Pointer(phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(dependencies), C.ulong(numDependencies), unsafe.Pointer(copyParams), C.uintptr_t(ctx))))
 }
 
-// GraphAddMemsetNode calls cuGraphAddMemsetNode, bound to the driver symbol cuGraphAddMemsetNode; in the API since CUDA 11.8.
+// GraphAddMemsetNode calls cuGraphAddMemsetNode, bound to the driver symbol cuGraphAddMemsetNode; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphAddMemsetNode).
 func GraphAddMemsetNode(phGraphNode *CUgraphNode, hGraph CUgraph, dependencies *CUgraphNode, numDependencies uint64, memsetParams *CUDA_MEMSET_NODE_PARAMS, ctx CUcontext) error {
 	fn := proc(97)
@@ -2023,7 +2023,7 @@ func GraphAddMemsetNode(phGraphNode *CUgraphNode, hGraph CUgraph, dependencies *
 	return resultError(CUresult(C.gocu_cuGraphAddMemsetNode(C.uintptr_t(fn), unsafe.Pointer(phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(dependencies), C.ulong(numDependencies), unsafe.Pointer(memsetParams), C.uintptr_t(ctx))))
 }
 
-// GraphBatchMemOpNodeGetParams calls cuGraphBatchMemOpNodeGetParams, bound to the driver symbol cuGraphBatchMemOpNodeGetParams; in the API since CUDA 11.8.
+// GraphBatchMemOpNodeGetParams calls cuGraphBatchMemOpNodeGetParams, bound to the driver symbol cuGraphBatchMemOpNodeGetParams; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphBatchMemOpNodeGetParams).
 func GraphBatchMemOpNodeGetParams(hNode CUgraphNode, nodeParams_out *CUDA_BATCH_MEM_OP_NODE_PARAMS) error {
 	fn := proc(98)
@@ -2033,7 +2033,7 @@ func GraphBatchMemOpNodeGetParams(hNode CUgraphNode, nodeParams_out *CUDA_BATCH_
 	return resultError(CUresult(C.gocu_cuGraphBatchMemOpNodeGetParams(C.uintptr_t(fn), C.uintptr_t(hNode), unsafe.Pointer(nodeParams_out))))
 }
 
-// GraphBatchMemOpNodeSetParams calls cuGraphBatchMemOpNodeSetParams, bound to the driver symbol cuGraphBatchMemOpNodeSetParams; in the API since CUDA 11.8.
+// GraphBatchMemOpNodeSetParams calls cuGraphBatchMemOpNodeSetParams, bound to the driver symbol cuGraphBatchMemOpNodeSetParams; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphBatchMemOpNodeSetParams).
 func GraphBatchMemOpNodeSetParams(hNode CUgraphNode, nodeParams *CUDA_BATCH_MEM_OP_NODE_PARAMS) error {
 	fn := proc(99)
@@ -2043,7 +2043,7 @@ func GraphBatchMemOpNodeSetParams(hNode CUgraphNode, nodeParams *CUDA_BATCH_MEM_
 	return resultError(CUresult(C.gocu_cuGraphBatchMemOpNodeSetParams(C.uintptr_t(fn), C.uintptr_t(hNode), unsafe.Pointer(nodeParams))))
 }
 
-// GraphChildGraphNodeGetGraph calls cuGraphChildGraphNodeGetGraph, bound to the driver symbol cuGraphChildGraphNodeGetGraph; in the API since CUDA 11.8.
+// GraphChildGraphNodeGetGraph calls cuGraphChildGraphNodeGetGraph, bound to the driver symbol cuGraphChildGraphNodeGetGraph; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphChildGraphNodeGetGraph).
 func GraphChildGraphNodeGetGraph(hNode CUgraphNode, phGraph *CUgraph) error {
 	fn := proc(100)
@@ -2053,7 +2053,7 @@ func GraphChildGraphNodeGetGraph(hNode CUgraphNode, phGraph *CUgraph) error {
 	return resultError(CUresult(C.gocu_cuGraphChildGraphNodeGetGraph(C.uintptr_t(fn), C.uintptr_t(hNode), unsafe.Pointer(phGraph))))
 }
 
-// GraphClone calls cuGraphClone, bound to the driver symbol cuGraphClone; in the API since CUDA 11.8.
+// GraphClone calls cuGraphClone, bound to the driver symbol cuGraphClone; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphClone).
 func GraphClone(phGraphClone *CUgraph, originalGraph CUgraph) error {
 	fn := proc(101)
@@ -2063,7 +2063,7 @@ func GraphClone(phGraphClone *CUgraph, originalGraph CUgraph) error {
 	return resultError(CUresult(C.gocu_cuGraphClone(C.uintptr_t(fn), unsafe.Pointer(phGraphClone), C.uintptr_t(originalGraph))))
 }
 
-// GraphCreate calls cuGraphCreate, bound to the driver symbol cuGraphCreate; in the API since CUDA 11.8.
+// GraphCreate calls cuGraphCreate, bound to the driver symbol cuGraphCreate; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphCreate).
 func GraphCreate(phGraph *CUgraph, flags uint32) error {
 	fn := proc(102)
@@ -2073,7 +2073,7 @@ func GraphCreate(phGraph *CUgraph, flags uint32) error {
 	return resultError(CUresult(C.gocu_cuGraphCreate(C.uintptr_t(fn), unsafe.Pointer(phGraph), C.uint(flags))))
 }
 
-// GraphDebugDotPrint calls cuGraphDebugDotPrint, bound to the driver symbol cuGraphDebugDotPrint; in the API since CUDA 11.8.
+// GraphDebugDotPrint calls cuGraphDebugDotPrint, bound to the driver symbol cuGraphDebugDotPrint; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphDebugDotPrint).
 func GraphDebugDotPrint(hGraph CUgraph, path *byte, flags uint32) error {
 	fn := proc(103)
@@ -2083,7 +2083,7 @@ func GraphDebugDotPrint(hGraph CUgraph, path *byte, flags uint32) error {
 	return resultError(CUresult(C.gocu_cuGraphDebugDotPrint(C.uintptr_t(fn), C.uintptr_t(hGraph), unsafe.Pointer(path), C.uint(flags))))
 }
 
-// GraphDestroy calls cuGraphDestroy, bound to the driver symbol cuGraphDestroy; in the API since CUDA 11.8.
+// GraphDestroy calls cuGraphDestroy, bound to the driver symbol cuGraphDestroy; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphDestroy).
 func GraphDestroy(hGraph CUgraph) error {
 	fn := proc(104)
@@ -2093,7 +2093,7 @@ func GraphDestroy(hGraph CUgraph) error {
 	return resultError(CUresult(C.gocu_cuGraphDestroy(C.uintptr_t(fn), C.uintptr_t(hGraph))))
 }
 
-// GraphDestroyNode calls cuGraphDestroyNode, bound to the driver symbol cuGraphDestroyNode; in the API since CUDA 11.8.
+// GraphDestroyNode calls cuGraphDestroyNode, bound to the driver symbol cuGraphDestroyNode; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphDestroyNode).
 func GraphDestroyNode(hNode CUgraphNode) error {
 	fn := proc(105)
@@ -2103,7 +2103,7 @@ func GraphDestroyNode(hNode CUgraphNode) error {
 	return resultError(CUresult(C.gocu_cuGraphDestroyNode(C.uintptr_t(fn), C.uintptr_t(hNode))))
 }
 
-// GraphEventRecordNodeGetEvent calls cuGraphEventRecordNodeGetEvent, bound to the driver symbol cuGraphEventRecordNodeGetEvent; in the API since CUDA 11.8.
+// GraphEventRecordNodeGetEvent calls cuGraphEventRecordNodeGetEvent, bound to the driver symbol cuGraphEventRecordNodeGetEvent; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphEventRecordNodeGetEvent).
 func GraphEventRecordNodeGetEvent(hNode CUgraphNode, event_out *CUevent) error {
 	fn := proc(106)
@@ -2113,7 +2113,7 @@ func GraphEventRecordNodeGetEvent(hNode CUgraphNode, event_out *CUevent) error {
 	return resultError(CUresult(C.gocu_cuGraphEventRecordNodeGetEvent(C.uintptr_t(fn), C.uintptr_t(hNode), unsafe.Pointer(event_out))))
 }
 
-// GraphEventRecordNodeSetEvent calls cuGraphEventRecordNodeSetEvent, bound to the driver symbol cuGraphEventRecordNodeSetEvent; in the API since CUDA 11.8.
+// GraphEventRecordNodeSetEvent calls cuGraphEventRecordNodeSetEvent, bound to the driver symbol cuGraphEventRecordNodeSetEvent; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphEventRecordNodeSetEvent).
 func GraphEventRecordNodeSetEvent(hNode CUgraphNode, event CUevent) error {
 	fn := proc(107)
@@ -2123,7 +2123,7 @@ func GraphEventRecordNodeSetEvent(hNode CUgraphNode, event CUevent) error {
 	return resultError(CUresult(C.gocu_cuGraphEventRecordNodeSetEvent(C.uintptr_t(fn), C.uintptr_t(hNode), C.uintptr_t(event))))
 }
 
-// GraphEventWaitNodeGetEvent calls cuGraphEventWaitNodeGetEvent, bound to the driver symbol cuGraphEventWaitNodeGetEvent; in the API since CUDA 11.8.
+// GraphEventWaitNodeGetEvent calls cuGraphEventWaitNodeGetEvent, bound to the driver symbol cuGraphEventWaitNodeGetEvent; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphEventWaitNodeGetEvent).
 func GraphEventWaitNodeGetEvent(hNode CUgraphNode, event_out *CUevent) error {
 	fn := proc(108)
@@ -2133,7 +2133,7 @@ func GraphEventWaitNodeGetEvent(hNode CUgraphNode, event_out *CUevent) error {
 	return resultError(CUresult(C.gocu_cuGraphEventWaitNodeGetEvent(C.uintptr_t(fn), C.uintptr_t(hNode), unsafe.Pointer(event_out))))
 }
 
-// GraphEventWaitNodeSetEvent calls cuGraphEventWaitNodeSetEvent, bound to the driver symbol cuGraphEventWaitNodeSetEvent; in the API since CUDA 11.8.
+// GraphEventWaitNodeSetEvent calls cuGraphEventWaitNodeSetEvent, bound to the driver symbol cuGraphEventWaitNodeSetEvent; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphEventWaitNodeSetEvent).
 func GraphEventWaitNodeSetEvent(hNode CUgraphNode, event CUevent) error {
 	fn := proc(109)
@@ -2143,7 +2143,7 @@ func GraphEventWaitNodeSetEvent(hNode CUgraphNode, event CUevent) error {
 	return resultError(CUresult(C.gocu_cuGraphEventWaitNodeSetEvent(C.uintptr_t(fn), C.uintptr_t(hNode), C.uintptr_t(event))))
 }
 
-// GraphExecBatchMemOpNodeSetParams calls cuGraphExecBatchMemOpNodeSetParams, bound to the driver symbol cuGraphExecBatchMemOpNodeSetParams; in the API since CUDA 11.8.
+// GraphExecBatchMemOpNodeSetParams calls cuGraphExecBatchMemOpNodeSetParams, bound to the driver symbol cuGraphExecBatchMemOpNodeSetParams; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphExecBatchMemOpNodeSetParams).
 func GraphExecBatchMemOpNodeSetParams(hGraphExec CUgraphExec, hNode CUgraphNode, nodeParams *CUDA_BATCH_MEM_OP_NODE_PARAMS) error {
 	fn := proc(110)
@@ -2153,7 +2153,7 @@ func GraphExecBatchMemOpNodeSetParams(hGraphExec CUgraphExec, hNode CUgraphNode,
 	return resultError(CUresult(C.gocu_cuGraphExecBatchMemOpNodeSetParams(C.uintptr_t(fn), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), unsafe.Pointer(nodeParams))))
 }
 
-// GraphExecChildGraphNodeSetParams calls cuGraphExecChildGraphNodeSetParams, bound to the driver symbol cuGraphExecChildGraphNodeSetParams; in the API since CUDA 11.8.
+// GraphExecChildGraphNodeSetParams calls cuGraphExecChildGraphNodeSetParams, bound to the driver symbol cuGraphExecChildGraphNodeSetParams; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphExecChildGraphNodeSetParams).
 func GraphExecChildGraphNodeSetParams(hGraphExec CUgraphExec, hNode CUgraphNode, childGraph CUgraph) error {
 	fn := proc(111)
@@ -2163,7 +2163,7 @@ func GraphExecChildGraphNodeSetParams(hGraphExec CUgraphExec, hNode CUgraphNode,
 	return resultError(CUresult(C.gocu_cuGraphExecChildGraphNodeSetParams(C.uintptr_t(fn), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), C.uintptr_t(childGraph))))
 }
 
-// GraphExecDestroy calls cuGraphExecDestroy, bound to the driver symbol cuGraphExecDestroy; in the API since CUDA 11.8.
+// GraphExecDestroy calls cuGraphExecDestroy, bound to the driver symbol cuGraphExecDestroy; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphExecDestroy).
 func GraphExecDestroy(hGraphExec CUgraphExec) error {
 	fn := proc(112)
@@ -2173,7 +2173,7 @@ func GraphExecDestroy(hGraphExec CUgraphExec) error {
 	return resultError(CUresult(C.gocu_cuGraphExecDestroy(C.uintptr_t(fn), C.uintptr_t(hGraphExec))))
 }
 
-// GraphExecEventRecordNodeSetEvent calls cuGraphExecEventRecordNodeSetEvent, bound to the driver symbol cuGraphExecEventRecordNodeSetEvent; in the API since CUDA 11.8.
+// GraphExecEventRecordNodeSetEvent calls cuGraphExecEventRecordNodeSetEvent, bound to the driver symbol cuGraphExecEventRecordNodeSetEvent; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphExecEventRecordNodeSetEvent).
 func GraphExecEventRecordNodeSetEvent(hGraphExec CUgraphExec, hNode CUgraphNode, event CUevent) error {
 	fn := proc(113)
@@ -2183,7 +2183,7 @@ func GraphExecEventRecordNodeSetEvent(hGraphExec CUgraphExec, hNode CUgraphNode,
 	return resultError(CUresult(C.gocu_cuGraphExecEventRecordNodeSetEvent(C.uintptr_t(fn), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), C.uintptr_t(event))))
 }
 
-// GraphExecEventWaitNodeSetEvent calls cuGraphExecEventWaitNodeSetEvent, bound to the driver symbol cuGraphExecEventWaitNodeSetEvent; in the API since CUDA 11.8.
+// GraphExecEventWaitNodeSetEvent calls cuGraphExecEventWaitNodeSetEvent, bound to the driver symbol cuGraphExecEventWaitNodeSetEvent; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphExecEventWaitNodeSetEvent).
 func GraphExecEventWaitNodeSetEvent(hGraphExec CUgraphExec, hNode CUgraphNode, event CUevent) error {
 	fn := proc(114)
@@ -2193,7 +2193,7 @@ func GraphExecEventWaitNodeSetEvent(hGraphExec CUgraphExec, hNode CUgraphNode, e
 	return resultError(CUresult(C.gocu_cuGraphExecEventWaitNodeSetEvent(C.uintptr_t(fn), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), C.uintptr_t(event))))
 }
 
-// GraphExecExternalSemaphoresSignalNodeSetParams calls cuGraphExecExternalSemaphoresSignalNodeSetParams, bound to the driver symbol cuGraphExecExternalSemaphoresSignalNodeSetParams; in the API since CUDA 11.8.
+// GraphExecExternalSemaphoresSignalNodeSetParams calls cuGraphExecExternalSemaphoresSignalNodeSetParams, bound to the driver symbol cuGraphExecExternalSemaphoresSignalNodeSetParams; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphExecExternalSemaphoresSignalNodeSetParams).
 func GraphExecExternalSemaphoresSignalNodeSetParams(hGraphExec CUgraphExec, hNode CUgraphNode, nodeParams *CUDA_EXT_SEM_SIGNAL_NODE_PARAMS) error {
 	fn := proc(115)
@@ -2203,7 +2203,7 @@ func GraphExecExternalSemaphoresSignalNodeSetParams(hGraphExec CUgraphExec, hNod
 	return resultError(CUresult(C.gocu_cuGraphExecExternalSemaphoresSignalNodeSetParams(C.uintptr_t(fn), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), unsafe.Pointer(nodeParams))))
 }
 
-// GraphExecExternalSemaphoresWaitNodeSetParams calls cuGraphExecExternalSemaphoresWaitNodeSetParams, bound to the driver symbol cuGraphExecExternalSemaphoresWaitNodeSetParams; in the API since CUDA 11.8.
+// GraphExecExternalSemaphoresWaitNodeSetParams calls cuGraphExecExternalSemaphoresWaitNodeSetParams, bound to the driver symbol cuGraphExecExternalSemaphoresWaitNodeSetParams; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphExecExternalSemaphoresWaitNodeSetParams).
 func GraphExecExternalSemaphoresWaitNodeSetParams(hGraphExec CUgraphExec, hNode CUgraphNode, nodeParams *CUDA_EXT_SEM_WAIT_NODE_PARAMS) error {
 	fn := proc(116)
@@ -2213,7 +2213,7 @@ func GraphExecExternalSemaphoresWaitNodeSetParams(hGraphExec CUgraphExec, hNode 
 	return resultError(CUresult(C.gocu_cuGraphExecExternalSemaphoresWaitNodeSetParams(C.uintptr_t(fn), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), unsafe.Pointer(nodeParams))))
 }
 
-// GraphExecHostNodeSetParams calls cuGraphExecHostNodeSetParams, bound to the driver symbol cuGraphExecHostNodeSetParams; in the API since CUDA 11.8.
+// GraphExecHostNodeSetParams calls cuGraphExecHostNodeSetParams, bound to the driver symbol cuGraphExecHostNodeSetParams; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphExecHostNodeSetParams).
 func GraphExecHostNodeSetParams(hGraphExec CUgraphExec, hNode CUgraphNode, nodeParams *CUDA_HOST_NODE_PARAMS) error {
 	fn := proc(117)
@@ -2223,7 +2223,7 @@ func GraphExecHostNodeSetParams(hGraphExec CUgraphExec, hNode CUgraphNode, nodeP
 	return resultError(CUresult(C.gocu_cuGraphExecHostNodeSetParams(C.uintptr_t(fn), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), unsafe.Pointer(nodeParams))))
 }
 
-// GraphExecKernelNodeSetParams calls cuGraphExecKernelNodeSetParams, bound to the driver symbol cuGraphExecKernelNodeSetParams; in the API since CUDA 11.8.
+// GraphExecKernelNodeSetParams calls cuGraphExecKernelNodeSetParams, bound to the driver symbol cuGraphExecKernelNodeSetParams; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphExecKernelNodeSetParams).
 func GraphExecKernelNodeSetParams(hGraphExec CUgraphExec, hNode CUgraphNode, nodeParams *CUDA_KERNEL_NODE_PARAMS) error {
 	fn := proc(118)
@@ -2233,7 +2233,7 @@ func GraphExecKernelNodeSetParams(hGraphExec CUgraphExec, hNode CUgraphNode, nod
 	return resultError(CUresult(C.gocu_cuGraphExecKernelNodeSetParams(C.uintptr_t(fn), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), unsafe.Pointer(nodeParams))))
 }
 
-// GraphExecMemcpyNodeSetParams calls cuGraphExecMemcpyNodeSetParams, bound to the driver symbol cuGraphExecMemcpyNodeSetParams; in the API since CUDA 11.8.
+// GraphExecMemcpyNodeSetParams calls cuGraphExecMemcpyNodeSetParams, bound to the driver symbol cuGraphExecMemcpyNodeSetParams; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphExecMemcpyNodeSetParams).
 func GraphExecMemcpyNodeSetParams(hGraphExec CUgraphExec, hNode CUgraphNode, copyParams *CUDA_MEMCPY3D, ctx CUcontext) error {
 	fn := proc(119)
@@ -2243,7 +2243,7 @@ func GraphExecMemcpyNodeSetParams(hGraphExec CUgraphExec, hNode CUgraphNode, cop
 	return resultError(CUresult(C.gocu_cuGraphExecMemcpyNodeSetParams(C.uintptr_t(fn), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), unsafe.Pointer(copyParams), C.uintptr_t(ctx))))
 }
 
-// GraphExecMemsetNodeSetParams calls cuGraphExecMemsetNodeSetParams, bound to the driver symbol cuGraphExecMemsetNodeSetParams; in the API since CUDA 11.8.
+// GraphExecMemsetNodeSetParams calls cuGraphExecMemsetNodeSetParams, bound to the driver symbol cuGraphExecMemsetNodeSetParams; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphExecMemsetNodeSetParams).
 func GraphExecMemsetNodeSetParams(hGraphExec CUgraphExec, hNode CUgraphNode, memsetParams *CUDA_MEMSET_NODE_PARAMS, ctx CUcontext) error {
 	fn := proc(120)
@@ -2253,7 +2253,7 @@ func GraphExecMemsetNodeSetParams(hGraphExec CUgraphExec, hNode CUgraphNode, mem
 	return resultError(CUresult(C.gocu_cuGraphExecMemsetNodeSetParams(C.uintptr_t(fn), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), unsafe.Pointer(memsetParams), C.uintptr_t(ctx))))
 }
 
-// GraphExecUpdate calls cuGraphExecUpdate, bound to the driver symbol cuGraphExecUpdate; in the API since CUDA 11.8.
+// GraphExecUpdate calls cuGraphExecUpdate, bound to the driver symbol cuGraphExecUpdate; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphExecUpdate).
 func GraphExecUpdate(hGraphExec CUgraphExec, hGraph CUgraph, hErrorNode_out *CUgraphNode, updateResult_out *CUgraphExecUpdateResult) error {
 	fn := proc(121)
@@ -2263,7 +2263,7 @@ func GraphExecUpdate(hGraphExec CUgraphExec, hGraph CUgraph, hErrorNode_out *CUg
 	return resultError(CUresult(C.gocu_cuGraphExecUpdate(C.uintptr_t(fn), C.uintptr_t(hGraphExec), C.uintptr_t(hGraph), unsafe.Pointer(hErrorNode_out), unsafe.Pointer(updateResult_out))))
 }
 
-// GraphExternalSemaphoresSignalNodeGetParams calls cuGraphExternalSemaphoresSignalNodeGetParams, bound to the driver symbol cuGraphExternalSemaphoresSignalNodeGetParams; in the API since CUDA 11.8.
+// GraphExternalSemaphoresSignalNodeGetParams calls cuGraphExternalSemaphoresSignalNodeGetParams, bound to the driver symbol cuGraphExternalSemaphoresSignalNodeGetParams; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphExternalSemaphoresSignalNodeGetParams).
 func GraphExternalSemaphoresSignalNodeGetParams(hNode CUgraphNode, params_out *CUDA_EXT_SEM_SIGNAL_NODE_PARAMS) error {
 	fn := proc(122)
@@ -2273,7 +2273,7 @@ func GraphExternalSemaphoresSignalNodeGetParams(hNode CUgraphNode, params_out *C
 	return resultError(CUresult(C.gocu_cuGraphExternalSemaphoresSignalNodeGetParams(C.uintptr_t(fn), C.uintptr_t(hNode), unsafe.Pointer(params_out))))
 }
 
-// GraphExternalSemaphoresSignalNodeSetParams calls cuGraphExternalSemaphoresSignalNodeSetParams, bound to the driver symbol cuGraphExternalSemaphoresSignalNodeSetParams; in the API since CUDA 11.8.
+// GraphExternalSemaphoresSignalNodeSetParams calls cuGraphExternalSemaphoresSignalNodeSetParams, bound to the driver symbol cuGraphExternalSemaphoresSignalNodeSetParams; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphExternalSemaphoresSignalNodeSetParams).
 func GraphExternalSemaphoresSignalNodeSetParams(hNode CUgraphNode, nodeParams *CUDA_EXT_SEM_SIGNAL_NODE_PARAMS) error {
 	fn := proc(123)
@@ -2283,7 +2283,7 @@ func GraphExternalSemaphoresSignalNodeSetParams(hNode CUgraphNode, nodeParams *C
 	return resultError(CUresult(C.gocu_cuGraphExternalSemaphoresSignalNodeSetParams(C.uintptr_t(fn), C.uintptr_t(hNode), unsafe.Pointer(nodeParams))))
 }
 
-// GraphExternalSemaphoresWaitNodeGetParams calls cuGraphExternalSemaphoresWaitNodeGetParams, bound to the driver symbol cuGraphExternalSemaphoresWaitNodeGetParams; in the API since CUDA 11.8.
+// GraphExternalSemaphoresWaitNodeGetParams calls cuGraphExternalSemaphoresWaitNodeGetParams, bound to the driver symbol cuGraphExternalSemaphoresWaitNodeGetParams; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphExternalSemaphoresWaitNodeGetParams).
 func GraphExternalSemaphoresWaitNodeGetParams(hNode CUgraphNode, params_out *CUDA_EXT_SEM_WAIT_NODE_PARAMS) error {
 	fn := proc(124)
@@ -2293,7 +2293,7 @@ func GraphExternalSemaphoresWaitNodeGetParams(hNode CUgraphNode, params_out *CUD
 	return resultError(CUresult(C.gocu_cuGraphExternalSemaphoresWaitNodeGetParams(C.uintptr_t(fn), C.uintptr_t(hNode), unsafe.Pointer(params_out))))
 }
 
-// GraphExternalSemaphoresWaitNodeSetParams calls cuGraphExternalSemaphoresWaitNodeSetParams, bound to the driver symbol cuGraphExternalSemaphoresWaitNodeSetParams; in the API since CUDA 11.8.
+// GraphExternalSemaphoresWaitNodeSetParams calls cuGraphExternalSemaphoresWaitNodeSetParams, bound to the driver symbol cuGraphExternalSemaphoresWaitNodeSetParams; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphExternalSemaphoresWaitNodeSetParams).
 func GraphExternalSemaphoresWaitNodeSetParams(hNode CUgraphNode, nodeParams *CUDA_EXT_SEM_WAIT_NODE_PARAMS) error {
 	fn := proc(125)
@@ -2303,7 +2303,7 @@ func GraphExternalSemaphoresWaitNodeSetParams(hNode CUgraphNode, nodeParams *CUD
 	return resultError(CUresult(C.gocu_cuGraphExternalSemaphoresWaitNodeSetParams(C.uintptr_t(fn), C.uintptr_t(hNode), unsafe.Pointer(nodeParams))))
 }
 
-// GraphGetEdges calls cuGraphGetEdges, bound to the driver symbol cuGraphGetEdges; in the API since CUDA 11.8.
+// GraphGetEdges calls cuGraphGetEdges, bound to the driver symbol cuGraphGetEdges; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphGetEdges).
 func GraphGetEdges(hGraph CUgraph, from *CUgraphNode, to *CUgraphNode, numEdges *uint64) error {
 	fn := proc(126)
@@ -2313,7 +2313,7 @@ func GraphGetEdges(hGraph CUgraph, from *CUgraphNode, to *CUgraphNode, numEdges 
 	return resultError(CUresult(C.gocu_cuGraphGetEdges(C.uintptr_t(fn), C.uintptr_t(hGraph), unsafe.Pointer(from), unsafe.Pointer(to), unsafe.Pointer(numEdges))))
 }
 
-// GraphGetNodes calls cuGraphGetNodes, bound to the driver symbol cuGraphGetNodes; in the API since CUDA 11.8.
+// GraphGetNodes calls cuGraphGetNodes, bound to the driver symbol cuGraphGetNodes; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphGetNodes).
 func GraphGetNodes(hGraph CUgraph, nodes *CUgraphNode, numNodes *uint64) error {
 	fn := proc(127)
@@ -2323,7 +2323,7 @@ func GraphGetNodes(hGraph CUgraph, nodes *CUgraphNode, numNodes *uint64) error {
 	return resultError(CUresult(C.gocu_cuGraphGetNodes(C.uintptr_t(fn), C.uintptr_t(hGraph), unsafe.Pointer(nodes), unsafe.Pointer(numNodes))))
 }
 
-// GraphGetRootNodes calls cuGraphGetRootNodes, bound to the driver symbol cuGraphGetRootNodes; in the API since CUDA 11.8.
+// GraphGetRootNodes calls cuGraphGetRootNodes, bound to the driver symbol cuGraphGetRootNodes; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphGetRootNodes).
 func GraphGetRootNodes(hGraph CUgraph, rootNodes *CUgraphNode, numRootNodes *uint64) error {
 	fn := proc(128)
@@ -2333,7 +2333,7 @@ func GraphGetRootNodes(hGraph CUgraph, rootNodes *CUgraphNode, numRootNodes *uin
 	return resultError(CUresult(C.gocu_cuGraphGetRootNodes(C.uintptr_t(fn), C.uintptr_t(hGraph), unsafe.Pointer(rootNodes), unsafe.Pointer(numRootNodes))))
 }
 
-// GraphHostNodeGetParams calls cuGraphHostNodeGetParams, bound to the driver symbol cuGraphHostNodeGetParams; in the API since CUDA 11.8.
+// GraphHostNodeGetParams calls cuGraphHostNodeGetParams, bound to the driver symbol cuGraphHostNodeGetParams; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphHostNodeGetParams).
 func GraphHostNodeGetParams(hNode CUgraphNode, nodeParams *CUDA_HOST_NODE_PARAMS) error {
 	fn := proc(129)
@@ -2343,7 +2343,7 @@ func GraphHostNodeGetParams(hNode CUgraphNode, nodeParams *CUDA_HOST_NODE_PARAMS
 	return resultError(CUresult(C.gocu_cuGraphHostNodeGetParams(C.uintptr_t(fn), C.uintptr_t(hNode), unsafe.Pointer(nodeParams))))
 }
 
-// GraphHostNodeSetParams calls cuGraphHostNodeSetParams, bound to the driver symbol cuGraphHostNodeSetParams; in the API since CUDA 11.8.
+// GraphHostNodeSetParams calls cuGraphHostNodeSetParams, bound to the driver symbol cuGraphHostNodeSetParams; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphHostNodeSetParams).
 func GraphHostNodeSetParams(hNode CUgraphNode, nodeParams *CUDA_HOST_NODE_PARAMS) error {
 	fn := proc(130)
@@ -2353,7 +2353,7 @@ func GraphHostNodeSetParams(hNode CUgraphNode, nodeParams *CUDA_HOST_NODE_PARAMS
 	return resultError(CUresult(C.gocu_cuGraphHostNodeSetParams(C.uintptr_t(fn), C.uintptr_t(hNode), unsafe.Pointer(nodeParams))))
 }
 
-// GraphInstantiateWithFlags calls cuGraphInstantiateWithFlags, bound to the driver symbol cuGraphInstantiateWithFlags; in the API since CUDA 11.8.
+// GraphInstantiateWithFlags calls cuGraphInstantiateWithFlags, bound to the driver symbol cuGraphInstantiateWithFlags; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphInstantiateWithFlags).
 func GraphInstantiateWithFlags(phGraphExec *CUgraphExec, hGraph CUgraph, flags uint64) error {
 	fn := proc(131)
@@ -2363,7 +2363,7 @@ func GraphInstantiateWithFlags(phGraphExec *CUgraphExec, hGraph CUgraph, flags u
 	return resultError(CUresult(C.gocu_cuGraphInstantiateWithFlags(C.uintptr_t(fn), unsafe.Pointer(phGraphExec), C.uintptr_t(hGraph), C.ulonglong(flags))))
 }
 
-// GraphInstantiate calls cuGraphInstantiate, bound to the driver symbol cuGraphInstantiate_v2; in the API since CUDA 11.8.
+// GraphInstantiate calls cuGraphInstantiate, bound to the driver symbol cuGraphInstantiate_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphInstantiate).
 func GraphInstantiate(phGraphExec *CUgraphExec, hGraph CUgraph, phErrorNode *CUgraphNode, logBuffer *byte, bufferSize uint64) error {
 	fn := proc(132)
@@ -2373,7 +2373,7 @@ func GraphInstantiate(phGraphExec *CUgraphExec, hGraph CUgraph, phErrorNode *CUg
 	return resultError(CUresult(C.gocu_cuGraphInstantiate_v2(C.uintptr_t(fn), unsafe.Pointer(phGraphExec), C.uintptr_t(hGraph), unsafe.Pointer(phErrorNode), unsafe.Pointer(logBuffer), C.ulong(bufferSize))))
 }
 
-// GraphKernelNodeCopyAttributes calls cuGraphKernelNodeCopyAttributes, bound to the driver symbol cuGraphKernelNodeCopyAttributes; in the API since CUDA 11.8.
+// GraphKernelNodeCopyAttributes calls cuGraphKernelNodeCopyAttributes, bound to the driver symbol cuGraphKernelNodeCopyAttributes; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphKernelNodeCopyAttributes).
 func GraphKernelNodeCopyAttributes(dst CUgraphNode, src CUgraphNode) error {
 	fn := proc(133)
@@ -2383,7 +2383,7 @@ func GraphKernelNodeCopyAttributes(dst CUgraphNode, src CUgraphNode) error {
 	return resultError(CUresult(C.gocu_cuGraphKernelNodeCopyAttributes(C.uintptr_t(fn), C.uintptr_t(dst), C.uintptr_t(src))))
 }
 
-// GraphKernelNodeGetAttribute calls cuGraphKernelNodeGetAttribute, bound to the driver symbol cuGraphKernelNodeGetAttribute; in the API since CUDA 11.8.
+// GraphKernelNodeGetAttribute calls cuGraphKernelNodeGetAttribute, bound to the driver symbol cuGraphKernelNodeGetAttribute; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphKernelNodeGetAttribute).
 func GraphKernelNodeGetAttribute(hNode CUgraphNode, attr CUkernelNodeAttrID, value_out *CUkernelNodeAttrValue) error {
 	fn := proc(134)
@@ -2393,7 +2393,7 @@ func GraphKernelNodeGetAttribute(hNode CUgraphNode, attr CUkernelNodeAttrID, val
 	return resultError(CUresult(C.gocu_cuGraphKernelNodeGetAttribute(C.uintptr_t(fn), C.uintptr_t(hNode), C.int(attr), unsafe.Pointer(value_out))))
 }
 
-// GraphKernelNodeGetParams calls cuGraphKernelNodeGetParams, bound to the driver symbol cuGraphKernelNodeGetParams; in the API since CUDA 11.8.
+// GraphKernelNodeGetParams calls cuGraphKernelNodeGetParams, bound to the driver symbol cuGraphKernelNodeGetParams; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphKernelNodeGetParams).
 func GraphKernelNodeGetParams(hNode CUgraphNode, nodeParams *CUDA_KERNEL_NODE_PARAMS) error {
 	fn := proc(135)
@@ -2403,7 +2403,7 @@ func GraphKernelNodeGetParams(hNode CUgraphNode, nodeParams *CUDA_KERNEL_NODE_PA
 	return resultError(CUresult(C.gocu_cuGraphKernelNodeGetParams(C.uintptr_t(fn), C.uintptr_t(hNode), unsafe.Pointer(nodeParams))))
 }
 
-// GraphKernelNodeSetAttribute calls cuGraphKernelNodeSetAttribute, bound to the driver symbol cuGraphKernelNodeSetAttribute; in the API since CUDA 11.8.
+// GraphKernelNodeSetAttribute calls cuGraphKernelNodeSetAttribute, bound to the driver symbol cuGraphKernelNodeSetAttribute; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphKernelNodeSetAttribute).
 func GraphKernelNodeSetAttribute(hNode CUgraphNode, attr CUkernelNodeAttrID, value *CUkernelNodeAttrValue) error {
 	fn := proc(136)
@@ -2413,7 +2413,7 @@ func GraphKernelNodeSetAttribute(hNode CUgraphNode, attr CUkernelNodeAttrID, val
 	return resultError(CUresult(C.gocu_cuGraphKernelNodeSetAttribute(C.uintptr_t(fn), C.uintptr_t(hNode), C.int(attr), unsafe.Pointer(value))))
 }
 
-// GraphKernelNodeSetParams calls cuGraphKernelNodeSetParams, bound to the driver symbol cuGraphKernelNodeSetParams; in the API since CUDA 11.8.
+// GraphKernelNodeSetParams calls cuGraphKernelNodeSetParams, bound to the driver symbol cuGraphKernelNodeSetParams; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphKernelNodeSetParams).
 func GraphKernelNodeSetParams(hNode CUgraphNode, nodeParams *CUDA_KERNEL_NODE_PARAMS) error {
 	fn := proc(137)
@@ -2423,7 +2423,7 @@ func GraphKernelNodeSetParams(hNode CUgraphNode, nodeParams *CUDA_KERNEL_NODE_PA
 	return resultError(CUresult(C.gocu_cuGraphKernelNodeSetParams(C.uintptr_t(fn), C.uintptr_t(hNode), unsafe.Pointer(nodeParams))))
 }
 
-// GraphLaunch calls cuGraphLaunch, bound to the driver symbol cuGraphLaunch; in the API since CUDA 11.8.
+// GraphLaunch calls cuGraphLaunch, bound to the driver symbol cuGraphLaunch; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphLaunch).
 func GraphLaunch(hGraphExec CUgraphExec, hStream CUstream) error {
 	fn := proc(138)
@@ -2433,7 +2433,7 @@ func GraphLaunch(hGraphExec CUgraphExec, hStream CUstream) error {
 	return resultError(CUresult(C.gocu_cuGraphLaunch(C.uintptr_t(fn), C.uintptr_t(hGraphExec), C.uintptr_t(hStream))))
 }
 
-// GraphMemAllocNodeGetParams calls cuGraphMemAllocNodeGetParams, bound to the driver symbol cuGraphMemAllocNodeGetParams; in the API since CUDA 11.8.
+// GraphMemAllocNodeGetParams calls cuGraphMemAllocNodeGetParams, bound to the driver symbol cuGraphMemAllocNodeGetParams; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphMemAllocNodeGetParams).
 func GraphMemAllocNodeGetParams(hNode CUgraphNode, params_out *CUDA_MEM_ALLOC_NODE_PARAMS) error {
 	fn := proc(139)
@@ -2443,7 +2443,7 @@ func GraphMemAllocNodeGetParams(hNode CUgraphNode, params_out *CUDA_MEM_ALLOC_NO
 	return resultError(CUresult(C.gocu_cuGraphMemAllocNodeGetParams(C.uintptr_t(fn), C.uintptr_t(hNode), unsafe.Pointer(params_out))))
 }
 
-// GraphMemFreeNodeGetParams calls cuGraphMemFreeNodeGetParams, bound to the driver symbol cuGraphMemFreeNodeGetParams; in the API since CUDA 11.8.
+// GraphMemFreeNodeGetParams calls cuGraphMemFreeNodeGetParams, bound to the driver symbol cuGraphMemFreeNodeGetParams; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphMemFreeNodeGetParams).
 func GraphMemFreeNodeGetParams(hNode CUgraphNode, dptr_out *CUdeviceptr) error {
 	fn := proc(140)
@@ -2453,7 +2453,7 @@ func GraphMemFreeNodeGetParams(hNode CUgraphNode, dptr_out *CUdeviceptr) error {
 	return resultError(CUresult(C.gocu_cuGraphMemFreeNodeGetParams(C.uintptr_t(fn), C.uintptr_t(hNode), unsafe.Pointer(dptr_out))))
 }
 
-// GraphMemcpyNodeGetParams calls cuGraphMemcpyNodeGetParams, bound to the driver symbol cuGraphMemcpyNodeGetParams; in the API since CUDA 11.8.
+// GraphMemcpyNodeGetParams calls cuGraphMemcpyNodeGetParams, bound to the driver symbol cuGraphMemcpyNodeGetParams; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphMemcpyNodeGetParams).
 func GraphMemcpyNodeGetParams(hNode CUgraphNode, nodeParams *CUDA_MEMCPY3D) error {
 	fn := proc(141)
@@ -2463,7 +2463,7 @@ func GraphMemcpyNodeGetParams(hNode CUgraphNode, nodeParams *CUDA_MEMCPY3D) erro
 	return resultError(CUresult(C.gocu_cuGraphMemcpyNodeGetParams(C.uintptr_t(fn), C.uintptr_t(hNode), unsafe.Pointer(nodeParams))))
 }
 
-// GraphMemcpyNodeSetParams calls cuGraphMemcpyNodeSetParams, bound to the driver symbol cuGraphMemcpyNodeSetParams; in the API since CUDA 11.8.
+// GraphMemcpyNodeSetParams calls cuGraphMemcpyNodeSetParams, bound to the driver symbol cuGraphMemcpyNodeSetParams; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphMemcpyNodeSetParams).
 func GraphMemcpyNodeSetParams(hNode CUgraphNode, nodeParams *CUDA_MEMCPY3D) error {
 	fn := proc(142)
@@ -2473,7 +2473,7 @@ func GraphMemcpyNodeSetParams(hNode CUgraphNode, nodeParams *CUDA_MEMCPY3D) erro
 	return resultError(CUresult(C.gocu_cuGraphMemcpyNodeSetParams(C.uintptr_t(fn), C.uintptr_t(hNode), unsafe.Pointer(nodeParams))))
 }
 
-// GraphMemsetNodeGetParams calls cuGraphMemsetNodeGetParams, bound to the driver symbol cuGraphMemsetNodeGetParams; in the API since CUDA 11.8.
+// GraphMemsetNodeGetParams calls cuGraphMemsetNodeGetParams, bound to the driver symbol cuGraphMemsetNodeGetParams; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphMemsetNodeGetParams).
 func GraphMemsetNodeGetParams(hNode CUgraphNode, nodeParams *CUDA_MEMSET_NODE_PARAMS) error {
 	fn := proc(143)
@@ -2483,7 +2483,7 @@ func GraphMemsetNodeGetParams(hNode CUgraphNode, nodeParams *CUDA_MEMSET_NODE_PA
 	return resultError(CUresult(C.gocu_cuGraphMemsetNodeGetParams(C.uintptr_t(fn), C.uintptr_t(hNode), unsafe.Pointer(nodeParams))))
 }
 
-// GraphMemsetNodeSetParams calls cuGraphMemsetNodeSetParams, bound to the driver symbol cuGraphMemsetNodeSetParams; in the API since CUDA 11.8.
+// GraphMemsetNodeSetParams calls cuGraphMemsetNodeSetParams, bound to the driver symbol cuGraphMemsetNodeSetParams; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphMemsetNodeSetParams).
 func GraphMemsetNodeSetParams(hNode CUgraphNode, nodeParams *CUDA_MEMSET_NODE_PARAMS) error {
 	fn := proc(144)
@@ -2493,7 +2493,7 @@ func GraphMemsetNodeSetParams(hNode CUgraphNode, nodeParams *CUDA_MEMSET_NODE_PA
 	return resultError(CUresult(C.gocu_cuGraphMemsetNodeSetParams(C.uintptr_t(fn), C.uintptr_t(hNode), unsafe.Pointer(nodeParams))))
 }
 
-// GraphNodeFindInClone calls cuGraphNodeFindInClone, bound to the driver symbol cuGraphNodeFindInClone; in the API since CUDA 11.8.
+// GraphNodeFindInClone calls cuGraphNodeFindInClone, bound to the driver symbol cuGraphNodeFindInClone; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphNodeFindInClone).
 func GraphNodeFindInClone(phNode *CUgraphNode, hOriginalNode CUgraphNode, hClonedGraph CUgraph) error {
 	fn := proc(145)
@@ -2503,7 +2503,7 @@ func GraphNodeFindInClone(phNode *CUgraphNode, hOriginalNode CUgraphNode, hClone
 	return resultError(CUresult(C.gocu_cuGraphNodeFindInClone(C.uintptr_t(fn), unsafe.Pointer(phNode), C.uintptr_t(hOriginalNode), C.uintptr_t(hClonedGraph))))
 }
 
-// GraphNodeGetDependencies calls cuGraphNodeGetDependencies, bound to the driver symbol cuGraphNodeGetDependencies; in the API since CUDA 11.8.
+// GraphNodeGetDependencies calls cuGraphNodeGetDependencies, bound to the driver symbol cuGraphNodeGetDependencies; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphNodeGetDependencies).
 func GraphNodeGetDependencies(hNode CUgraphNode, dependencies *CUgraphNode, numDependencies *uint64) error {
 	fn := proc(146)
@@ -2513,7 +2513,7 @@ func GraphNodeGetDependencies(hNode CUgraphNode, dependencies *CUgraphNode, numD
 	return resultError(CUresult(C.gocu_cuGraphNodeGetDependencies(C.uintptr_t(fn), C.uintptr_t(hNode), unsafe.Pointer(dependencies), unsafe.Pointer(numDependencies))))
 }
 
-// GraphNodeGetDependentNodes calls cuGraphNodeGetDependentNodes, bound to the driver symbol cuGraphNodeGetDependentNodes; in the API since CUDA 11.8.
+// GraphNodeGetDependentNodes calls cuGraphNodeGetDependentNodes, bound to the driver symbol cuGraphNodeGetDependentNodes; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphNodeGetDependentNodes).
 func GraphNodeGetDependentNodes(hNode CUgraphNode, dependentNodes *CUgraphNode, numDependentNodes *uint64) error {
 	fn := proc(147)
@@ -2523,7 +2523,7 @@ func GraphNodeGetDependentNodes(hNode CUgraphNode, dependentNodes *CUgraphNode, 
 	return resultError(CUresult(C.gocu_cuGraphNodeGetDependentNodes(C.uintptr_t(fn), C.uintptr_t(hNode), unsafe.Pointer(dependentNodes), unsafe.Pointer(numDependentNodes))))
 }
 
-// GraphNodeGetEnabled calls cuGraphNodeGetEnabled, bound to the driver symbol cuGraphNodeGetEnabled; in the API since CUDA 11.8.
+// GraphNodeGetEnabled calls cuGraphNodeGetEnabled, bound to the driver symbol cuGraphNodeGetEnabled; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphNodeGetEnabled).
 func GraphNodeGetEnabled(hGraphExec CUgraphExec, hNode CUgraphNode, isEnabled *uint32) error {
 	fn := proc(148)
@@ -2533,7 +2533,7 @@ func GraphNodeGetEnabled(hGraphExec CUgraphExec, hNode CUgraphNode, isEnabled *u
 	return resultError(CUresult(C.gocu_cuGraphNodeGetEnabled(C.uintptr_t(fn), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), unsafe.Pointer(isEnabled))))
 }
 
-// GraphNodeGetType calls cuGraphNodeGetType, bound to the driver symbol cuGraphNodeGetType; in the API since CUDA 11.8.
+// GraphNodeGetType calls cuGraphNodeGetType, bound to the driver symbol cuGraphNodeGetType; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphNodeGetType).
 func GraphNodeGetType(hNode CUgraphNode, type_ *CUgraphNodeType) error {
 	fn := proc(149)
@@ -2543,7 +2543,7 @@ func GraphNodeGetType(hNode CUgraphNode, type_ *CUgraphNodeType) error {
 	return resultError(CUresult(C.gocu_cuGraphNodeGetType(C.uintptr_t(fn), C.uintptr_t(hNode), unsafe.Pointer(type_))))
 }
 
-// GraphNodeSetEnabled calls cuGraphNodeSetEnabled, bound to the driver symbol cuGraphNodeSetEnabled; in the API since CUDA 11.8.
+// GraphNodeSetEnabled calls cuGraphNodeSetEnabled, bound to the driver symbol cuGraphNodeSetEnabled; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphNodeSetEnabled).
 func GraphNodeSetEnabled(hGraphExec CUgraphExec, hNode CUgraphNode, isEnabled uint32) error {
 	fn := proc(150)
@@ -2553,7 +2553,7 @@ func GraphNodeSetEnabled(hGraphExec CUgraphExec, hNode CUgraphNode, isEnabled ui
 	return resultError(CUresult(C.gocu_cuGraphNodeSetEnabled(C.uintptr_t(fn), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), C.uint(isEnabled))))
 }
 
-// GraphReleaseUserObject calls cuGraphReleaseUserObject, bound to the driver symbol cuGraphReleaseUserObject; in the API since CUDA 11.8.
+// GraphReleaseUserObject calls cuGraphReleaseUserObject, bound to the driver symbol cuGraphReleaseUserObject; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphReleaseUserObject).
 func GraphReleaseUserObject(graph CUgraph, object CUuserObject, count uint32) error {
 	fn := proc(151)
@@ -2563,7 +2563,7 @@ func GraphReleaseUserObject(graph CUgraph, object CUuserObject, count uint32) er
 	return resultError(CUresult(C.gocu_cuGraphReleaseUserObject(C.uintptr_t(fn), C.uintptr_t(graph), C.uintptr_t(object), C.uint(count))))
 }
 
-// GraphRemoveDependencies calls cuGraphRemoveDependencies, bound to the driver symbol cuGraphRemoveDependencies; in the API since CUDA 11.8.
+// GraphRemoveDependencies calls cuGraphRemoveDependencies, bound to the driver symbol cuGraphRemoveDependencies; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphRemoveDependencies).
 func GraphRemoveDependencies(hGraph CUgraph, from *CUgraphNode, to *CUgraphNode, numDependencies uint64) error {
 	fn := proc(152)
@@ -2573,7 +2573,7 @@ func GraphRemoveDependencies(hGraph CUgraph, from *CUgraphNode, to *CUgraphNode,
 	return resultError(CUresult(C.gocu_cuGraphRemoveDependencies(C.uintptr_t(fn), C.uintptr_t(hGraph), unsafe.Pointer(from), unsafe.Pointer(to), C.ulong(numDependencies))))
 }
 
-// GraphRetainUserObject calls cuGraphRetainUserObject, bound to the driver symbol cuGraphRetainUserObject; in the API since CUDA 11.8.
+// GraphRetainUserObject calls cuGraphRetainUserObject, bound to the driver symbol cuGraphRetainUserObject; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphRetainUserObject).
 func GraphRetainUserObject(graph CUgraph, object CUuserObject, count uint32, flags uint32) error {
 	fn := proc(153)
@@ -2583,7 +2583,7 @@ func GraphRetainUserObject(graph CUgraph, object CUuserObject, count uint32, fla
 	return resultError(CUresult(C.gocu_cuGraphRetainUserObject(C.uintptr_t(fn), C.uintptr_t(graph), C.uintptr_t(object), C.uint(count), C.uint(flags))))
 }
 
-// GraphUpload calls cuGraphUpload, bound to the driver symbol cuGraphUpload; in the API since CUDA 11.8.
+// GraphUpload calls cuGraphUpload, bound to the driver symbol cuGraphUpload; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphUpload).
 func GraphUpload(hGraphExec CUgraphExec, hStream CUstream) error {
 	fn := proc(154)
@@ -2593,7 +2593,7 @@ func GraphUpload(hGraphExec CUgraphExec, hStream CUstream) error {
 	return resultError(CUresult(C.gocu_cuGraphUpload(C.uintptr_t(fn), C.uintptr_t(hGraphExec), C.uintptr_t(hStream))))
 }
 
-// GraphicsMapResources calls cuGraphicsMapResources, bound to the driver symbol cuGraphicsMapResources; in the API since CUDA 11.8.
+// GraphicsMapResources calls cuGraphicsMapResources, bound to the driver symbol cuGraphicsMapResources; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphicsMapResources).
 func GraphicsMapResources(count uint32, resources *CUgraphicsResource, hStream CUstream) error {
 	fn := proc(155)
@@ -2603,7 +2603,7 @@ func GraphicsMapResources(count uint32, resources *CUgraphicsResource, hStream C
 	return resultError(CUresult(C.gocu_cuGraphicsMapResources(C.uintptr_t(fn), C.uint(count), unsafe.Pointer(resources), C.uintptr_t(hStream))))
 }
 
-// GraphicsResourceGetMappedMipmappedArray calls cuGraphicsResourceGetMappedMipmappedArray, bound to the driver symbol cuGraphicsResourceGetMappedMipmappedArray; in the API since CUDA 11.8.
+// GraphicsResourceGetMappedMipmappedArray calls cuGraphicsResourceGetMappedMipmappedArray, bound to the driver symbol cuGraphicsResourceGetMappedMipmappedArray; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphicsResourceGetMappedMipmappedArray).
 func GraphicsResourceGetMappedMipmappedArray(pMipmappedArray *CUmipmappedArray, resource CUgraphicsResource) error {
 	fn := proc(156)
@@ -2613,7 +2613,7 @@ func GraphicsResourceGetMappedMipmappedArray(pMipmappedArray *CUmipmappedArray, 
 	return resultError(CUresult(C.gocu_cuGraphicsResourceGetMappedMipmappedArray(C.uintptr_t(fn), unsafe.Pointer(pMipmappedArray), C.uintptr_t(resource))))
 }
 
-// GraphicsResourceGetMappedPointer calls cuGraphicsResourceGetMappedPointer, bound to the driver symbol cuGraphicsResourceGetMappedPointer_v2; in the API since CUDA 11.8.
+// GraphicsResourceGetMappedPointer calls cuGraphicsResourceGetMappedPointer, bound to the driver symbol cuGraphicsResourceGetMappedPointer_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphicsResourceGetMappedPointer).
 func GraphicsResourceGetMappedPointer(pDevPtr *CUdeviceptr, pSize *uint64, resource CUgraphicsResource) error {
 	fn := proc(157)
@@ -2623,7 +2623,7 @@ func GraphicsResourceGetMappedPointer(pDevPtr *CUdeviceptr, pSize *uint64, resou
 	return resultError(CUresult(C.gocu_cuGraphicsResourceGetMappedPointer_v2(C.uintptr_t(fn), unsafe.Pointer(pDevPtr), unsafe.Pointer(pSize), C.uintptr_t(resource))))
 }
 
-// GraphicsResourceSetMapFlags calls cuGraphicsResourceSetMapFlags, bound to the driver symbol cuGraphicsResourceSetMapFlags_v2; in the API since CUDA 11.8.
+// GraphicsResourceSetMapFlags calls cuGraphicsResourceSetMapFlags, bound to the driver symbol cuGraphicsResourceSetMapFlags_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphicsResourceSetMapFlags).
 func GraphicsResourceSetMapFlags(resource CUgraphicsResource, flags uint32) error {
 	fn := proc(158)
@@ -2633,7 +2633,7 @@ func GraphicsResourceSetMapFlags(resource CUgraphicsResource, flags uint32) erro
 	return resultError(CUresult(C.gocu_cuGraphicsResourceSetMapFlags_v2(C.uintptr_t(fn), C.uintptr_t(resource), C.uint(flags))))
 }
 
-// GraphicsSubResourceGetMappedArray calls cuGraphicsSubResourceGetMappedArray, bound to the driver symbol cuGraphicsSubResourceGetMappedArray; in the API since CUDA 11.8.
+// GraphicsSubResourceGetMappedArray calls cuGraphicsSubResourceGetMappedArray, bound to the driver symbol cuGraphicsSubResourceGetMappedArray; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphicsSubResourceGetMappedArray).
 func GraphicsSubResourceGetMappedArray(pArray *CUarray, resource CUgraphicsResource, arrayIndex uint32, mipLevel uint32) error {
 	fn := proc(159)
@@ -2643,7 +2643,7 @@ func GraphicsSubResourceGetMappedArray(pArray *CUarray, resource CUgraphicsResou
 	return resultError(CUresult(C.gocu_cuGraphicsSubResourceGetMappedArray(C.uintptr_t(fn), unsafe.Pointer(pArray), C.uintptr_t(resource), C.uint(arrayIndex), C.uint(mipLevel))))
 }
 
-// GraphicsUnmapResources calls cuGraphicsUnmapResources, bound to the driver symbol cuGraphicsUnmapResources; in the API since CUDA 11.8.
+// GraphicsUnmapResources calls cuGraphicsUnmapResources, bound to the driver symbol cuGraphicsUnmapResources; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphicsUnmapResources).
 func GraphicsUnmapResources(count uint32, resources *CUgraphicsResource, hStream CUstream) error {
 	fn := proc(160)
@@ -2653,7 +2653,7 @@ func GraphicsUnmapResources(count uint32, resources *CUgraphicsResource, hStream
 	return resultError(CUresult(C.gocu_cuGraphicsUnmapResources(C.uintptr_t(fn), C.uint(count), unsafe.Pointer(resources), C.uintptr_t(hStream))))
 }
 
-// GraphicsUnregisterResource calls cuGraphicsUnregisterResource, bound to the driver symbol cuGraphicsUnregisterResource; in the API since CUDA 11.8.
+// GraphicsUnregisterResource calls cuGraphicsUnregisterResource, bound to the driver symbol cuGraphicsUnregisterResource; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphicsUnregisterResource).
 func GraphicsUnregisterResource(resource CUgraphicsResource) error {
 	fn := proc(161)
@@ -2663,7 +2663,7 @@ func GraphicsUnregisterResource(resource CUgraphicsResource) error {
 	return resultError(CUresult(C.gocu_cuGraphicsUnregisterResource(C.uintptr_t(fn), C.uintptr_t(resource))))
 }
 
-// ImportExternalMemory calls cuImportExternalMemory, bound to the driver symbol cuImportExternalMemory; in the API since CUDA 11.8.
+// ImportExternalMemory calls cuImportExternalMemory, bound to the driver symbol cuImportExternalMemory; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuImportExternalMemory).
 func ImportExternalMemory(extMem_out *CUexternalMemory, memHandleDesc *CUDA_EXTERNAL_MEMORY_HANDLE_DESC) error {
 	fn := proc(162)
@@ -2673,7 +2673,7 @@ func ImportExternalMemory(extMem_out *CUexternalMemory, memHandleDesc *CUDA_EXTE
 	return resultError(CUresult(C.gocu_cuImportExternalMemory(C.uintptr_t(fn), unsafe.Pointer(extMem_out), unsafe.Pointer(memHandleDesc))))
 }
 
-// ImportExternalSemaphore calls cuImportExternalSemaphore, bound to the driver symbol cuImportExternalSemaphore; in the API since CUDA 11.8.
+// ImportExternalSemaphore calls cuImportExternalSemaphore, bound to the driver symbol cuImportExternalSemaphore; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuImportExternalSemaphore).
 func ImportExternalSemaphore(extSem_out *CUexternalSemaphore, semHandleDesc *CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC) error {
 	fn := proc(163)
@@ -2683,7 +2683,7 @@ func ImportExternalSemaphore(extSem_out *CUexternalSemaphore, semHandleDesc *CUD
 	return resultError(CUresult(C.gocu_cuImportExternalSemaphore(C.uintptr_t(fn), unsafe.Pointer(extSem_out), unsafe.Pointer(semHandleDesc))))
 }
 
-// Init calls cuInit, bound to the driver symbol cuInit; in the API since CUDA 11.8.
+// Init calls cuInit, bound to the driver symbol cuInit; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuInit).
 func Init(Flags uint32) error {
 	fn := proc(164)
@@ -2693,7 +2693,7 @@ func Init(Flags uint32) error {
 	return resultError(CUresult(C.gocu_cuInit(C.uintptr_t(fn), C.uint(Flags))))
 }
 
-// IpcCloseMemHandle calls cuIpcCloseMemHandle, bound to the driver symbol cuIpcCloseMemHandle; in the API since CUDA 11.8.
+// IpcCloseMemHandle calls cuIpcCloseMemHandle, bound to the driver symbol cuIpcCloseMemHandle; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuIpcCloseMemHandle).
 func IpcCloseMemHandle(dptr CUdeviceptr) error {
 	fn := proc(165)
@@ -2703,7 +2703,7 @@ func IpcCloseMemHandle(dptr CUdeviceptr) error {
 	return resultError(CUresult(C.gocu_cuIpcCloseMemHandle(C.uintptr_t(fn), C.ulonglong(dptr))))
 }
 
-// IpcGetEventHandle calls cuIpcGetEventHandle, bound to the driver symbol cuIpcGetEventHandle; in the API since CUDA 11.8.
+// IpcGetEventHandle calls cuIpcGetEventHandle, bound to the driver symbol cuIpcGetEventHandle; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuIpcGetEventHandle).
 func IpcGetEventHandle(pHandle *CUipcEventHandle, event CUevent) error {
 	fn := proc(166)
@@ -2713,7 +2713,7 @@ func IpcGetEventHandle(pHandle *CUipcEventHandle, event CUevent) error {
 	return resultError(CUresult(C.gocu_cuIpcGetEventHandle(C.uintptr_t(fn), unsafe.Pointer(pHandle), C.uintptr_t(event))))
 }
 
-// IpcGetMemHandle calls cuIpcGetMemHandle, bound to the driver symbol cuIpcGetMemHandle; in the API since CUDA 11.8.
+// IpcGetMemHandle calls cuIpcGetMemHandle, bound to the driver symbol cuIpcGetMemHandle; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuIpcGetMemHandle).
 func IpcGetMemHandle(pHandle *CUipcMemHandle, dptr CUdeviceptr) error {
 	fn := proc(167)
@@ -2723,7 +2723,7 @@ func IpcGetMemHandle(pHandle *CUipcMemHandle, dptr CUdeviceptr) error {
 	return resultError(CUresult(C.gocu_cuIpcGetMemHandle(C.uintptr_t(fn), unsafe.Pointer(pHandle), C.ulonglong(dptr))))
 }
 
-// IpcOpenEventHandle calls cuIpcOpenEventHandle, bound to the driver symbol cuIpcOpenEventHandle; in the API since CUDA 11.8.
+// IpcOpenEventHandle calls cuIpcOpenEventHandle, bound to the driver symbol cuIpcOpenEventHandle; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuIpcOpenEventHandle).
 func IpcOpenEventHandle(phEvent *CUevent, handle CUipcEventHandle) error {
 	fn := proc(168)
@@ -2733,7 +2733,7 @@ func IpcOpenEventHandle(phEvent *CUevent, handle CUipcEventHandle) error {
 	return resultError(CUresult(C.gocu_cuIpcOpenEventHandle(C.uintptr_t(fn), unsafe.Pointer(phEvent), unsafe.Pointer(&handle))))
 }
 
-// IpcOpenMemHandle calls cuIpcOpenMemHandle, bound to the driver symbol cuIpcOpenMemHandle_v2; in the API since CUDA 11.8.
+// IpcOpenMemHandle calls cuIpcOpenMemHandle, bound to the driver symbol cuIpcOpenMemHandle_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuIpcOpenMemHandle).
 func IpcOpenMemHandle(pdptr *CUdeviceptr, handle CUipcMemHandle, Flags uint32) error {
 	fn := proc(169)
@@ -2743,7 +2743,7 @@ func IpcOpenMemHandle(pdptr *CUdeviceptr, handle CUipcMemHandle, Flags uint32) e
 	return resultError(CUresult(C.gocu_cuIpcOpenMemHandle_v2(C.uintptr_t(fn), unsafe.Pointer(pdptr), unsafe.Pointer(&handle), C.uint(Flags))))
 }
 
-// Launch calls cuLaunch, bound to the driver symbol cuLaunch; in the API since CUDA 11.8.
+// Launch calls cuLaunch, bound to the driver symbol cuLaunch; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuLaunch).
 func Launch(f CUfunction) error {
 	fn := proc(170)
@@ -2753,7 +2753,7 @@ func Launch(f CUfunction) error {
 	return resultError(CUresult(C.gocu_cuLaunch(C.uintptr_t(fn), C.uintptr_t(f))))
 }
 
-// LaunchCooperativeKernel calls cuLaunchCooperativeKernel, bound to the driver symbol cuLaunchCooperativeKernel; in the API since CUDA 11.8.
+// LaunchCooperativeKernel calls cuLaunchCooperativeKernel, bound to the driver symbol cuLaunchCooperativeKernel; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuLaunchCooperativeKernel).
 func LaunchCooperativeKernel(f CUfunction, gridDimX uint32, gridDimY uint32, gridDimZ uint32, blockDimX uint32, blockDimY uint32, blockDimZ uint32, sharedMemBytes uint32, hStream CUstream, kernelParams *unsafe.Pointer) error {
 	fn := proc(171)
@@ -2763,7 +2763,7 @@ func LaunchCooperativeKernel(f CUfunction, gridDimX uint32, gridDimY uint32, gri
 	return resultError(CUresult(C.gocu_cuLaunchCooperativeKernel(C.uintptr_t(fn), C.uintptr_t(f), C.uint(gridDimX), C.uint(gridDimY), C.uint(gridDimZ), C.uint(blockDimX), C.uint(blockDimY), C.uint(blockDimZ), C.uint(sharedMemBytes), C.uintptr_t(hStream), unsafe.Pointer(kernelParams))))
 }
 
-// LaunchCooperativeKernelMultiDevice calls cuLaunchCooperativeKernelMultiDevice, bound to the driver symbol cuLaunchCooperativeKernelMultiDevice; in the API since CUDA 11.8.
+// LaunchCooperativeKernelMultiDevice calls cuLaunchCooperativeKernelMultiDevice, bound to the driver symbol cuLaunchCooperativeKernelMultiDevice; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuLaunchCooperativeKernelMultiDevice).
 func LaunchCooperativeKernelMultiDevice(launchParamsList *CUDA_LAUNCH_PARAMS, numDevices uint32, flags uint32) error {
 	fn := proc(172)
@@ -2773,7 +2773,7 @@ func LaunchCooperativeKernelMultiDevice(launchParamsList *CUDA_LAUNCH_PARAMS, nu
 	return resultError(CUresult(C.gocu_cuLaunchCooperativeKernelMultiDevice(C.uintptr_t(fn), unsafe.Pointer(launchParamsList), C.uint(numDevices), C.uint(flags))))
 }
 
-// LaunchGrid calls cuLaunchGrid, bound to the driver symbol cuLaunchGrid; in the API since CUDA 11.8.
+// LaunchGrid calls cuLaunchGrid, bound to the driver symbol cuLaunchGrid; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuLaunchGrid).
 func LaunchGrid(f CUfunction, grid_width int32, grid_height int32) error {
 	fn := proc(173)
@@ -2783,7 +2783,7 @@ func LaunchGrid(f CUfunction, grid_width int32, grid_height int32) error {
 	return resultError(CUresult(C.gocu_cuLaunchGrid(C.uintptr_t(fn), C.uintptr_t(f), C.int(grid_width), C.int(grid_height))))
 }
 
-// LaunchGridAsync calls cuLaunchGridAsync, bound to the driver symbol cuLaunchGridAsync; in the API since CUDA 11.8.
+// LaunchGridAsync calls cuLaunchGridAsync, bound to the driver symbol cuLaunchGridAsync; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuLaunchGridAsync).
 func LaunchGridAsync(f CUfunction, grid_width int32, grid_height int32, hStream CUstream) error {
 	fn := proc(174)
@@ -2793,7 +2793,7 @@ func LaunchGridAsync(f CUfunction, grid_width int32, grid_height int32, hStream 
 	return resultError(CUresult(C.gocu_cuLaunchGridAsync(C.uintptr_t(fn), C.uintptr_t(f), C.int(grid_width), C.int(grid_height), C.uintptr_t(hStream))))
 }
 
-// LaunchHostFunc calls cuLaunchHostFunc, bound to the driver symbol cuLaunchHostFunc; in the API since CUDA 11.8.
+// LaunchHostFunc calls cuLaunchHostFunc, bound to the driver symbol cuLaunchHostFunc; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuLaunchHostFunc).
 func LaunchHostFunc(hStream CUstream, fn_ CUhostFn, userData unsafe.Pointer) error {
 	fn := proc(175)
@@ -2803,7 +2803,7 @@ func LaunchHostFunc(hStream CUstream, fn_ CUhostFn, userData unsafe.Pointer) err
 	return resultError(CUresult(C.gocu_cuLaunchHostFunc(C.uintptr_t(fn), C.uintptr_t(hStream), C.uintptr_t(fn_), unsafe.Pointer(userData))))
 }
 
-// LaunchKernel calls cuLaunchKernel, bound to the driver symbol cuLaunchKernel; in the API since CUDA 11.8.
+// LaunchKernel calls cuLaunchKernel, bound to the driver symbol cuLaunchKernel; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuLaunchKernel).
 func LaunchKernel(f CUfunction, gridDimX uint32, gridDimY uint32, gridDimZ uint32, blockDimX uint32, blockDimY uint32, blockDimZ uint32, sharedMemBytes uint32, hStream CUstream, kernelParams *unsafe.Pointer, extra *unsafe.Pointer) error {
 	fn := proc(176)
@@ -2813,7 +2813,7 @@ func LaunchKernel(f CUfunction, gridDimX uint32, gridDimY uint32, gridDimZ uint3
 	return resultError(CUresult(C.gocu_cuLaunchKernel(C.uintptr_t(fn), C.uintptr_t(f), C.uint(gridDimX), C.uint(gridDimY), C.uint(gridDimZ), C.uint(blockDimX), C.uint(blockDimY), C.uint(blockDimZ), C.uint(sharedMemBytes), C.uintptr_t(hStream), unsafe.Pointer(kernelParams), unsafe.Pointer(extra))))
 }
 
-// LaunchKernelEx calls cuLaunchKernelEx, bound to the driver symbol cuLaunchKernelEx; in the API since CUDA 11.8.
+// LaunchKernelEx calls cuLaunchKernelEx, bound to the driver symbol cuLaunchKernelEx; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuLaunchKernelEx).
 func LaunchKernelEx(config *CUlaunchConfig, f CUfunction, kernelParams *unsafe.Pointer, extra *unsafe.Pointer) error {
 	fn := proc(177)
@@ -2823,7 +2823,7 @@ func LaunchKernelEx(config *CUlaunchConfig, f CUfunction, kernelParams *unsafe.P
 	return resultError(CUresult(C.gocu_cuLaunchKernelEx(C.uintptr_t(fn), unsafe.Pointer(config), C.uintptr_t(f), unsafe.Pointer(kernelParams), unsafe.Pointer(extra))))
 }
 
-// LinkAddData calls cuLinkAddData, bound to the driver symbol cuLinkAddData_v2; in the API since CUDA 11.8.
+// LinkAddData calls cuLinkAddData, bound to the driver symbol cuLinkAddData_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuLinkAddData).
 func LinkAddData(state CUlinkState, type_ CUjitInputType, data unsafe.Pointer, size uint64, name *byte, numOptions uint32, options *CUjit_option, optionValues *unsafe.Pointer) error {
 	fn := proc(178)
@@ -2833,7 +2833,7 @@ func LinkAddData(state CUlinkState, type_ CUjitInputType, data unsafe.Pointer, s
 	return resultError(CUresult(C.gocu_cuLinkAddData_v2(C.uintptr_t(fn), C.uintptr_t(state), C.int(type_), unsafe.Pointer(data), C.ulong(size), unsafe.Pointer(name), C.uint(numOptions), unsafe.Pointer(options), unsafe.Pointer(optionValues))))
 }
 
-// LinkAddFile calls cuLinkAddFile, bound to the driver symbol cuLinkAddFile_v2; in the API since CUDA 11.8.
+// LinkAddFile calls cuLinkAddFile, bound to the driver symbol cuLinkAddFile_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuLinkAddFile).
 func LinkAddFile(state CUlinkState, type_ CUjitInputType, path *byte, numOptions uint32, options *CUjit_option, optionValues *unsafe.Pointer) error {
 	fn := proc(179)
@@ -2843,7 +2843,7 @@ func LinkAddFile(state CUlinkState, type_ CUjitInputType, path *byte, numOptions
 	return resultError(CUresult(C.gocu_cuLinkAddFile_v2(C.uintptr_t(fn), C.uintptr_t(state), C.int(type_), unsafe.Pointer(path), C.uint(numOptions), unsafe.Pointer(options), unsafe.Pointer(optionValues))))
 }
 
-// LinkComplete calls cuLinkComplete, bound to the driver symbol cuLinkComplete; in the API since CUDA 11.8.
+// LinkComplete calls cuLinkComplete, bound to the driver symbol cuLinkComplete; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuLinkComplete).
 func LinkComplete(state CUlinkState, cubinOut *unsafe.Pointer, sizeOut *uint64) error {
 	fn := proc(180)
@@ -2853,7 +2853,7 @@ func LinkComplete(state CUlinkState, cubinOut *unsafe.Pointer, sizeOut *uint64) 
 	return resultError(CUresult(C.gocu_cuLinkComplete(C.uintptr_t(fn), C.uintptr_t(state), unsafe.Pointer(cubinOut), unsafe.Pointer(sizeOut))))
 }
 
-// LinkCreate calls cuLinkCreate, bound to the driver symbol cuLinkCreate_v2; in the API since CUDA 11.8.
+// LinkCreate calls cuLinkCreate, bound to the driver symbol cuLinkCreate_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuLinkCreate).
 func LinkCreate(numOptions uint32, options *CUjit_option, optionValues *unsafe.Pointer, stateOut *CUlinkState) error {
 	fn := proc(181)
@@ -2863,7 +2863,7 @@ func LinkCreate(numOptions uint32, options *CUjit_option, optionValues *unsafe.P
 	return resultError(CUresult(C.gocu_cuLinkCreate_v2(C.uintptr_t(fn), C.uint(numOptions), unsafe.Pointer(options), unsafe.Pointer(optionValues), unsafe.Pointer(stateOut))))
 }
 
-// LinkDestroy calls cuLinkDestroy, bound to the driver symbol cuLinkDestroy; in the API since CUDA 11.8.
+// LinkDestroy calls cuLinkDestroy, bound to the driver symbol cuLinkDestroy; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuLinkDestroy).
 func LinkDestroy(state CUlinkState) error {
 	fn := proc(182)
@@ -2873,7 +2873,7 @@ func LinkDestroy(state CUlinkState) error {
 	return resultError(CUresult(C.gocu_cuLinkDestroy(C.uintptr_t(fn), C.uintptr_t(state))))
 }
 
-// MemAddressFree calls cuMemAddressFree, bound to the driver symbol cuMemAddressFree; in the API since CUDA 11.8.
+// MemAddressFree calls cuMemAddressFree, bound to the driver symbol cuMemAddressFree; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemAddressFree).
 func MemAddressFree(ptr CUdeviceptr, size uint64) error {
 	fn := proc(183)
@@ -2883,7 +2883,7 @@ func MemAddressFree(ptr CUdeviceptr, size uint64) error {
 	return resultError(CUresult(C.gocu_cuMemAddressFree(C.uintptr_t(fn), C.ulonglong(ptr), C.ulong(size))))
 }
 
-// MemAddressReserve calls cuMemAddressReserve, bound to the driver symbol cuMemAddressReserve; in the API since CUDA 11.8.
+// MemAddressReserve calls cuMemAddressReserve, bound to the driver symbol cuMemAddressReserve; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemAddressReserve).
 func MemAddressReserve(ptr *CUdeviceptr, size uint64, alignment uint64, addr CUdeviceptr, flags uint64) error {
 	fn := proc(184)
@@ -2893,7 +2893,7 @@ func MemAddressReserve(ptr *CUdeviceptr, size uint64, alignment uint64, addr CUd
 	return resultError(CUresult(C.gocu_cuMemAddressReserve(C.uintptr_t(fn), unsafe.Pointer(ptr), C.ulong(size), C.ulong(alignment), C.ulonglong(addr), C.ulonglong(flags))))
 }
 
-// MemAdvise calls cuMemAdvise, bound to the driver symbol cuMemAdvise; in the API since CUDA 11.8.
+// MemAdvise calls cuMemAdvise, bound to the driver symbol cuMemAdvise; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemAdvise).
 func MemAdvise(devPtr CUdeviceptr, count uint64, advice CUmem_advise, device CUdevice) error {
 	fn := proc(185)
@@ -2903,7 +2903,7 @@ func MemAdvise(devPtr CUdeviceptr, count uint64, advice CUmem_advise, device CUd
 	return resultError(CUresult(C.gocu_cuMemAdvise(C.uintptr_t(fn), C.ulonglong(devPtr), C.ulong(count), C.int(advice), C.int(device))))
 }
 
-// MemAllocAsync calls cuMemAllocAsync, bound to the driver symbol cuMemAllocAsync; in the API since CUDA 11.8.
+// MemAllocAsync calls cuMemAllocAsync, bound to the driver symbol cuMemAllocAsync; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemAllocAsync).
 func MemAllocAsync(dptr *CUdeviceptr, bytesize uint64, hStream CUstream) error {
 	fn := proc(186)
@@ -2913,7 +2913,7 @@ func MemAllocAsync(dptr *CUdeviceptr, bytesize uint64, hStream CUstream) error {
 	return resultError(CUresult(C.gocu_cuMemAllocAsync(C.uintptr_t(fn), unsafe.Pointer(dptr), C.ulong(bytesize), C.uintptr_t(hStream))))
 }
 
-// MemAllocFromPoolAsync calls cuMemAllocFromPoolAsync, bound to the driver symbol cuMemAllocFromPoolAsync; in the API since CUDA 11.8.
+// MemAllocFromPoolAsync calls cuMemAllocFromPoolAsync, bound to the driver symbol cuMemAllocFromPoolAsync; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemAllocFromPoolAsync).
 func MemAllocFromPoolAsync(dptr *CUdeviceptr, bytesize uint64, pool CUmemoryPool, hStream CUstream) error {
 	fn := proc(187)
@@ -2923,7 +2923,7 @@ func MemAllocFromPoolAsync(dptr *CUdeviceptr, bytesize uint64, pool CUmemoryPool
 	return resultError(CUresult(C.gocu_cuMemAllocFromPoolAsync(C.uintptr_t(fn), unsafe.Pointer(dptr), C.ulong(bytesize), C.uintptr_t(pool), C.uintptr_t(hStream))))
 }
 
-// MemAllocHost calls cuMemAllocHost, bound to the driver symbol cuMemAllocHost_v2; in the API since CUDA 11.8.
+// MemAllocHost calls cuMemAllocHost, bound to the driver symbol cuMemAllocHost_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemAllocHost).
 func MemAllocHost(pp *unsafe.Pointer, bytesize uint64) error {
 	fn := proc(188)
@@ -2933,7 +2933,7 @@ func MemAllocHost(pp *unsafe.Pointer, bytesize uint64) error {
 	return resultError(CUresult(C.gocu_cuMemAllocHost_v2(C.uintptr_t(fn), unsafe.Pointer(pp), C.ulong(bytesize))))
 }
 
-// MemAllocManaged calls cuMemAllocManaged, bound to the driver symbol cuMemAllocManaged; in the API since CUDA 11.8.
+// MemAllocManaged calls cuMemAllocManaged, bound to the driver symbol cuMemAllocManaged; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemAllocManaged).
 func MemAllocManaged(dptr *CUdeviceptr, bytesize uint64, flags uint32) error {
 	fn := proc(189)
@@ -2943,7 +2943,7 @@ func MemAllocManaged(dptr *CUdeviceptr, bytesize uint64, flags uint32) error {
 	return resultError(CUresult(C.gocu_cuMemAllocManaged(C.uintptr_t(fn), unsafe.Pointer(dptr), C.ulong(bytesize), C.uint(flags))))
 }
 
-// MemAllocPitch calls cuMemAllocPitch, bound to the driver symbol cuMemAllocPitch_v2; in the API since CUDA 11.8.
+// MemAllocPitch calls cuMemAllocPitch, bound to the driver symbol cuMemAllocPitch_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemAllocPitch).
 func MemAllocPitch(dptr *CUdeviceptr, pPitch *uint64, WidthInBytes uint64, Height uint64, ElementSizeBytes uint32) error {
 	fn := proc(190)
@@ -2953,7 +2953,7 @@ func MemAllocPitch(dptr *CUdeviceptr, pPitch *uint64, WidthInBytes uint64, Heigh
 	return resultError(CUresult(C.gocu_cuMemAllocPitch_v2(C.uintptr_t(fn), unsafe.Pointer(dptr), unsafe.Pointer(pPitch), C.ulong(WidthInBytes), C.ulong(Height), C.uint(ElementSizeBytes))))
 }
 
-// MemAlloc calls cuMemAlloc, bound to the driver symbol cuMemAlloc_v2; in the API since CUDA 11.8.
+// MemAlloc calls cuMemAlloc, bound to the driver symbol cuMemAlloc_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemAlloc).
 func MemAlloc(dptr *CUdeviceptr, bytesize uint64) error {
 	fn := proc(191)
@@ -2963,7 +2963,7 @@ func MemAlloc(dptr *CUdeviceptr, bytesize uint64) error {
 	return resultError(CUresult(C.gocu_cuMemAlloc_v2(C.uintptr_t(fn), unsafe.Pointer(dptr), C.ulong(bytesize))))
 }
 
-// MemCreate calls cuMemCreate, bound to the driver symbol cuMemCreate; in the API since CUDA 11.8.
+// MemCreate calls cuMemCreate, bound to the driver symbol cuMemCreate; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemCreate).
 func MemCreate(handle *CUmemGenericAllocationHandle, size uint64, prop *CUmemAllocationProp, flags uint64) error {
 	fn := proc(192)
@@ -2973,7 +2973,7 @@ func MemCreate(handle *CUmemGenericAllocationHandle, size uint64, prop *CUmemAll
 	return resultError(CUresult(C.gocu_cuMemCreate(C.uintptr_t(fn), unsafe.Pointer(handle), C.ulong(size), unsafe.Pointer(prop), C.ulonglong(flags))))
 }
 
-// MemExportToShareableHandle calls cuMemExportToShareableHandle, bound to the driver symbol cuMemExportToShareableHandle; in the API since CUDA 11.8.
+// MemExportToShareableHandle calls cuMemExportToShareableHandle, bound to the driver symbol cuMemExportToShareableHandle; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemExportToShareableHandle).
 func MemExportToShareableHandle(shareableHandle unsafe.Pointer, handle CUmemGenericAllocationHandle, handleType CUmemAllocationHandleType, flags uint64) error {
 	fn := proc(193)
@@ -2983,7 +2983,7 @@ func MemExportToShareableHandle(shareableHandle unsafe.Pointer, handle CUmemGene
 	return resultError(CUresult(C.gocu_cuMemExportToShareableHandle(C.uintptr_t(fn), unsafe.Pointer(shareableHandle), C.ulonglong(handle), C.int(handleType), C.ulonglong(flags))))
 }
 
-// MemFreeAsync calls cuMemFreeAsync, bound to the driver symbol cuMemFreeAsync; in the API since CUDA 11.8.
+// MemFreeAsync calls cuMemFreeAsync, bound to the driver symbol cuMemFreeAsync; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemFreeAsync).
 func MemFreeAsync(dptr CUdeviceptr, hStream CUstream) error {
 	fn := proc(194)
@@ -2993,7 +2993,7 @@ func MemFreeAsync(dptr CUdeviceptr, hStream CUstream) error {
 	return resultError(CUresult(C.gocu_cuMemFreeAsync(C.uintptr_t(fn), C.ulonglong(dptr), C.uintptr_t(hStream))))
 }
 
-// MemFreeHost calls cuMemFreeHost, bound to the driver symbol cuMemFreeHost; in the API since CUDA 11.8.
+// MemFreeHost calls cuMemFreeHost, bound to the driver symbol cuMemFreeHost; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemFreeHost).
 func MemFreeHost(p unsafe.Pointer) error {
 	fn := proc(195)
@@ -3003,7 +3003,7 @@ func MemFreeHost(p unsafe.Pointer) error {
 	return resultError(CUresult(C.gocu_cuMemFreeHost(C.uintptr_t(fn), unsafe.Pointer(p))))
 }
 
-// MemFree calls cuMemFree, bound to the driver symbol cuMemFree_v2; in the API since CUDA 11.8.
+// MemFree calls cuMemFree, bound to the driver symbol cuMemFree_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemFree).
 func MemFree(dptr CUdeviceptr) error {
 	fn := proc(196)
@@ -3013,7 +3013,7 @@ func MemFree(dptr CUdeviceptr) error {
 	return resultError(CUresult(C.gocu_cuMemFree_v2(C.uintptr_t(fn), C.ulonglong(dptr))))
 }
 
-// MemGetAccess calls cuMemGetAccess, bound to the driver symbol cuMemGetAccess; in the API since CUDA 11.8.
+// MemGetAccess calls cuMemGetAccess, bound to the driver symbol cuMemGetAccess; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemGetAccess).
 func MemGetAccess(flags *uint64, location *CUmemLocation, ptr CUdeviceptr) error {
 	fn := proc(197)
@@ -3023,7 +3023,7 @@ func MemGetAccess(flags *uint64, location *CUmemLocation, ptr CUdeviceptr) error
 	return resultError(CUresult(C.gocu_cuMemGetAccess(C.uintptr_t(fn), unsafe.Pointer(flags), unsafe.Pointer(location), C.ulonglong(ptr))))
 }
 
-// MemGetAddressRange calls cuMemGetAddressRange, bound to the driver symbol cuMemGetAddressRange_v2; in the API since CUDA 11.8.
+// MemGetAddressRange calls cuMemGetAddressRange, bound to the driver symbol cuMemGetAddressRange_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemGetAddressRange).
 func MemGetAddressRange(pbase *CUdeviceptr, psize *uint64, dptr CUdeviceptr) error {
 	fn := proc(198)
@@ -3033,7 +3033,7 @@ func MemGetAddressRange(pbase *CUdeviceptr, psize *uint64, dptr CUdeviceptr) err
 	return resultError(CUresult(C.gocu_cuMemGetAddressRange_v2(C.uintptr_t(fn), unsafe.Pointer(pbase), unsafe.Pointer(psize), C.ulonglong(dptr))))
 }
 
-// MemGetAllocationGranularity calls cuMemGetAllocationGranularity, bound to the driver symbol cuMemGetAllocationGranularity; in the API since CUDA 11.8.
+// MemGetAllocationGranularity calls cuMemGetAllocationGranularity, bound to the driver symbol cuMemGetAllocationGranularity; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemGetAllocationGranularity).
 func MemGetAllocationGranularity(granularity *uint64, prop *CUmemAllocationProp, option CUmemAllocationGranularity_flags) error {
 	fn := proc(199)
@@ -3043,7 +3043,7 @@ func MemGetAllocationGranularity(granularity *uint64, prop *CUmemAllocationProp,
 	return resultError(CUresult(C.gocu_cuMemGetAllocationGranularity(C.uintptr_t(fn), unsafe.Pointer(granularity), unsafe.Pointer(prop), C.int(option))))
 }
 
-// MemGetAllocationPropertiesFromHandle calls cuMemGetAllocationPropertiesFromHandle, bound to the driver symbol cuMemGetAllocationPropertiesFromHandle; in the API since CUDA 11.8.
+// MemGetAllocationPropertiesFromHandle calls cuMemGetAllocationPropertiesFromHandle, bound to the driver symbol cuMemGetAllocationPropertiesFromHandle; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemGetAllocationPropertiesFromHandle).
 func MemGetAllocationPropertiesFromHandle(prop *CUmemAllocationProp, handle CUmemGenericAllocationHandle) error {
 	fn := proc(200)
@@ -3053,7 +3053,7 @@ func MemGetAllocationPropertiesFromHandle(prop *CUmemAllocationProp, handle CUme
 	return resultError(CUresult(C.gocu_cuMemGetAllocationPropertiesFromHandle(C.uintptr_t(fn), unsafe.Pointer(prop), C.ulonglong(handle))))
 }
 
-// MemGetHandleForAddressRange calls cuMemGetHandleForAddressRange, bound to the driver symbol cuMemGetHandleForAddressRange; in the API since CUDA 11.8.
+// MemGetHandleForAddressRange calls cuMemGetHandleForAddressRange, bound to the driver symbol cuMemGetHandleForAddressRange; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemGetHandleForAddressRange).
 func MemGetHandleForAddressRange(handle unsafe.Pointer, dptr CUdeviceptr, size uint64, handleType CUmemRangeHandleType, flags uint64) error {
 	fn := proc(201)
@@ -3063,7 +3063,7 @@ func MemGetHandleForAddressRange(handle unsafe.Pointer, dptr CUdeviceptr, size u
 	return resultError(CUresult(C.gocu_cuMemGetHandleForAddressRange(C.uintptr_t(fn), unsafe.Pointer(handle), C.ulonglong(dptr), C.ulong(size), C.int(handleType), C.ulonglong(flags))))
 }
 
-// MemGetInfo calls cuMemGetInfo, bound to the driver symbol cuMemGetInfo_v2; in the API since CUDA 11.8.
+// MemGetInfo calls cuMemGetInfo, bound to the driver symbol cuMemGetInfo_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemGetInfo).
 func MemGetInfo(free *uint64, total *uint64) error {
 	fn := proc(202)
@@ -3073,7 +3073,7 @@ func MemGetInfo(free *uint64, total *uint64) error {
 	return resultError(CUresult(C.gocu_cuMemGetInfo_v2(C.uintptr_t(fn), unsafe.Pointer(free), unsafe.Pointer(total))))
 }
 
-// MemHostAlloc calls cuMemHostAlloc, bound to the driver symbol cuMemHostAlloc; in the API since CUDA 11.8.
+// MemHostAlloc calls cuMemHostAlloc, bound to the driver symbol cuMemHostAlloc; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemHostAlloc).
 func MemHostAlloc(pp *unsafe.Pointer, bytesize uint64, Flags uint32) error {
 	fn := proc(203)
@@ -3083,7 +3083,7 @@ func MemHostAlloc(pp *unsafe.Pointer, bytesize uint64, Flags uint32) error {
 	return resultError(CUresult(C.gocu_cuMemHostAlloc(C.uintptr_t(fn), unsafe.Pointer(pp), C.ulong(bytesize), C.uint(Flags))))
 }
 
-// MemHostGetDevicePointer calls cuMemHostGetDevicePointer, bound to the driver symbol cuMemHostGetDevicePointer_v2; in the API since CUDA 11.8.
+// MemHostGetDevicePointer calls cuMemHostGetDevicePointer, bound to the driver symbol cuMemHostGetDevicePointer_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemHostGetDevicePointer).
 func MemHostGetDevicePointer(pdptr *CUdeviceptr, p unsafe.Pointer, Flags uint32) error {
 	fn := proc(204)
@@ -3093,7 +3093,7 @@ func MemHostGetDevicePointer(pdptr *CUdeviceptr, p unsafe.Pointer, Flags uint32)
 	return resultError(CUresult(C.gocu_cuMemHostGetDevicePointer_v2(C.uintptr_t(fn), unsafe.Pointer(pdptr), unsafe.Pointer(p), C.uint(Flags))))
 }
 
-// MemHostGetFlags calls cuMemHostGetFlags, bound to the driver symbol cuMemHostGetFlags; in the API since CUDA 11.8.
+// MemHostGetFlags calls cuMemHostGetFlags, bound to the driver symbol cuMemHostGetFlags; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemHostGetFlags).
 func MemHostGetFlags(pFlags *uint32, p unsafe.Pointer) error {
 	fn := proc(205)
@@ -3103,7 +3103,7 @@ func MemHostGetFlags(pFlags *uint32, p unsafe.Pointer) error {
 	return resultError(CUresult(C.gocu_cuMemHostGetFlags(C.uintptr_t(fn), unsafe.Pointer(pFlags), unsafe.Pointer(p))))
 }
 
-// MemHostRegister calls cuMemHostRegister, bound to the driver symbol cuMemHostRegister_v2; in the API since CUDA 11.8.
+// MemHostRegister calls cuMemHostRegister, bound to the driver symbol cuMemHostRegister_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemHostRegister).
 func MemHostRegister(p unsafe.Pointer, bytesize uint64, Flags uint32) error {
 	fn := proc(206)
@@ -3113,7 +3113,7 @@ func MemHostRegister(p unsafe.Pointer, bytesize uint64, Flags uint32) error {
 	return resultError(CUresult(C.gocu_cuMemHostRegister_v2(C.uintptr_t(fn), unsafe.Pointer(p), C.ulong(bytesize), C.uint(Flags))))
 }
 
-// MemHostUnregister calls cuMemHostUnregister, bound to the driver symbol cuMemHostUnregister; in the API since CUDA 11.8.
+// MemHostUnregister calls cuMemHostUnregister, bound to the driver symbol cuMemHostUnregister; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemHostUnregister).
 func MemHostUnregister(p unsafe.Pointer) error {
 	fn := proc(207)
@@ -3123,7 +3123,7 @@ func MemHostUnregister(p unsafe.Pointer) error {
 	return resultError(CUresult(C.gocu_cuMemHostUnregister(C.uintptr_t(fn), unsafe.Pointer(p))))
 }
 
-// MemImportFromShareableHandle calls cuMemImportFromShareableHandle, bound to the driver symbol cuMemImportFromShareableHandle; in the API since CUDA 11.8.
+// MemImportFromShareableHandle calls cuMemImportFromShareableHandle, bound to the driver symbol cuMemImportFromShareableHandle; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemImportFromShareableHandle).
 func MemImportFromShareableHandle(handle *CUmemGenericAllocationHandle, osHandle unsafe.Pointer, shHandleType CUmemAllocationHandleType) error {
 	fn := proc(208)
@@ -3133,7 +3133,7 @@ func MemImportFromShareableHandle(handle *CUmemGenericAllocationHandle, osHandle
 	return resultError(CUresult(C.gocu_cuMemImportFromShareableHandle(C.uintptr_t(fn), unsafe.Pointer(handle), unsafe.Pointer(osHandle), C.int(shHandleType))))
 }
 
-// MemMap calls cuMemMap, bound to the driver symbol cuMemMap; in the API since CUDA 11.8.
+// MemMap calls cuMemMap, bound to the driver symbol cuMemMap; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemMap).
 func MemMap(ptr CUdeviceptr, size uint64, offset uint64, handle CUmemGenericAllocationHandle, flags uint64) error {
 	fn := proc(209)
@@ -3143,7 +3143,7 @@ func MemMap(ptr CUdeviceptr, size uint64, offset uint64, handle CUmemGenericAllo
 	return resultError(CUresult(C.gocu_cuMemMap(C.uintptr_t(fn), C.ulonglong(ptr), C.ulong(size), C.ulong(offset), C.ulonglong(handle), C.ulonglong(flags))))
 }
 
-// MemMapArrayAsync calls cuMemMapArrayAsync, bound to the driver symbol cuMemMapArrayAsync; in the API since CUDA 11.8.
+// MemMapArrayAsync calls cuMemMapArrayAsync, bound to the driver symbol cuMemMapArrayAsync; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemMapArrayAsync).
 func MemMapArrayAsync(mapInfoList *CUarrayMapInfo, count uint32, hStream CUstream) error {
 	fn := proc(210)
@@ -3153,7 +3153,7 @@ func MemMapArrayAsync(mapInfoList *CUarrayMapInfo, count uint32, hStream CUstrea
 	return resultError(CUresult(C.gocu_cuMemMapArrayAsync(C.uintptr_t(fn), unsafe.Pointer(mapInfoList), C.uint(count), C.uintptr_t(hStream))))
 }
 
-// MemPoolCreate calls cuMemPoolCreate, bound to the driver symbol cuMemPoolCreate; in the API since CUDA 11.8.
+// MemPoolCreate calls cuMemPoolCreate, bound to the driver symbol cuMemPoolCreate; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemPoolCreate).
 func MemPoolCreate(pool *CUmemoryPool, poolProps *CUmemPoolProps) error {
 	fn := proc(211)
@@ -3163,7 +3163,7 @@ func MemPoolCreate(pool *CUmemoryPool, poolProps *CUmemPoolProps) error {
 	return resultError(CUresult(C.gocu_cuMemPoolCreate(C.uintptr_t(fn), unsafe.Pointer(pool), unsafe.Pointer(poolProps))))
 }
 
-// MemPoolDestroy calls cuMemPoolDestroy, bound to the driver symbol cuMemPoolDestroy; in the API since CUDA 11.8.
+// MemPoolDestroy calls cuMemPoolDestroy, bound to the driver symbol cuMemPoolDestroy; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemPoolDestroy).
 func MemPoolDestroy(pool CUmemoryPool) error {
 	fn := proc(212)
@@ -3173,7 +3173,7 @@ func MemPoolDestroy(pool CUmemoryPool) error {
 	return resultError(CUresult(C.gocu_cuMemPoolDestroy(C.uintptr_t(fn), C.uintptr_t(pool))))
 }
 
-// MemPoolExportPointer calls cuMemPoolExportPointer, bound to the driver symbol cuMemPoolExportPointer; in the API since CUDA 11.8.
+// MemPoolExportPointer calls cuMemPoolExportPointer, bound to the driver symbol cuMemPoolExportPointer; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemPoolExportPointer).
 func MemPoolExportPointer(shareData_out *CUmemPoolPtrExportData, ptr CUdeviceptr) error {
 	fn := proc(213)
@@ -3183,7 +3183,7 @@ func MemPoolExportPointer(shareData_out *CUmemPoolPtrExportData, ptr CUdeviceptr
 	return resultError(CUresult(C.gocu_cuMemPoolExportPointer(C.uintptr_t(fn), unsafe.Pointer(shareData_out), C.ulonglong(ptr))))
 }
 
-// MemPoolExportToShareableHandle calls cuMemPoolExportToShareableHandle, bound to the driver symbol cuMemPoolExportToShareableHandle; in the API since CUDA 11.8.
+// MemPoolExportToShareableHandle calls cuMemPoolExportToShareableHandle, bound to the driver symbol cuMemPoolExportToShareableHandle; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemPoolExportToShareableHandle).
 func MemPoolExportToShareableHandle(handle_out unsafe.Pointer, pool CUmemoryPool, handleType CUmemAllocationHandleType, flags uint64) error {
 	fn := proc(214)
@@ -3193,7 +3193,7 @@ func MemPoolExportToShareableHandle(handle_out unsafe.Pointer, pool CUmemoryPool
 	return resultError(CUresult(C.gocu_cuMemPoolExportToShareableHandle(C.uintptr_t(fn), unsafe.Pointer(handle_out), C.uintptr_t(pool), C.int(handleType), C.ulonglong(flags))))
 }
 
-// MemPoolGetAccess calls cuMemPoolGetAccess, bound to the driver symbol cuMemPoolGetAccess; in the API since CUDA 11.8.
+// MemPoolGetAccess calls cuMemPoolGetAccess, bound to the driver symbol cuMemPoolGetAccess; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemPoolGetAccess).
 func MemPoolGetAccess(flags *CUmemAccess_flags, memPool CUmemoryPool, location *CUmemLocation) error {
 	fn := proc(215)
@@ -3203,7 +3203,7 @@ func MemPoolGetAccess(flags *CUmemAccess_flags, memPool CUmemoryPool, location *
 	return resultError(CUresult(C.gocu_cuMemPoolGetAccess(C.uintptr_t(fn), unsafe.Pointer(flags), C.uintptr_t(memPool), unsafe.Pointer(location))))
 }
 
-// MemPoolGetAttribute calls cuMemPoolGetAttribute, bound to the driver symbol cuMemPoolGetAttribute; in the API since CUDA 11.8.
+// MemPoolGetAttribute calls cuMemPoolGetAttribute, bound to the driver symbol cuMemPoolGetAttribute; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemPoolGetAttribute).
 func MemPoolGetAttribute(pool CUmemoryPool, attr CUmemPool_attribute, value unsafe.Pointer) error {
 	fn := proc(216)
@@ -3213,7 +3213,7 @@ func MemPoolGetAttribute(pool CUmemoryPool, attr CUmemPool_attribute, value unsa
 	return resultError(CUresult(C.gocu_cuMemPoolGetAttribute(C.uintptr_t(fn), C.uintptr_t(pool), C.int(attr), unsafe.Pointer(value))))
 }
 
-// MemPoolImportFromShareableHandle calls cuMemPoolImportFromShareableHandle, bound to the driver symbol cuMemPoolImportFromShareableHandle; in the API since CUDA 11.8.
+// MemPoolImportFromShareableHandle calls cuMemPoolImportFromShareableHandle, bound to the driver symbol cuMemPoolImportFromShareableHandle; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemPoolImportFromShareableHandle).
 func MemPoolImportFromShareableHandle(pool_out *CUmemoryPool, handle unsafe.Pointer, handleType CUmemAllocationHandleType, flags uint64) error {
 	fn := proc(217)
@@ -3223,7 +3223,7 @@ func MemPoolImportFromShareableHandle(pool_out *CUmemoryPool, handle unsafe.Poin
 	return resultError(CUresult(C.gocu_cuMemPoolImportFromShareableHandle(C.uintptr_t(fn), unsafe.Pointer(pool_out), unsafe.Pointer(handle), C.int(handleType), C.ulonglong(flags))))
 }
 
-// MemPoolImportPointer calls cuMemPoolImportPointer, bound to the driver symbol cuMemPoolImportPointer; in the API since CUDA 11.8.
+// MemPoolImportPointer calls cuMemPoolImportPointer, bound to the driver symbol cuMemPoolImportPointer; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemPoolImportPointer).
 func MemPoolImportPointer(ptr_out *CUdeviceptr, pool CUmemoryPool, shareData *CUmemPoolPtrExportData) error {
 	fn := proc(218)
@@ -3233,7 +3233,7 @@ func MemPoolImportPointer(ptr_out *CUdeviceptr, pool CUmemoryPool, shareData *CU
 	return resultError(CUresult(C.gocu_cuMemPoolImportPointer(C.uintptr_t(fn), unsafe.Pointer(ptr_out), C.uintptr_t(pool), unsafe.Pointer(shareData))))
 }
 
-// MemPoolSetAccess calls cuMemPoolSetAccess, bound to the driver symbol cuMemPoolSetAccess; in the API since CUDA 11.8.
+// MemPoolSetAccess calls cuMemPoolSetAccess, bound to the driver symbol cuMemPoolSetAccess; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemPoolSetAccess).
 func MemPoolSetAccess(pool CUmemoryPool, map_ *CUmemAccessDesc, count uint64) error {
 	fn := proc(219)
@@ -3243,7 +3243,7 @@ func MemPoolSetAccess(pool CUmemoryPool, map_ *CUmemAccessDesc, count uint64) er
 	return resultError(CUresult(C.gocu_cuMemPoolSetAccess(C.uintptr_t(fn), C.uintptr_t(pool), unsafe.Pointer(map_), C.ulong(count))))
 }
 
-// MemPoolSetAttribute calls cuMemPoolSetAttribute, bound to the driver symbol cuMemPoolSetAttribute; in the API since CUDA 11.8.
+// MemPoolSetAttribute calls cuMemPoolSetAttribute, bound to the driver symbol cuMemPoolSetAttribute; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemPoolSetAttribute).
 func MemPoolSetAttribute(pool CUmemoryPool, attr CUmemPool_attribute, value unsafe.Pointer) error {
 	fn := proc(220)
@@ -3253,7 +3253,7 @@ func MemPoolSetAttribute(pool CUmemoryPool, attr CUmemPool_attribute, value unsa
 	return resultError(CUresult(C.gocu_cuMemPoolSetAttribute(C.uintptr_t(fn), C.uintptr_t(pool), C.int(attr), unsafe.Pointer(value))))
 }
 
-// MemPoolTrimTo calls cuMemPoolTrimTo, bound to the driver symbol cuMemPoolTrimTo; in the API since CUDA 11.8.
+// MemPoolTrimTo calls cuMemPoolTrimTo, bound to the driver symbol cuMemPoolTrimTo; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemPoolTrimTo).
 func MemPoolTrimTo(pool CUmemoryPool, minBytesToKeep uint64) error {
 	fn := proc(221)
@@ -3263,7 +3263,7 @@ func MemPoolTrimTo(pool CUmemoryPool, minBytesToKeep uint64) error {
 	return resultError(CUresult(C.gocu_cuMemPoolTrimTo(C.uintptr_t(fn), C.uintptr_t(pool), C.ulong(minBytesToKeep))))
 }
 
-// MemPrefetchAsync calls cuMemPrefetchAsync, bound to the driver symbol cuMemPrefetchAsync; in the API since CUDA 11.8.
+// MemPrefetchAsync calls cuMemPrefetchAsync, bound to the driver symbol cuMemPrefetchAsync; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemPrefetchAsync).
 func MemPrefetchAsync(devPtr CUdeviceptr, count uint64, dstDevice CUdevice, hStream CUstream) error {
 	fn := proc(222)
@@ -3273,7 +3273,7 @@ func MemPrefetchAsync(devPtr CUdeviceptr, count uint64, dstDevice CUdevice, hStr
 	return resultError(CUresult(C.gocu_cuMemPrefetchAsync(C.uintptr_t(fn), C.ulonglong(devPtr), C.ulong(count), C.int(dstDevice), C.uintptr_t(hStream))))
 }
 
-// MemRangeGetAttribute calls cuMemRangeGetAttribute, bound to the driver symbol cuMemRangeGetAttribute; in the API since CUDA 11.8.
+// MemRangeGetAttribute calls cuMemRangeGetAttribute, bound to the driver symbol cuMemRangeGetAttribute; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemRangeGetAttribute).
 func MemRangeGetAttribute(data unsafe.Pointer, dataSize uint64, attribute CUmem_range_attribute, devPtr CUdeviceptr, count uint64) error {
 	fn := proc(223)
@@ -3283,7 +3283,7 @@ func MemRangeGetAttribute(data unsafe.Pointer, dataSize uint64, attribute CUmem_
 	return resultError(CUresult(C.gocu_cuMemRangeGetAttribute(C.uintptr_t(fn), unsafe.Pointer(data), C.ulong(dataSize), C.int(attribute), C.ulonglong(devPtr), C.ulong(count))))
 }
 
-// MemRangeGetAttributes calls cuMemRangeGetAttributes, bound to the driver symbol cuMemRangeGetAttributes; in the API since CUDA 11.8.
+// MemRangeGetAttributes calls cuMemRangeGetAttributes, bound to the driver symbol cuMemRangeGetAttributes; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemRangeGetAttributes).
 func MemRangeGetAttributes(data *unsafe.Pointer, dataSizes *uint64, attributes *CUmem_range_attribute, numAttributes uint64, devPtr CUdeviceptr, count uint64) error {
 	fn := proc(224)
@@ -3293,7 +3293,7 @@ func MemRangeGetAttributes(data *unsafe.Pointer, dataSizes *uint64, attributes *
 	return resultError(CUresult(C.gocu_cuMemRangeGetAttributes(C.uintptr_t(fn), unsafe.Pointer(data), unsafe.Pointer(dataSizes), unsafe.Pointer(attributes), C.ulong(numAttributes), C.ulonglong(devPtr), C.ulong(count))))
 }
 
-// MemRelease calls cuMemRelease, bound to the driver symbol cuMemRelease; in the API since CUDA 11.8.
+// MemRelease calls cuMemRelease, bound to the driver symbol cuMemRelease; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemRelease).
 func MemRelease(handle CUmemGenericAllocationHandle) error {
 	fn := proc(225)
@@ -3303,7 +3303,7 @@ func MemRelease(handle CUmemGenericAllocationHandle) error {
 	return resultError(CUresult(C.gocu_cuMemRelease(C.uintptr_t(fn), C.ulonglong(handle))))
 }
 
-// MemRetainAllocationHandle calls cuMemRetainAllocationHandle, bound to the driver symbol cuMemRetainAllocationHandle; in the API since CUDA 11.8.
+// MemRetainAllocationHandle calls cuMemRetainAllocationHandle, bound to the driver symbol cuMemRetainAllocationHandle; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemRetainAllocationHandle).
 func MemRetainAllocationHandle(handle *CUmemGenericAllocationHandle, addr unsafe.Pointer) error {
 	fn := proc(226)
@@ -3313,7 +3313,7 @@ func MemRetainAllocationHandle(handle *CUmemGenericAllocationHandle, addr unsafe
 	return resultError(CUresult(C.gocu_cuMemRetainAllocationHandle(C.uintptr_t(fn), unsafe.Pointer(handle), unsafe.Pointer(addr))))
 }
 
-// MemSetAccess calls cuMemSetAccess, bound to the driver symbol cuMemSetAccess; in the API since CUDA 11.8.
+// MemSetAccess calls cuMemSetAccess, bound to the driver symbol cuMemSetAccess; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemSetAccess).
 func MemSetAccess(ptr CUdeviceptr, size uint64, desc *CUmemAccessDesc, count uint64) error {
 	fn := proc(227)
@@ -3323,7 +3323,7 @@ func MemSetAccess(ptr CUdeviceptr, size uint64, desc *CUmemAccessDesc, count uin
 	return resultError(CUresult(C.gocu_cuMemSetAccess(C.uintptr_t(fn), C.ulonglong(ptr), C.ulong(size), unsafe.Pointer(desc), C.ulong(count))))
 }
 
-// MemUnmap calls cuMemUnmap, bound to the driver symbol cuMemUnmap; in the API since CUDA 11.8.
+// MemUnmap calls cuMemUnmap, bound to the driver symbol cuMemUnmap; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemUnmap).
 func MemUnmap(ptr CUdeviceptr, size uint64) error {
 	fn := proc(228)
@@ -3333,7 +3333,7 @@ func MemUnmap(ptr CUdeviceptr, size uint64) error {
 	return resultError(CUresult(C.gocu_cuMemUnmap(C.uintptr_t(fn), C.ulonglong(ptr), C.ulong(size))))
 }
 
-// Memcpy calls cuMemcpy, bound to the driver symbol cuMemcpy; in the API since CUDA 11.8.
+// Memcpy calls cuMemcpy, bound to the driver symbol cuMemcpy; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemcpy).
 func Memcpy(dst CUdeviceptr, src CUdeviceptr, ByteCount uint64) error {
 	fn := proc(229)
@@ -3343,7 +3343,7 @@ func Memcpy(dst CUdeviceptr, src CUdeviceptr, ByteCount uint64) error {
 	return resultError(CUresult(C.gocu_cuMemcpy(C.uintptr_t(fn), C.ulonglong(dst), C.ulonglong(src), C.ulong(ByteCount))))
 }
 
-// Memcpy2DAsync calls cuMemcpy2DAsync, bound to the driver symbol cuMemcpy2DAsync_v2; in the API since CUDA 11.8.
+// Memcpy2DAsync calls cuMemcpy2DAsync, bound to the driver symbol cuMemcpy2DAsync_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemcpy2DAsync).
 func Memcpy2DAsync(pCopy *CUDA_MEMCPY2D, hStream CUstream) error {
 	fn := proc(230)
@@ -3353,7 +3353,7 @@ func Memcpy2DAsync(pCopy *CUDA_MEMCPY2D, hStream CUstream) error {
 	return resultError(CUresult(C.gocu_cuMemcpy2DAsync_v2(C.uintptr_t(fn), unsafe.Pointer(pCopy), C.uintptr_t(hStream))))
 }
 
-// Memcpy2DUnaligned calls cuMemcpy2DUnaligned, bound to the driver symbol cuMemcpy2DUnaligned_v2; in the API since CUDA 11.8.
+// Memcpy2DUnaligned calls cuMemcpy2DUnaligned, bound to the driver symbol cuMemcpy2DUnaligned_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemcpy2DUnaligned).
 func Memcpy2DUnaligned(pCopy *CUDA_MEMCPY2D) error {
 	fn := proc(231)
@@ -3363,7 +3363,7 @@ func Memcpy2DUnaligned(pCopy *CUDA_MEMCPY2D) error {
 	return resultError(CUresult(C.gocu_cuMemcpy2DUnaligned_v2(C.uintptr_t(fn), unsafe.Pointer(pCopy))))
 }
 
-// Memcpy2D calls cuMemcpy2D, bound to the driver symbol cuMemcpy2D_v2; in the API since CUDA 11.8.
+// Memcpy2D calls cuMemcpy2D, bound to the driver symbol cuMemcpy2D_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemcpy2D).
 func Memcpy2D(pCopy *CUDA_MEMCPY2D) error {
 	fn := proc(232)
@@ -3373,7 +3373,7 @@ func Memcpy2D(pCopy *CUDA_MEMCPY2D) error {
 	return resultError(CUresult(C.gocu_cuMemcpy2D_v2(C.uintptr_t(fn), unsafe.Pointer(pCopy))))
 }
 
-// Memcpy3DAsync calls cuMemcpy3DAsync, bound to the driver symbol cuMemcpy3DAsync_v2; in the API since CUDA 11.8.
+// Memcpy3DAsync calls cuMemcpy3DAsync, bound to the driver symbol cuMemcpy3DAsync_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemcpy3DAsync).
 func Memcpy3DAsync(pCopy *CUDA_MEMCPY3D, hStream CUstream) error {
 	fn := proc(233)
@@ -3383,7 +3383,7 @@ func Memcpy3DAsync(pCopy *CUDA_MEMCPY3D, hStream CUstream) error {
 	return resultError(CUresult(C.gocu_cuMemcpy3DAsync_v2(C.uintptr_t(fn), unsafe.Pointer(pCopy), C.uintptr_t(hStream))))
 }
 
-// Memcpy3DPeer calls cuMemcpy3DPeer, bound to the driver symbol cuMemcpy3DPeer; in the API since CUDA 11.8.
+// Memcpy3DPeer calls cuMemcpy3DPeer, bound to the driver symbol cuMemcpy3DPeer; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemcpy3DPeer).
 func Memcpy3DPeer(pCopy *CUDA_MEMCPY3D_PEER) error {
 	fn := proc(234)
@@ -3393,7 +3393,7 @@ func Memcpy3DPeer(pCopy *CUDA_MEMCPY3D_PEER) error {
 	return resultError(CUresult(C.gocu_cuMemcpy3DPeer(C.uintptr_t(fn), unsafe.Pointer(pCopy))))
 }
 
-// Memcpy3DPeerAsync calls cuMemcpy3DPeerAsync, bound to the driver symbol cuMemcpy3DPeerAsync; in the API since CUDA 11.8.
+// Memcpy3DPeerAsync calls cuMemcpy3DPeerAsync, bound to the driver symbol cuMemcpy3DPeerAsync; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemcpy3DPeerAsync).
 func Memcpy3DPeerAsync(pCopy *CUDA_MEMCPY3D_PEER, hStream CUstream) error {
 	fn := proc(235)
@@ -3403,7 +3403,7 @@ func Memcpy3DPeerAsync(pCopy *CUDA_MEMCPY3D_PEER, hStream CUstream) error {
 	return resultError(CUresult(C.gocu_cuMemcpy3DPeerAsync(C.uintptr_t(fn), unsafe.Pointer(pCopy), C.uintptr_t(hStream))))
 }
 
-// Memcpy3D calls cuMemcpy3D, bound to the driver symbol cuMemcpy3D_v2; in the API since CUDA 11.8.
+// Memcpy3D calls cuMemcpy3D, bound to the driver symbol cuMemcpy3D_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemcpy3D).
 func Memcpy3D(pCopy *CUDA_MEMCPY3D) error {
 	fn := proc(236)
@@ -3413,7 +3413,7 @@ func Memcpy3D(pCopy *CUDA_MEMCPY3D) error {
 	return resultError(CUresult(C.gocu_cuMemcpy3D_v2(C.uintptr_t(fn), unsafe.Pointer(pCopy))))
 }
 
-// MemcpyAsync calls cuMemcpyAsync, bound to the driver symbol cuMemcpyAsync; in the API since CUDA 11.8.
+// MemcpyAsync calls cuMemcpyAsync, bound to the driver symbol cuMemcpyAsync; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemcpyAsync).
 func MemcpyAsync(dst CUdeviceptr, src CUdeviceptr, ByteCount uint64, hStream CUstream) error {
 	fn := proc(237)
@@ -3423,7 +3423,7 @@ func MemcpyAsync(dst CUdeviceptr, src CUdeviceptr, ByteCount uint64, hStream CUs
 	return resultError(CUresult(C.gocu_cuMemcpyAsync(C.uintptr_t(fn), C.ulonglong(dst), C.ulonglong(src), C.ulong(ByteCount), C.uintptr_t(hStream))))
 }
 
-// MemcpyAtoA calls cuMemcpyAtoA, bound to the driver symbol cuMemcpyAtoA_v2; in the API since CUDA 11.8.
+// MemcpyAtoA calls cuMemcpyAtoA, bound to the driver symbol cuMemcpyAtoA_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemcpyAtoA).
 func MemcpyAtoA(dstArray CUarray, dstOffset uint64, srcArray CUarray, srcOffset uint64, ByteCount uint64) error {
 	fn := proc(238)
@@ -3433,7 +3433,7 @@ func MemcpyAtoA(dstArray CUarray, dstOffset uint64, srcArray CUarray, srcOffset 
 	return resultError(CUresult(C.gocu_cuMemcpyAtoA_v2(C.uintptr_t(fn), C.uintptr_t(dstArray), C.ulong(dstOffset), C.uintptr_t(srcArray), C.ulong(srcOffset), C.ulong(ByteCount))))
 }
 
-// MemcpyAtoD calls cuMemcpyAtoD, bound to the driver symbol cuMemcpyAtoD_v2; in the API since CUDA 11.8.
+// MemcpyAtoD calls cuMemcpyAtoD, bound to the driver symbol cuMemcpyAtoD_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemcpyAtoD).
 func MemcpyAtoD(dstDevice CUdeviceptr, srcArray CUarray, srcOffset uint64, ByteCount uint64) error {
 	fn := proc(239)
@@ -3443,7 +3443,7 @@ func MemcpyAtoD(dstDevice CUdeviceptr, srcArray CUarray, srcOffset uint64, ByteC
 	return resultError(CUresult(C.gocu_cuMemcpyAtoD_v2(C.uintptr_t(fn), C.ulonglong(dstDevice), C.uintptr_t(srcArray), C.ulong(srcOffset), C.ulong(ByteCount))))
 }
 
-// MemcpyAtoHAsync calls cuMemcpyAtoHAsync, bound to the driver symbol cuMemcpyAtoHAsync_v2; in the API since CUDA 11.8.
+// MemcpyAtoHAsync calls cuMemcpyAtoHAsync, bound to the driver symbol cuMemcpyAtoHAsync_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemcpyAtoHAsync).
 func MemcpyAtoHAsync(dstHost unsafe.Pointer, srcArray CUarray, srcOffset uint64, ByteCount uint64, hStream CUstream) error {
 	fn := proc(240)
@@ -3453,7 +3453,7 @@ func MemcpyAtoHAsync(dstHost unsafe.Pointer, srcArray CUarray, srcOffset uint64,
 	return resultError(CUresult(C.gocu_cuMemcpyAtoHAsync_v2(C.uintptr_t(fn), unsafe.Pointer(dstHost), C.uintptr_t(srcArray), C.ulong(srcOffset), C.ulong(ByteCount), C.uintptr_t(hStream))))
 }
 
-// MemcpyAtoH calls cuMemcpyAtoH, bound to the driver symbol cuMemcpyAtoH_v2; in the API since CUDA 11.8.
+// MemcpyAtoH calls cuMemcpyAtoH, bound to the driver symbol cuMemcpyAtoH_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemcpyAtoH).
 func MemcpyAtoH(dstHost unsafe.Pointer, srcArray CUarray, srcOffset uint64, ByteCount uint64) error {
 	fn := proc(241)
@@ -3463,7 +3463,7 @@ func MemcpyAtoH(dstHost unsafe.Pointer, srcArray CUarray, srcOffset uint64, Byte
 	return resultError(CUresult(C.gocu_cuMemcpyAtoH_v2(C.uintptr_t(fn), unsafe.Pointer(dstHost), C.uintptr_t(srcArray), C.ulong(srcOffset), C.ulong(ByteCount))))
 }
 
-// MemcpyDtoA calls cuMemcpyDtoA, bound to the driver symbol cuMemcpyDtoA_v2; in the API since CUDA 11.8.
+// MemcpyDtoA calls cuMemcpyDtoA, bound to the driver symbol cuMemcpyDtoA_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemcpyDtoA).
 func MemcpyDtoA(dstArray CUarray, dstOffset uint64, srcDevice CUdeviceptr, ByteCount uint64) error {
 	fn := proc(242)
@@ -3473,7 +3473,7 @@ func MemcpyDtoA(dstArray CUarray, dstOffset uint64, srcDevice CUdeviceptr, ByteC
 	return resultError(CUresult(C.gocu_cuMemcpyDtoA_v2(C.uintptr_t(fn), C.uintptr_t(dstArray), C.ulong(dstOffset), C.ulonglong(srcDevice), C.ulong(ByteCount))))
 }
 
-// MemcpyDtoDAsync calls cuMemcpyDtoDAsync, bound to the driver symbol cuMemcpyDtoDAsync_v2; in the API since CUDA 11.8.
+// MemcpyDtoDAsync calls cuMemcpyDtoDAsync, bound to the driver symbol cuMemcpyDtoDAsync_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemcpyDtoDAsync).
 func MemcpyDtoDAsync(dstDevice CUdeviceptr, srcDevice CUdeviceptr, ByteCount uint64, hStream CUstream) error {
 	fn := proc(243)
@@ -3483,7 +3483,7 @@ func MemcpyDtoDAsync(dstDevice CUdeviceptr, srcDevice CUdeviceptr, ByteCount uin
 	return resultError(CUresult(C.gocu_cuMemcpyDtoDAsync_v2(C.uintptr_t(fn), C.ulonglong(dstDevice), C.ulonglong(srcDevice), C.ulong(ByteCount), C.uintptr_t(hStream))))
 }
 
-// MemcpyDtoD calls cuMemcpyDtoD, bound to the driver symbol cuMemcpyDtoD_v2; in the API since CUDA 11.8.
+// MemcpyDtoD calls cuMemcpyDtoD, bound to the driver symbol cuMemcpyDtoD_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemcpyDtoD).
 func MemcpyDtoD(dstDevice CUdeviceptr, srcDevice CUdeviceptr, ByteCount uint64) error {
 	fn := proc(244)
@@ -3493,7 +3493,7 @@ func MemcpyDtoD(dstDevice CUdeviceptr, srcDevice CUdeviceptr, ByteCount uint64) 
 	return resultError(CUresult(C.gocu_cuMemcpyDtoD_v2(C.uintptr_t(fn), C.ulonglong(dstDevice), C.ulonglong(srcDevice), C.ulong(ByteCount))))
 }
 
-// MemcpyDtoHAsync calls cuMemcpyDtoHAsync, bound to the driver symbol cuMemcpyDtoHAsync_v2; in the API since CUDA 11.8.
+// MemcpyDtoHAsync calls cuMemcpyDtoHAsync, bound to the driver symbol cuMemcpyDtoHAsync_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemcpyDtoHAsync).
 func MemcpyDtoHAsync(dstHost unsafe.Pointer, srcDevice CUdeviceptr, ByteCount uint64, hStream CUstream) error {
 	fn := proc(245)
@@ -3503,7 +3503,7 @@ func MemcpyDtoHAsync(dstHost unsafe.Pointer, srcDevice CUdeviceptr, ByteCount ui
 	return resultError(CUresult(C.gocu_cuMemcpyDtoHAsync_v2(C.uintptr_t(fn), unsafe.Pointer(dstHost), C.ulonglong(srcDevice), C.ulong(ByteCount), C.uintptr_t(hStream))))
 }
 
-// MemcpyDtoH calls cuMemcpyDtoH, bound to the driver symbol cuMemcpyDtoH_v2; in the API since CUDA 11.8.
+// MemcpyDtoH calls cuMemcpyDtoH, bound to the driver symbol cuMemcpyDtoH_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemcpyDtoH).
 func MemcpyDtoH(dstHost unsafe.Pointer, srcDevice CUdeviceptr, ByteCount uint64) error {
 	fn := proc(246)
@@ -3513,7 +3513,7 @@ func MemcpyDtoH(dstHost unsafe.Pointer, srcDevice CUdeviceptr, ByteCount uint64)
 	return resultError(CUresult(C.gocu_cuMemcpyDtoH_v2(C.uintptr_t(fn), unsafe.Pointer(dstHost), C.ulonglong(srcDevice), C.ulong(ByteCount))))
 }
 
-// MemcpyHtoAAsync calls cuMemcpyHtoAAsync, bound to the driver symbol cuMemcpyHtoAAsync_v2; in the API since CUDA 11.8.
+// MemcpyHtoAAsync calls cuMemcpyHtoAAsync, bound to the driver symbol cuMemcpyHtoAAsync_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemcpyHtoAAsync).
 func MemcpyHtoAAsync(dstArray CUarray, dstOffset uint64, srcHost unsafe.Pointer, ByteCount uint64, hStream CUstream) error {
 	fn := proc(247)
@@ -3523,7 +3523,7 @@ func MemcpyHtoAAsync(dstArray CUarray, dstOffset uint64, srcHost unsafe.Pointer,
 	return resultError(CUresult(C.gocu_cuMemcpyHtoAAsync_v2(C.uintptr_t(fn), C.uintptr_t(dstArray), C.ulong(dstOffset), unsafe.Pointer(srcHost), C.ulong(ByteCount), C.uintptr_t(hStream))))
 }
 
-// MemcpyHtoA calls cuMemcpyHtoA, bound to the driver symbol cuMemcpyHtoA_v2; in the API since CUDA 11.8.
+// MemcpyHtoA calls cuMemcpyHtoA, bound to the driver symbol cuMemcpyHtoA_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemcpyHtoA).
 func MemcpyHtoA(dstArray CUarray, dstOffset uint64, srcHost unsafe.Pointer, ByteCount uint64) error {
 	fn := proc(248)
@@ -3533,7 +3533,7 @@ func MemcpyHtoA(dstArray CUarray, dstOffset uint64, srcHost unsafe.Pointer, Byte
 	return resultError(CUresult(C.gocu_cuMemcpyHtoA_v2(C.uintptr_t(fn), C.uintptr_t(dstArray), C.ulong(dstOffset), unsafe.Pointer(srcHost), C.ulong(ByteCount))))
 }
 
-// MemcpyHtoDAsync calls cuMemcpyHtoDAsync, bound to the driver symbol cuMemcpyHtoDAsync_v2; in the API since CUDA 11.8.
+// MemcpyHtoDAsync calls cuMemcpyHtoDAsync, bound to the driver symbol cuMemcpyHtoDAsync_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemcpyHtoDAsync).
 func MemcpyHtoDAsync(dstDevice CUdeviceptr, srcHost unsafe.Pointer, ByteCount uint64, hStream CUstream) error {
 	fn := proc(249)
@@ -3543,7 +3543,7 @@ func MemcpyHtoDAsync(dstDevice CUdeviceptr, srcHost unsafe.Pointer, ByteCount ui
 	return resultError(CUresult(C.gocu_cuMemcpyHtoDAsync_v2(C.uintptr_t(fn), C.ulonglong(dstDevice), unsafe.Pointer(srcHost), C.ulong(ByteCount), C.uintptr_t(hStream))))
 }
 
-// MemcpyHtoD calls cuMemcpyHtoD, bound to the driver symbol cuMemcpyHtoD_v2; in the API since CUDA 11.8.
+// MemcpyHtoD calls cuMemcpyHtoD, bound to the driver symbol cuMemcpyHtoD_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemcpyHtoD).
 func MemcpyHtoD(dstDevice CUdeviceptr, srcHost unsafe.Pointer, ByteCount uint64) error {
 	fn := proc(250)
@@ -3553,7 +3553,7 @@ func MemcpyHtoD(dstDevice CUdeviceptr, srcHost unsafe.Pointer, ByteCount uint64)
 	return resultError(CUresult(C.gocu_cuMemcpyHtoD_v2(C.uintptr_t(fn), C.ulonglong(dstDevice), unsafe.Pointer(srcHost), C.ulong(ByteCount))))
 }
 
-// MemcpyPeer calls cuMemcpyPeer, bound to the driver symbol cuMemcpyPeer; in the API since CUDA 11.8.
+// MemcpyPeer calls cuMemcpyPeer, bound to the driver symbol cuMemcpyPeer; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemcpyPeer).
 func MemcpyPeer(dstDevice CUdeviceptr, dstContext CUcontext, srcDevice CUdeviceptr, srcContext CUcontext, ByteCount uint64) error {
 	fn := proc(251)
@@ -3563,7 +3563,7 @@ func MemcpyPeer(dstDevice CUdeviceptr, dstContext CUcontext, srcDevice CUdevicep
 	return resultError(CUresult(C.gocu_cuMemcpyPeer(C.uintptr_t(fn), C.ulonglong(dstDevice), C.uintptr_t(dstContext), C.ulonglong(srcDevice), C.uintptr_t(srcContext), C.ulong(ByteCount))))
 }
 
-// MemcpyPeerAsync calls cuMemcpyPeerAsync, bound to the driver symbol cuMemcpyPeerAsync; in the API since CUDA 11.8.
+// MemcpyPeerAsync calls cuMemcpyPeerAsync, bound to the driver symbol cuMemcpyPeerAsync; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemcpyPeerAsync).
 func MemcpyPeerAsync(dstDevice CUdeviceptr, dstContext CUcontext, srcDevice CUdeviceptr, srcContext CUcontext, ByteCount uint64, hStream CUstream) error {
 	fn := proc(252)
@@ -3573,7 +3573,7 @@ func MemcpyPeerAsync(dstDevice CUdeviceptr, dstContext CUcontext, srcDevice CUde
 	return resultError(CUresult(C.gocu_cuMemcpyPeerAsync(C.uintptr_t(fn), C.ulonglong(dstDevice), C.uintptr_t(dstContext), C.ulonglong(srcDevice), C.uintptr_t(srcContext), C.ulong(ByteCount), C.uintptr_t(hStream))))
 }
 
-// MemsetD16Async calls cuMemsetD16Async, bound to the driver symbol cuMemsetD16Async; in the API since CUDA 11.8.
+// MemsetD16Async calls cuMemsetD16Async, bound to the driver symbol cuMemsetD16Async; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemsetD16Async).
 func MemsetD16Async(dstDevice CUdeviceptr, us uint16, N uint64, hStream CUstream) error {
 	fn := proc(253)
@@ -3583,7 +3583,7 @@ func MemsetD16Async(dstDevice CUdeviceptr, us uint16, N uint64, hStream CUstream
 	return resultError(CUresult(C.gocu_cuMemsetD16Async(C.uintptr_t(fn), C.ulonglong(dstDevice), C.ushort(us), C.ulong(N), C.uintptr_t(hStream))))
 }
 
-// MemsetD16 calls cuMemsetD16, bound to the driver symbol cuMemsetD16_v2; in the API since CUDA 11.8.
+// MemsetD16 calls cuMemsetD16, bound to the driver symbol cuMemsetD16_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemsetD16).
 func MemsetD16(dstDevice CUdeviceptr, us uint16, N uint64) error {
 	fn := proc(254)
@@ -3593,7 +3593,7 @@ func MemsetD16(dstDevice CUdeviceptr, us uint16, N uint64) error {
 	return resultError(CUresult(C.gocu_cuMemsetD16_v2(C.uintptr_t(fn), C.ulonglong(dstDevice), C.ushort(us), C.ulong(N))))
 }
 
-// MemsetD2D16Async calls cuMemsetD2D16Async, bound to the driver symbol cuMemsetD2D16Async; in the API since CUDA 11.8.
+// MemsetD2D16Async calls cuMemsetD2D16Async, bound to the driver symbol cuMemsetD2D16Async; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemsetD2D16Async).
 func MemsetD2D16Async(dstDevice CUdeviceptr, dstPitch uint64, us uint16, Width uint64, Height uint64, hStream CUstream) error {
 	fn := proc(255)
@@ -3603,7 +3603,7 @@ func MemsetD2D16Async(dstDevice CUdeviceptr, dstPitch uint64, us uint16, Width u
 	return resultError(CUresult(C.gocu_cuMemsetD2D16Async(C.uintptr_t(fn), C.ulonglong(dstDevice), C.ulong(dstPitch), C.ushort(us), C.ulong(Width), C.ulong(Height), C.uintptr_t(hStream))))
 }
 
-// MemsetD2D16 calls cuMemsetD2D16, bound to the driver symbol cuMemsetD2D16_v2; in the API since CUDA 11.8.
+// MemsetD2D16 calls cuMemsetD2D16, bound to the driver symbol cuMemsetD2D16_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemsetD2D16).
 func MemsetD2D16(dstDevice CUdeviceptr, dstPitch uint64, us uint16, Width uint64, Height uint64) error {
 	fn := proc(256)
@@ -3613,7 +3613,7 @@ func MemsetD2D16(dstDevice CUdeviceptr, dstPitch uint64, us uint16, Width uint64
 	return resultError(CUresult(C.gocu_cuMemsetD2D16_v2(C.uintptr_t(fn), C.ulonglong(dstDevice), C.ulong(dstPitch), C.ushort(us), C.ulong(Width), C.ulong(Height))))
 }
 
-// MemsetD2D32Async calls cuMemsetD2D32Async, bound to the driver symbol cuMemsetD2D32Async; in the API since CUDA 11.8.
+// MemsetD2D32Async calls cuMemsetD2D32Async, bound to the driver symbol cuMemsetD2D32Async; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemsetD2D32Async).
 func MemsetD2D32Async(dstDevice CUdeviceptr, dstPitch uint64, ui uint32, Width uint64, Height uint64, hStream CUstream) error {
 	fn := proc(257)
@@ -3623,7 +3623,7 @@ func MemsetD2D32Async(dstDevice CUdeviceptr, dstPitch uint64, ui uint32, Width u
 	return resultError(CUresult(C.gocu_cuMemsetD2D32Async(C.uintptr_t(fn), C.ulonglong(dstDevice), C.ulong(dstPitch), C.uint(ui), C.ulong(Width), C.ulong(Height), C.uintptr_t(hStream))))
 }
 
-// MemsetD2D32 calls cuMemsetD2D32, bound to the driver symbol cuMemsetD2D32_v2; in the API since CUDA 11.8.
+// MemsetD2D32 calls cuMemsetD2D32, bound to the driver symbol cuMemsetD2D32_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemsetD2D32).
 func MemsetD2D32(dstDevice CUdeviceptr, dstPitch uint64, ui uint32, Width uint64, Height uint64) error {
 	fn := proc(258)
@@ -3633,7 +3633,7 @@ func MemsetD2D32(dstDevice CUdeviceptr, dstPitch uint64, ui uint32, Width uint64
 	return resultError(CUresult(C.gocu_cuMemsetD2D32_v2(C.uintptr_t(fn), C.ulonglong(dstDevice), C.ulong(dstPitch), C.uint(ui), C.ulong(Width), C.ulong(Height))))
 }
 
-// MemsetD2D8Async calls cuMemsetD2D8Async, bound to the driver symbol cuMemsetD2D8Async; in the API since CUDA 11.8.
+// MemsetD2D8Async calls cuMemsetD2D8Async, bound to the driver symbol cuMemsetD2D8Async; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemsetD2D8Async).
 func MemsetD2D8Async(dstDevice CUdeviceptr, dstPitch uint64, uc uint8, Width uint64, Height uint64, hStream CUstream) error {
 	fn := proc(259)
@@ -3643,7 +3643,7 @@ func MemsetD2D8Async(dstDevice CUdeviceptr, dstPitch uint64, uc uint8, Width uin
 	return resultError(CUresult(C.gocu_cuMemsetD2D8Async(C.uintptr_t(fn), C.ulonglong(dstDevice), C.ulong(dstPitch), C.uchar(uc), C.ulong(Width), C.ulong(Height), C.uintptr_t(hStream))))
 }
 
-// MemsetD2D8 calls cuMemsetD2D8, bound to the driver symbol cuMemsetD2D8_v2; in the API since CUDA 11.8.
+// MemsetD2D8 calls cuMemsetD2D8, bound to the driver symbol cuMemsetD2D8_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemsetD2D8).
 func MemsetD2D8(dstDevice CUdeviceptr, dstPitch uint64, uc uint8, Width uint64, Height uint64) error {
 	fn := proc(260)
@@ -3653,7 +3653,7 @@ func MemsetD2D8(dstDevice CUdeviceptr, dstPitch uint64, uc uint8, Width uint64, 
 	return resultError(CUresult(C.gocu_cuMemsetD2D8_v2(C.uintptr_t(fn), C.ulonglong(dstDevice), C.ulong(dstPitch), C.uchar(uc), C.ulong(Width), C.ulong(Height))))
 }
 
-// MemsetD32Async calls cuMemsetD32Async, bound to the driver symbol cuMemsetD32Async; in the API since CUDA 11.8.
+// MemsetD32Async calls cuMemsetD32Async, bound to the driver symbol cuMemsetD32Async; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemsetD32Async).
 func MemsetD32Async(dstDevice CUdeviceptr, ui uint32, N uint64, hStream CUstream) error {
 	fn := proc(261)
@@ -3663,7 +3663,7 @@ func MemsetD32Async(dstDevice CUdeviceptr, ui uint32, N uint64, hStream CUstream
 	return resultError(CUresult(C.gocu_cuMemsetD32Async(C.uintptr_t(fn), C.ulonglong(dstDevice), C.uint(ui), C.ulong(N), C.uintptr_t(hStream))))
 }
 
-// MemsetD32 calls cuMemsetD32, bound to the driver symbol cuMemsetD32_v2; in the API since CUDA 11.8.
+// MemsetD32 calls cuMemsetD32, bound to the driver symbol cuMemsetD32_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemsetD32).
 func MemsetD32(dstDevice CUdeviceptr, ui uint32, N uint64) error {
 	fn := proc(262)
@@ -3673,7 +3673,7 @@ func MemsetD32(dstDevice CUdeviceptr, ui uint32, N uint64) error {
 	return resultError(CUresult(C.gocu_cuMemsetD32_v2(C.uintptr_t(fn), C.ulonglong(dstDevice), C.uint(ui), C.ulong(N))))
 }
 
-// MemsetD8Async calls cuMemsetD8Async, bound to the driver symbol cuMemsetD8Async; in the API since CUDA 11.8.
+// MemsetD8Async calls cuMemsetD8Async, bound to the driver symbol cuMemsetD8Async; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemsetD8Async).
 func MemsetD8Async(dstDevice CUdeviceptr, uc uint8, N uint64, hStream CUstream) error {
 	fn := proc(263)
@@ -3683,7 +3683,7 @@ func MemsetD8Async(dstDevice CUdeviceptr, uc uint8, N uint64, hStream CUstream) 
 	return resultError(CUresult(C.gocu_cuMemsetD8Async(C.uintptr_t(fn), C.ulonglong(dstDevice), C.uchar(uc), C.ulong(N), C.uintptr_t(hStream))))
 }
 
-// MemsetD8 calls cuMemsetD8, bound to the driver symbol cuMemsetD8_v2; in the API since CUDA 11.8.
+// MemsetD8 calls cuMemsetD8, bound to the driver symbol cuMemsetD8_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemsetD8).
 func MemsetD8(dstDevice CUdeviceptr, uc uint8, N uint64) error {
 	fn := proc(264)
@@ -3693,7 +3693,7 @@ func MemsetD8(dstDevice CUdeviceptr, uc uint8, N uint64) error {
 	return resultError(CUresult(C.gocu_cuMemsetD8_v2(C.uintptr_t(fn), C.ulonglong(dstDevice), C.uchar(uc), C.ulong(N))))
 }
 
-// MipmappedArrayCreate calls cuMipmappedArrayCreate, bound to the driver symbol cuMipmappedArrayCreate; in the API since CUDA 11.8.
+// MipmappedArrayCreate calls cuMipmappedArrayCreate, bound to the driver symbol cuMipmappedArrayCreate; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMipmappedArrayCreate).
 func MipmappedArrayCreate(pHandle *CUmipmappedArray, pMipmappedArrayDesc *CUDA_ARRAY3D_DESCRIPTOR, numMipmapLevels uint32) error {
 	fn := proc(265)
@@ -3703,7 +3703,7 @@ func MipmappedArrayCreate(pHandle *CUmipmappedArray, pMipmappedArrayDesc *CUDA_A
 	return resultError(CUresult(C.gocu_cuMipmappedArrayCreate(C.uintptr_t(fn), unsafe.Pointer(pHandle), unsafe.Pointer(pMipmappedArrayDesc), C.uint(numMipmapLevels))))
 }
 
-// MipmappedArrayDestroy calls cuMipmappedArrayDestroy, bound to the driver symbol cuMipmappedArrayDestroy; in the API since CUDA 11.8.
+// MipmappedArrayDestroy calls cuMipmappedArrayDestroy, bound to the driver symbol cuMipmappedArrayDestroy; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMipmappedArrayDestroy).
 func MipmappedArrayDestroy(hMipmappedArray CUmipmappedArray) error {
 	fn := proc(266)
@@ -3713,7 +3713,7 @@ func MipmappedArrayDestroy(hMipmappedArray CUmipmappedArray) error {
 	return resultError(CUresult(C.gocu_cuMipmappedArrayDestroy(C.uintptr_t(fn), C.uintptr_t(hMipmappedArray))))
 }
 
-// MipmappedArrayGetLevel calls cuMipmappedArrayGetLevel, bound to the driver symbol cuMipmappedArrayGetLevel; in the API since CUDA 11.8.
+// MipmappedArrayGetLevel calls cuMipmappedArrayGetLevel, bound to the driver symbol cuMipmappedArrayGetLevel; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMipmappedArrayGetLevel).
 func MipmappedArrayGetLevel(pLevelArray *CUarray, hMipmappedArray CUmipmappedArray, level uint32) error {
 	fn := proc(267)
@@ -3723,7 +3723,7 @@ func MipmappedArrayGetLevel(pLevelArray *CUarray, hMipmappedArray CUmipmappedArr
 	return resultError(CUresult(C.gocu_cuMipmappedArrayGetLevel(C.uintptr_t(fn), unsafe.Pointer(pLevelArray), C.uintptr_t(hMipmappedArray), C.uint(level))))
 }
 
-// MipmappedArrayGetMemoryRequirements calls cuMipmappedArrayGetMemoryRequirements, bound to the driver symbol cuMipmappedArrayGetMemoryRequirements; in the API since CUDA 11.8.
+// MipmappedArrayGetMemoryRequirements calls cuMipmappedArrayGetMemoryRequirements, bound to the driver symbol cuMipmappedArrayGetMemoryRequirements; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMipmappedArrayGetMemoryRequirements).
 func MipmappedArrayGetMemoryRequirements(memoryRequirements *CUDA_ARRAY_MEMORY_REQUIREMENTS, mipmap CUmipmappedArray, device CUdevice) error {
 	fn := proc(268)
@@ -3733,7 +3733,7 @@ func MipmappedArrayGetMemoryRequirements(memoryRequirements *CUDA_ARRAY_MEMORY_R
 	return resultError(CUresult(C.gocu_cuMipmappedArrayGetMemoryRequirements(C.uintptr_t(fn), unsafe.Pointer(memoryRequirements), C.uintptr_t(mipmap), C.int(device))))
 }
 
-// MipmappedArrayGetSparseProperties calls cuMipmappedArrayGetSparseProperties, bound to the driver symbol cuMipmappedArrayGetSparseProperties; in the API since CUDA 11.8.
+// MipmappedArrayGetSparseProperties calls cuMipmappedArrayGetSparseProperties, bound to the driver symbol cuMipmappedArrayGetSparseProperties; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMipmappedArrayGetSparseProperties).
 func MipmappedArrayGetSparseProperties(sparseProperties *CUDA_ARRAY_SPARSE_PROPERTIES, mipmap CUmipmappedArray) error {
 	fn := proc(269)
@@ -3743,7 +3743,7 @@ func MipmappedArrayGetSparseProperties(sparseProperties *CUDA_ARRAY_SPARSE_PROPE
 	return resultError(CUresult(C.gocu_cuMipmappedArrayGetSparseProperties(C.uintptr_t(fn), unsafe.Pointer(sparseProperties), C.uintptr_t(mipmap))))
 }
 
-// ModuleGetFunction calls cuModuleGetFunction, bound to the driver symbol cuModuleGetFunction; in the API since CUDA 11.8.
+// ModuleGetFunction calls cuModuleGetFunction, bound to the driver symbol cuModuleGetFunction; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuModuleGetFunction).
 func ModuleGetFunction(hfunc *CUfunction, hmod CUmodule, name *byte) error {
 	fn := proc(270)
@@ -3753,7 +3753,7 @@ func ModuleGetFunction(hfunc *CUfunction, hmod CUmodule, name *byte) error {
 	return resultError(CUresult(C.gocu_cuModuleGetFunction(C.uintptr_t(fn), unsafe.Pointer(hfunc), C.uintptr_t(hmod), unsafe.Pointer(name))))
 }
 
-// ModuleGetGlobal calls cuModuleGetGlobal, bound to the driver symbol cuModuleGetGlobal_v2; in the API since CUDA 11.8.
+// ModuleGetGlobal calls cuModuleGetGlobal, bound to the driver symbol cuModuleGetGlobal_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuModuleGetGlobal).
 func ModuleGetGlobal(dptr *CUdeviceptr, bytes *uint64, hmod CUmodule, name *byte) error {
 	fn := proc(271)
@@ -3763,7 +3763,7 @@ func ModuleGetGlobal(dptr *CUdeviceptr, bytes *uint64, hmod CUmodule, name *byte
 	return resultError(CUresult(C.gocu_cuModuleGetGlobal_v2(C.uintptr_t(fn), unsafe.Pointer(dptr), unsafe.Pointer(bytes), C.uintptr_t(hmod), unsafe.Pointer(name))))
 }
 
-// ModuleGetLoadingMode calls cuModuleGetLoadingMode, bound to the driver symbol cuModuleGetLoadingMode; in the API since CUDA 11.8.
+// ModuleGetLoadingMode calls cuModuleGetLoadingMode, bound to the driver symbol cuModuleGetLoadingMode; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuModuleGetLoadingMode).
 func ModuleGetLoadingMode(mode *CUmoduleLoadingMode) error {
 	fn := proc(272)
@@ -3773,7 +3773,7 @@ func ModuleGetLoadingMode(mode *CUmoduleLoadingMode) error {
 	return resultError(CUresult(C.gocu_cuModuleGetLoadingMode(C.uintptr_t(fn), unsafe.Pointer(mode))))
 }
 
-// ModuleGetSurfRef calls cuModuleGetSurfRef, bound to the driver symbol cuModuleGetSurfRef; in the API since CUDA 11.8.
+// ModuleGetSurfRef calls cuModuleGetSurfRef, bound to the driver symbol cuModuleGetSurfRef; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuModuleGetSurfRef).
 func ModuleGetSurfRef(pSurfRef *CUsurfref, hmod CUmodule, name *byte) error {
 	fn := proc(273)
@@ -3783,7 +3783,7 @@ func ModuleGetSurfRef(pSurfRef *CUsurfref, hmod CUmodule, name *byte) error {
 	return resultError(CUresult(C.gocu_cuModuleGetSurfRef(C.uintptr_t(fn), unsafe.Pointer(pSurfRef), C.uintptr_t(hmod), unsafe.Pointer(name))))
 }
 
-// ModuleGetTexRef calls cuModuleGetTexRef, bound to the driver symbol cuModuleGetTexRef; in the API since CUDA 11.8.
+// ModuleGetTexRef calls cuModuleGetTexRef, bound to the driver symbol cuModuleGetTexRef; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuModuleGetTexRef).
 func ModuleGetTexRef(pTexRef *CUtexref, hmod CUmodule, name *byte) error {
 	fn := proc(274)
@@ -3793,7 +3793,7 @@ func ModuleGetTexRef(pTexRef *CUtexref, hmod CUmodule, name *byte) error {
 	return resultError(CUresult(C.gocu_cuModuleGetTexRef(C.uintptr_t(fn), unsafe.Pointer(pTexRef), C.uintptr_t(hmod), unsafe.Pointer(name))))
 }
 
-// ModuleLoad calls cuModuleLoad, bound to the driver symbol cuModuleLoad; in the API since CUDA 11.8.
+// ModuleLoad calls cuModuleLoad, bound to the driver symbol cuModuleLoad; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuModuleLoad).
 func ModuleLoad(module *CUmodule, fname *byte) error {
 	fn := proc(275)
@@ -3803,7 +3803,7 @@ func ModuleLoad(module *CUmodule, fname *byte) error {
 	return resultError(CUresult(C.gocu_cuModuleLoad(C.uintptr_t(fn), unsafe.Pointer(module), unsafe.Pointer(fname))))
 }
 
-// ModuleLoadData calls cuModuleLoadData, bound to the driver symbol cuModuleLoadData; in the API since CUDA 11.8.
+// ModuleLoadData calls cuModuleLoadData, bound to the driver symbol cuModuleLoadData; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuModuleLoadData).
 func ModuleLoadData(module *CUmodule, image unsafe.Pointer) error {
 	fn := proc(276)
@@ -3813,7 +3813,7 @@ func ModuleLoadData(module *CUmodule, image unsafe.Pointer) error {
 	return resultError(CUresult(C.gocu_cuModuleLoadData(C.uintptr_t(fn), unsafe.Pointer(module), unsafe.Pointer(image))))
 }
 
-// ModuleLoadDataEx calls cuModuleLoadDataEx, bound to the driver symbol cuModuleLoadDataEx; in the API since CUDA 11.8.
+// ModuleLoadDataEx calls cuModuleLoadDataEx, bound to the driver symbol cuModuleLoadDataEx; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuModuleLoadDataEx).
 func ModuleLoadDataEx(module *CUmodule, image unsafe.Pointer, numOptions uint32, options *CUjit_option, optionValues *unsafe.Pointer) error {
 	fn := proc(277)
@@ -3823,7 +3823,7 @@ func ModuleLoadDataEx(module *CUmodule, image unsafe.Pointer, numOptions uint32,
 	return resultError(CUresult(C.gocu_cuModuleLoadDataEx(C.uintptr_t(fn), unsafe.Pointer(module), unsafe.Pointer(image), C.uint(numOptions), unsafe.Pointer(options), unsafe.Pointer(optionValues))))
 }
 
-// ModuleLoadFatBinary calls cuModuleLoadFatBinary, bound to the driver symbol cuModuleLoadFatBinary; in the API since CUDA 11.8.
+// ModuleLoadFatBinary calls cuModuleLoadFatBinary, bound to the driver symbol cuModuleLoadFatBinary; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuModuleLoadFatBinary).
 func ModuleLoadFatBinary(module *CUmodule, fatCubin unsafe.Pointer) error {
 	fn := proc(278)
@@ -3833,7 +3833,7 @@ func ModuleLoadFatBinary(module *CUmodule, fatCubin unsafe.Pointer) error {
 	return resultError(CUresult(C.gocu_cuModuleLoadFatBinary(C.uintptr_t(fn), unsafe.Pointer(module), unsafe.Pointer(fatCubin))))
 }
 
-// ModuleUnload calls cuModuleUnload, bound to the driver symbol cuModuleUnload; in the API since CUDA 11.8.
+// ModuleUnload calls cuModuleUnload, bound to the driver symbol cuModuleUnload; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuModuleUnload).
 func ModuleUnload(hmod CUmodule) error {
 	fn := proc(279)
@@ -3843,7 +3843,7 @@ func ModuleUnload(hmod CUmodule) error {
 	return resultError(CUresult(C.gocu_cuModuleUnload(C.uintptr_t(fn), C.uintptr_t(hmod))))
 }
 
-// OccupancyAvailableDynamicSMemPerBlock calls cuOccupancyAvailableDynamicSMemPerBlock, bound to the driver symbol cuOccupancyAvailableDynamicSMemPerBlock; in the API since CUDA 11.8.
+// OccupancyAvailableDynamicSMemPerBlock calls cuOccupancyAvailableDynamicSMemPerBlock, bound to the driver symbol cuOccupancyAvailableDynamicSMemPerBlock; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuOccupancyAvailableDynamicSMemPerBlock).
 func OccupancyAvailableDynamicSMemPerBlock(dynamicSmemSize *uint64, func_ CUfunction, numBlocks int32, blockSize int32) error {
 	fn := proc(280)
@@ -3853,7 +3853,7 @@ func OccupancyAvailableDynamicSMemPerBlock(dynamicSmemSize *uint64, func_ CUfunc
 	return resultError(CUresult(C.gocu_cuOccupancyAvailableDynamicSMemPerBlock(C.uintptr_t(fn), unsafe.Pointer(dynamicSmemSize), C.uintptr_t(func_), C.int(numBlocks), C.int(blockSize))))
 }
 
-// OccupancyMaxActiveBlocksPerMultiprocessor calls cuOccupancyMaxActiveBlocksPerMultiprocessor, bound to the driver symbol cuOccupancyMaxActiveBlocksPerMultiprocessor; in the API since CUDA 11.8.
+// OccupancyMaxActiveBlocksPerMultiprocessor calls cuOccupancyMaxActiveBlocksPerMultiprocessor, bound to the driver symbol cuOccupancyMaxActiveBlocksPerMultiprocessor; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuOccupancyMaxActiveBlocksPerMultiprocessor).
 func OccupancyMaxActiveBlocksPerMultiprocessor(numBlocks *int32, func_ CUfunction, blockSize int32, dynamicSMemSize uint64) error {
 	fn := proc(281)
@@ -3863,7 +3863,7 @@ func OccupancyMaxActiveBlocksPerMultiprocessor(numBlocks *int32, func_ CUfunctio
 	return resultError(CUresult(C.gocu_cuOccupancyMaxActiveBlocksPerMultiprocessor(C.uintptr_t(fn), unsafe.Pointer(numBlocks), C.uintptr_t(func_), C.int(blockSize), C.ulong(dynamicSMemSize))))
 }
 
-// OccupancyMaxActiveBlocksPerMultiprocessorWithFlags calls cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, bound to the driver symbol cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags; in the API since CUDA 11.8.
+// OccupancyMaxActiveBlocksPerMultiprocessorWithFlags calls cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, bound to the driver symbol cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags).
 func OccupancyMaxActiveBlocksPerMultiprocessorWithFlags(numBlocks *int32, func_ CUfunction, blockSize int32, dynamicSMemSize uint64, flags uint32) error {
 	fn := proc(282)
@@ -3873,7 +3873,7 @@ func OccupancyMaxActiveBlocksPerMultiprocessorWithFlags(numBlocks *int32, func_ 
 	return resultError(CUresult(C.gocu_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(C.uintptr_t(fn), unsafe.Pointer(numBlocks), C.uintptr_t(func_), C.int(blockSize), C.ulong(dynamicSMemSize), C.uint(flags))))
 }
 
-// OccupancyMaxActiveClusters calls cuOccupancyMaxActiveClusters, bound to the driver symbol cuOccupancyMaxActiveClusters; in the API since CUDA 11.8.
+// OccupancyMaxActiveClusters calls cuOccupancyMaxActiveClusters, bound to the driver symbol cuOccupancyMaxActiveClusters; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuOccupancyMaxActiveClusters).
 func OccupancyMaxActiveClusters(numClusters *int32, func_ CUfunction, config *CUlaunchConfig) error {
 	fn := proc(283)
@@ -3883,7 +3883,7 @@ func OccupancyMaxActiveClusters(numClusters *int32, func_ CUfunction, config *CU
 	return resultError(CUresult(C.gocu_cuOccupancyMaxActiveClusters(C.uintptr_t(fn), unsafe.Pointer(numClusters), C.uintptr_t(func_), unsafe.Pointer(config))))
 }
 
-// OccupancyMaxPotentialBlockSize calls cuOccupancyMaxPotentialBlockSize, bound to the driver symbol cuOccupancyMaxPotentialBlockSize; in the API since CUDA 11.8.
+// OccupancyMaxPotentialBlockSize calls cuOccupancyMaxPotentialBlockSize, bound to the driver symbol cuOccupancyMaxPotentialBlockSize; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuOccupancyMaxPotentialBlockSize).
 func OccupancyMaxPotentialBlockSize(minGridSize *int32, blockSize *int32, func_ CUfunction, blockSizeToDynamicSMemSize CUoccupancyB2DSize, dynamicSMemSize uint64, blockSizeLimit int32) error {
 	fn := proc(284)
@@ -3893,7 +3893,7 @@ func OccupancyMaxPotentialBlockSize(minGridSize *int32, blockSize *int32, func_ 
 	return resultError(CUresult(C.gocu_cuOccupancyMaxPotentialBlockSize(C.uintptr_t(fn), unsafe.Pointer(minGridSize), unsafe.Pointer(blockSize), C.uintptr_t(func_), C.uintptr_t(blockSizeToDynamicSMemSize), C.ulong(dynamicSMemSize), C.int(blockSizeLimit))))
 }
 
-// OccupancyMaxPotentialBlockSizeWithFlags calls cuOccupancyMaxPotentialBlockSizeWithFlags, bound to the driver symbol cuOccupancyMaxPotentialBlockSizeWithFlags; in the API since CUDA 11.8.
+// OccupancyMaxPotentialBlockSizeWithFlags calls cuOccupancyMaxPotentialBlockSizeWithFlags, bound to the driver symbol cuOccupancyMaxPotentialBlockSizeWithFlags; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuOccupancyMaxPotentialBlockSizeWithFlags).
 func OccupancyMaxPotentialBlockSizeWithFlags(minGridSize *int32, blockSize *int32, func_ CUfunction, blockSizeToDynamicSMemSize CUoccupancyB2DSize, dynamicSMemSize uint64, blockSizeLimit int32, flags uint32) error {
 	fn := proc(285)
@@ -3903,7 +3903,7 @@ func OccupancyMaxPotentialBlockSizeWithFlags(minGridSize *int32, blockSize *int3
 	return resultError(CUresult(C.gocu_cuOccupancyMaxPotentialBlockSizeWithFlags(C.uintptr_t(fn), unsafe.Pointer(minGridSize), unsafe.Pointer(blockSize), C.uintptr_t(func_), C.uintptr_t(blockSizeToDynamicSMemSize), C.ulong(dynamicSMemSize), C.int(blockSizeLimit), C.uint(flags))))
 }
 
-// OccupancyMaxPotentialClusterSize calls cuOccupancyMaxPotentialClusterSize, bound to the driver symbol cuOccupancyMaxPotentialClusterSize; in the API since CUDA 11.8.
+// OccupancyMaxPotentialClusterSize calls cuOccupancyMaxPotentialClusterSize, bound to the driver symbol cuOccupancyMaxPotentialClusterSize; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuOccupancyMaxPotentialClusterSize).
 func OccupancyMaxPotentialClusterSize(clusterSize *int32, func_ CUfunction, config *CUlaunchConfig) error {
 	fn := proc(286)
@@ -3913,7 +3913,7 @@ func OccupancyMaxPotentialClusterSize(clusterSize *int32, func_ CUfunction, conf
 	return resultError(CUresult(C.gocu_cuOccupancyMaxPotentialClusterSize(C.uintptr_t(fn), unsafe.Pointer(clusterSize), C.uintptr_t(func_), unsafe.Pointer(config))))
 }
 
-// ParamSetSize calls cuParamSetSize, bound to the driver symbol cuParamSetSize; in the API since CUDA 11.8.
+// ParamSetSize calls cuParamSetSize, bound to the driver symbol cuParamSetSize; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuParamSetSize).
 func ParamSetSize(hfunc CUfunction, numbytes uint32) error {
 	fn := proc(287)
@@ -3923,7 +3923,7 @@ func ParamSetSize(hfunc CUfunction, numbytes uint32) error {
 	return resultError(CUresult(C.gocu_cuParamSetSize(C.uintptr_t(fn), C.uintptr_t(hfunc), C.uint(numbytes))))
 }
 
-// ParamSetTexRef calls cuParamSetTexRef, bound to the driver symbol cuParamSetTexRef; in the API since CUDA 11.8.
+// ParamSetTexRef calls cuParamSetTexRef, bound to the driver symbol cuParamSetTexRef; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuParamSetTexRef).
 func ParamSetTexRef(hfunc CUfunction, texunit int32, hTexRef CUtexref) error {
 	fn := proc(288)
@@ -3933,7 +3933,7 @@ func ParamSetTexRef(hfunc CUfunction, texunit int32, hTexRef CUtexref) error {
 	return resultError(CUresult(C.gocu_cuParamSetTexRef(C.uintptr_t(fn), C.uintptr_t(hfunc), C.int(texunit), C.uintptr_t(hTexRef))))
 }
 
-// ParamSetf calls cuParamSetf, bound to the driver symbol cuParamSetf; in the API since CUDA 11.8.
+// ParamSetf calls cuParamSetf, bound to the driver symbol cuParamSetf; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuParamSetf).
 func ParamSetf(hfunc CUfunction, offset int32, value float32) error {
 	fn := proc(289)
@@ -3943,7 +3943,7 @@ func ParamSetf(hfunc CUfunction, offset int32, value float32) error {
 	return resultError(CUresult(C.gocu_cuParamSetf(C.uintptr_t(fn), C.uintptr_t(hfunc), C.int(offset), C.float(value))))
 }
 
-// ParamSeti calls cuParamSeti, bound to the driver symbol cuParamSeti; in the API since CUDA 11.8.
+// ParamSeti calls cuParamSeti, bound to the driver symbol cuParamSeti; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuParamSeti).
 func ParamSeti(hfunc CUfunction, offset int32, value uint32) error {
 	fn := proc(290)
@@ -3953,7 +3953,7 @@ func ParamSeti(hfunc CUfunction, offset int32, value uint32) error {
 	return resultError(CUresult(C.gocu_cuParamSeti(C.uintptr_t(fn), C.uintptr_t(hfunc), C.int(offset), C.uint(value))))
 }
 
-// ParamSetv calls cuParamSetv, bound to the driver symbol cuParamSetv; in the API since CUDA 11.8.
+// ParamSetv calls cuParamSetv, bound to the driver symbol cuParamSetv; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuParamSetv).
 func ParamSetv(hfunc CUfunction, offset int32, ptr unsafe.Pointer, numbytes uint32) error {
 	fn := proc(291)
@@ -3963,7 +3963,7 @@ func ParamSetv(hfunc CUfunction, offset int32, ptr unsafe.Pointer, numbytes uint
 	return resultError(CUresult(C.gocu_cuParamSetv(C.uintptr_t(fn), C.uintptr_t(hfunc), C.int(offset), unsafe.Pointer(ptr), C.uint(numbytes))))
 }
 
-// PointerGetAttribute calls cuPointerGetAttribute, bound to the driver symbol cuPointerGetAttribute; in the API since CUDA 11.8.
+// PointerGetAttribute calls cuPointerGetAttribute, bound to the driver symbol cuPointerGetAttribute; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuPointerGetAttribute).
 func PointerGetAttribute(data unsafe.Pointer, attribute CUpointer_attribute, ptr CUdeviceptr) error {
 	fn := proc(292)
@@ -3973,7 +3973,7 @@ func PointerGetAttribute(data unsafe.Pointer, attribute CUpointer_attribute, ptr
 	return resultError(CUresult(C.gocu_cuPointerGetAttribute(C.uintptr_t(fn), unsafe.Pointer(data), C.int(attribute), C.ulonglong(ptr))))
 }
 
-// PointerGetAttributes calls cuPointerGetAttributes, bound to the driver symbol cuPointerGetAttributes; in the API since CUDA 11.8.
+// PointerGetAttributes calls cuPointerGetAttributes, bound to the driver symbol cuPointerGetAttributes; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuPointerGetAttributes).
 func PointerGetAttributes(numAttributes uint32, attributes *CUpointer_attribute, data *unsafe.Pointer, ptr CUdeviceptr) error {
 	fn := proc(293)
@@ -3983,7 +3983,7 @@ func PointerGetAttributes(numAttributes uint32, attributes *CUpointer_attribute,
 	return resultError(CUresult(C.gocu_cuPointerGetAttributes(C.uintptr_t(fn), C.uint(numAttributes), unsafe.Pointer(attributes), unsafe.Pointer(data), C.ulonglong(ptr))))
 }
 
-// PointerSetAttribute calls cuPointerSetAttribute, bound to the driver symbol cuPointerSetAttribute; in the API since CUDA 11.8.
+// PointerSetAttribute calls cuPointerSetAttribute, bound to the driver symbol cuPointerSetAttribute; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuPointerSetAttribute).
 func PointerSetAttribute(value unsafe.Pointer, attribute CUpointer_attribute, ptr CUdeviceptr) error {
 	fn := proc(294)
@@ -3993,7 +3993,7 @@ func PointerSetAttribute(value unsafe.Pointer, attribute CUpointer_attribute, pt
 	return resultError(CUresult(C.gocu_cuPointerSetAttribute(C.uintptr_t(fn), unsafe.Pointer(value), C.int(attribute), C.ulonglong(ptr))))
 }
 
-// SignalExternalSemaphoresAsync calls cuSignalExternalSemaphoresAsync, bound to the driver symbol cuSignalExternalSemaphoresAsync; in the API since CUDA 11.8.
+// SignalExternalSemaphoresAsync calls cuSignalExternalSemaphoresAsync, bound to the driver symbol cuSignalExternalSemaphoresAsync; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuSignalExternalSemaphoresAsync).
 func SignalExternalSemaphoresAsync(extSemArray *CUexternalSemaphore, paramsArray *CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS, numExtSems uint32, stream CUstream) error {
 	fn := proc(295)
@@ -4003,7 +4003,7 @@ func SignalExternalSemaphoresAsync(extSemArray *CUexternalSemaphore, paramsArray
 	return resultError(CUresult(C.gocu_cuSignalExternalSemaphoresAsync(C.uintptr_t(fn), unsafe.Pointer(extSemArray), unsafe.Pointer(paramsArray), C.uint(numExtSems), C.uintptr_t(stream))))
 }
 
-// StreamAddCallback calls cuStreamAddCallback, bound to the driver symbol cuStreamAddCallback; in the API since CUDA 11.8.
+// StreamAddCallback calls cuStreamAddCallback, bound to the driver symbol cuStreamAddCallback; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuStreamAddCallback).
 func StreamAddCallback(hStream CUstream, callback CUstreamCallback, userData unsafe.Pointer, flags uint32) error {
 	fn := proc(296)
@@ -4013,7 +4013,7 @@ func StreamAddCallback(hStream CUstream, callback CUstreamCallback, userData uns
 	return resultError(CUresult(C.gocu_cuStreamAddCallback(C.uintptr_t(fn), C.uintptr_t(hStream), C.uintptr_t(callback), unsafe.Pointer(userData), C.uint(flags))))
 }
 
-// StreamAttachMemAsync calls cuStreamAttachMemAsync, bound to the driver symbol cuStreamAttachMemAsync; in the API since CUDA 11.8.
+// StreamAttachMemAsync calls cuStreamAttachMemAsync, bound to the driver symbol cuStreamAttachMemAsync; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuStreamAttachMemAsync).
 func StreamAttachMemAsync(hStream CUstream, dptr CUdeviceptr, length uint64, flags uint32) error {
 	fn := proc(297)
@@ -4023,7 +4023,7 @@ func StreamAttachMemAsync(hStream CUstream, dptr CUdeviceptr, length uint64, fla
 	return resultError(CUresult(C.gocu_cuStreamAttachMemAsync(C.uintptr_t(fn), C.uintptr_t(hStream), C.ulonglong(dptr), C.ulong(length), C.uint(flags))))
 }
 
-// StreamBatchMemOp calls cuStreamBatchMemOp, bound to the driver symbol cuStreamBatchMemOp; in the API since CUDA 11.8.
+// StreamBatchMemOp calls cuStreamBatchMemOp, bound to the driver symbol cuStreamBatchMemOp; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuStreamBatchMemOp).
 func StreamBatchMemOp(stream CUstream, count uint32, paramArray *CUstreamBatchMemOpParams, flags uint32) error {
 	fn := proc(298)
@@ -4033,7 +4033,7 @@ func StreamBatchMemOp(stream CUstream, count uint32, paramArray *CUstreamBatchMe
 	return resultError(CUresult(C.gocu_cuStreamBatchMemOp(C.uintptr_t(fn), C.uintptr_t(stream), C.uint(count), unsafe.Pointer(paramArray), C.uint(flags))))
 }
 
-// StreamBatchMemOp_v2 calls cuStreamBatchMemOp_v2, bound to the driver symbol cuStreamBatchMemOp_v2; in the API since CUDA 11.8.
+// StreamBatchMemOp_v2 calls cuStreamBatchMemOp_v2, bound to the driver symbol cuStreamBatchMemOp_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuStreamBatchMemOp_v2).
 func StreamBatchMemOp_v2(stream CUstream, count uint32, paramArray *CUstreamBatchMemOpParams, flags uint32) error {
 	fn := proc(299)
@@ -4043,7 +4043,7 @@ func StreamBatchMemOp_v2(stream CUstream, count uint32, paramArray *CUstreamBatc
 	return resultError(CUresult(C.gocu_cuStreamBatchMemOp_v2(C.uintptr_t(fn), C.uintptr_t(stream), C.uint(count), unsafe.Pointer(paramArray), C.uint(flags))))
 }
 
-// StreamBeginCapture calls cuStreamBeginCapture, bound to the driver symbol cuStreamBeginCapture_v2; in the API since CUDA 11.8.
+// StreamBeginCapture calls cuStreamBeginCapture, bound to the driver symbol cuStreamBeginCapture_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuStreamBeginCapture).
 func StreamBeginCapture(hStream CUstream, mode CUstreamCaptureMode) error {
 	fn := proc(300)
@@ -4053,7 +4053,7 @@ func StreamBeginCapture(hStream CUstream, mode CUstreamCaptureMode) error {
 	return resultError(CUresult(C.gocu_cuStreamBeginCapture_v2(C.uintptr_t(fn), C.uintptr_t(hStream), C.int(mode))))
 }
 
-// StreamCopyAttributes calls cuStreamCopyAttributes, bound to the driver symbol cuStreamCopyAttributes; in the API since CUDA 11.8.
+// StreamCopyAttributes calls cuStreamCopyAttributes, bound to the driver symbol cuStreamCopyAttributes; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuStreamCopyAttributes).
 func StreamCopyAttributes(dst CUstream, src CUstream) error {
 	fn := proc(301)
@@ -4063,7 +4063,7 @@ func StreamCopyAttributes(dst CUstream, src CUstream) error {
 	return resultError(CUresult(C.gocu_cuStreamCopyAttributes(C.uintptr_t(fn), C.uintptr_t(dst), C.uintptr_t(src))))
 }
 
-// StreamCreate calls cuStreamCreate, bound to the driver symbol cuStreamCreate; in the API since CUDA 11.8.
+// StreamCreate calls cuStreamCreate, bound to the driver symbol cuStreamCreate; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuStreamCreate).
 func StreamCreate(phStream *CUstream, Flags uint32) error {
 	fn := proc(302)
@@ -4073,7 +4073,7 @@ func StreamCreate(phStream *CUstream, Flags uint32) error {
 	return resultError(CUresult(C.gocu_cuStreamCreate(C.uintptr_t(fn), unsafe.Pointer(phStream), C.uint(Flags))))
 }
 
-// StreamCreateWithPriority calls cuStreamCreateWithPriority, bound to the driver symbol cuStreamCreateWithPriority; in the API since CUDA 11.8.
+// StreamCreateWithPriority calls cuStreamCreateWithPriority, bound to the driver symbol cuStreamCreateWithPriority; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuStreamCreateWithPriority).
 func StreamCreateWithPriority(phStream *CUstream, flags uint32, priority int32) error {
 	fn := proc(303)
@@ -4083,7 +4083,7 @@ func StreamCreateWithPriority(phStream *CUstream, flags uint32, priority int32) 
 	return resultError(CUresult(C.gocu_cuStreamCreateWithPriority(C.uintptr_t(fn), unsafe.Pointer(phStream), C.uint(flags), C.int(priority))))
 }
 
-// StreamDestroy calls cuStreamDestroy, bound to the driver symbol cuStreamDestroy_v2; in the API since CUDA 11.8.
+// StreamDestroy calls cuStreamDestroy, bound to the driver symbol cuStreamDestroy_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuStreamDestroy).
 func StreamDestroy(hStream CUstream) error {
 	fn := proc(304)
@@ -4093,7 +4093,7 @@ func StreamDestroy(hStream CUstream) error {
 	return resultError(CUresult(C.gocu_cuStreamDestroy_v2(C.uintptr_t(fn), C.uintptr_t(hStream))))
 }
 
-// StreamEndCapture calls cuStreamEndCapture, bound to the driver symbol cuStreamEndCapture; in the API since CUDA 11.8.
+// StreamEndCapture calls cuStreamEndCapture, bound to the driver symbol cuStreamEndCapture; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuStreamEndCapture).
 func StreamEndCapture(hStream CUstream, phGraph *CUgraph) error {
 	fn := proc(305)
@@ -4103,7 +4103,7 @@ func StreamEndCapture(hStream CUstream, phGraph *CUgraph) error {
 	return resultError(CUresult(C.gocu_cuStreamEndCapture(C.uintptr_t(fn), C.uintptr_t(hStream), unsafe.Pointer(phGraph))))
 }
 
-// StreamGetAttribute calls cuStreamGetAttribute, bound to the driver symbol cuStreamGetAttribute; in the API since CUDA 11.8.
+// StreamGetAttribute calls cuStreamGetAttribute, bound to the driver symbol cuStreamGetAttribute; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuStreamGetAttribute).
 func StreamGetAttribute(hStream CUstream, attr CUstreamAttrID, value_out *CUstreamAttrValue) error {
 	fn := proc(306)
@@ -4113,7 +4113,7 @@ func StreamGetAttribute(hStream CUstream, attr CUstreamAttrID, value_out *CUstre
 	return resultError(CUresult(C.gocu_cuStreamGetAttribute(C.uintptr_t(fn), C.uintptr_t(hStream), C.int(attr), unsafe.Pointer(value_out))))
 }
 
-// StreamGetCaptureInfo calls cuStreamGetCaptureInfo, bound to the driver symbol cuStreamGetCaptureInfo; in the API since CUDA 11.8.
+// StreamGetCaptureInfo calls cuStreamGetCaptureInfo, bound to the driver symbol cuStreamGetCaptureInfo; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuStreamGetCaptureInfo).
 func StreamGetCaptureInfo(hStream CUstream, captureStatus_out *CUstreamCaptureStatus, id_out *cuuint64_t) error {
 	fn := proc(307)
@@ -4123,7 +4123,7 @@ func StreamGetCaptureInfo(hStream CUstream, captureStatus_out *CUstreamCaptureSt
 	return resultError(CUresult(C.gocu_cuStreamGetCaptureInfo(C.uintptr_t(fn), C.uintptr_t(hStream), unsafe.Pointer(captureStatus_out), unsafe.Pointer(id_out))))
 }
 
-// StreamGetCaptureInfo_v2 calls cuStreamGetCaptureInfo_v2, bound to the driver symbol cuStreamGetCaptureInfo_v2; in the API since CUDA 11.8.
+// StreamGetCaptureInfo_v2 calls cuStreamGetCaptureInfo_v2, bound to the driver symbol cuStreamGetCaptureInfo_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuStreamGetCaptureInfo_v2).
 func StreamGetCaptureInfo_v2(hStream CUstream, captureStatus_out *CUstreamCaptureStatus, id_out *cuuint64_t, graph_out *CUgraph, dependencies_out **CUgraphNode, numDependencies_out *uint64) error {
 	fn := proc(308)
@@ -4133,7 +4133,7 @@ func StreamGetCaptureInfo_v2(hStream CUstream, captureStatus_out *CUstreamCaptur
 	return resultError(CUresult(C.gocu_cuStreamGetCaptureInfo_v2(C.uintptr_t(fn), C.uintptr_t(hStream), unsafe.Pointer(captureStatus_out), unsafe.Pointer(id_out), unsafe.Pointer(graph_out), unsafe.Pointer(dependencies_out), unsafe.Pointer(numDependencies_out))))
 }
 
-// StreamGetCtx calls cuStreamGetCtx, bound to the driver symbol cuStreamGetCtx; in the API since CUDA 11.8.
+// StreamGetCtx calls cuStreamGetCtx, bound to the driver symbol cuStreamGetCtx; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuStreamGetCtx).
 func StreamGetCtx(hStream CUstream, pctx *CUcontext) error {
 	fn := proc(309)
@@ -4143,7 +4143,7 @@ func StreamGetCtx(hStream CUstream, pctx *CUcontext) error {
 	return resultError(CUresult(C.gocu_cuStreamGetCtx(C.uintptr_t(fn), C.uintptr_t(hStream), unsafe.Pointer(pctx))))
 }
 
-// StreamGetFlags calls cuStreamGetFlags, bound to the driver symbol cuStreamGetFlags; in the API since CUDA 11.8.
+// StreamGetFlags calls cuStreamGetFlags, bound to the driver symbol cuStreamGetFlags; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuStreamGetFlags).
 func StreamGetFlags(hStream CUstream, flags *uint32) error {
 	fn := proc(310)
@@ -4153,7 +4153,7 @@ func StreamGetFlags(hStream CUstream, flags *uint32) error {
 	return resultError(CUresult(C.gocu_cuStreamGetFlags(C.uintptr_t(fn), C.uintptr_t(hStream), unsafe.Pointer(flags))))
 }
 
-// StreamGetPriority calls cuStreamGetPriority, bound to the driver symbol cuStreamGetPriority; in the API since CUDA 11.8.
+// StreamGetPriority calls cuStreamGetPriority, bound to the driver symbol cuStreamGetPriority; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuStreamGetPriority).
 func StreamGetPriority(hStream CUstream, priority *int32) error {
 	fn := proc(311)
@@ -4163,7 +4163,7 @@ func StreamGetPriority(hStream CUstream, priority *int32) error {
 	return resultError(CUresult(C.gocu_cuStreamGetPriority(C.uintptr_t(fn), C.uintptr_t(hStream), unsafe.Pointer(priority))))
 }
 
-// StreamIsCapturing calls cuStreamIsCapturing, bound to the driver symbol cuStreamIsCapturing; in the API since CUDA 11.8.
+// StreamIsCapturing calls cuStreamIsCapturing, bound to the driver symbol cuStreamIsCapturing; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuStreamIsCapturing).
 func StreamIsCapturing(hStream CUstream, captureStatus *CUstreamCaptureStatus) error {
 	fn := proc(312)
@@ -4173,7 +4173,7 @@ func StreamIsCapturing(hStream CUstream, captureStatus *CUstreamCaptureStatus) e
 	return resultError(CUresult(C.gocu_cuStreamIsCapturing(C.uintptr_t(fn), C.uintptr_t(hStream), unsafe.Pointer(captureStatus))))
 }
 
-// StreamQuery calls cuStreamQuery, bound to the driver symbol cuStreamQuery; in the API since CUDA 11.8.
+// StreamQuery calls cuStreamQuery, bound to the driver symbol cuStreamQuery; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuStreamQuery).
 func StreamQuery(hStream CUstream) error {
 	fn := proc(313)
@@ -4183,7 +4183,7 @@ func StreamQuery(hStream CUstream) error {
 	return resultError(CUresult(C.gocu_cuStreamQuery(C.uintptr_t(fn), C.uintptr_t(hStream))))
 }
 
-// StreamSetAttribute calls cuStreamSetAttribute, bound to the driver symbol cuStreamSetAttribute; in the API since CUDA 11.8.
+// StreamSetAttribute calls cuStreamSetAttribute, bound to the driver symbol cuStreamSetAttribute; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuStreamSetAttribute).
 func StreamSetAttribute(hStream CUstream, attr CUstreamAttrID, value *CUstreamAttrValue) error {
 	fn := proc(314)
@@ -4193,7 +4193,7 @@ func StreamSetAttribute(hStream CUstream, attr CUstreamAttrID, value *CUstreamAt
 	return resultError(CUresult(C.gocu_cuStreamSetAttribute(C.uintptr_t(fn), C.uintptr_t(hStream), C.int(attr), unsafe.Pointer(value))))
 }
 
-// StreamSynchronize calls cuStreamSynchronize, bound to the driver symbol cuStreamSynchronize; in the API since CUDA 11.8.
+// StreamSynchronize calls cuStreamSynchronize, bound to the driver symbol cuStreamSynchronize; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuStreamSynchronize).
 func StreamSynchronize(hStream CUstream) error {
 	fn := proc(315)
@@ -4203,7 +4203,7 @@ func StreamSynchronize(hStream CUstream) error {
 	return resultError(CUresult(C.gocu_cuStreamSynchronize(C.uintptr_t(fn), C.uintptr_t(hStream))))
 }
 
-// StreamUpdateCaptureDependencies calls cuStreamUpdateCaptureDependencies, bound to the driver symbol cuStreamUpdateCaptureDependencies; in the API since CUDA 11.8.
+// StreamUpdateCaptureDependencies calls cuStreamUpdateCaptureDependencies, bound to the driver symbol cuStreamUpdateCaptureDependencies; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuStreamUpdateCaptureDependencies).
 func StreamUpdateCaptureDependencies(hStream CUstream, dependencies *CUgraphNode, numDependencies uint64, flags uint32) error {
 	fn := proc(316)
@@ -4213,7 +4213,7 @@ func StreamUpdateCaptureDependencies(hStream CUstream, dependencies *CUgraphNode
 	return resultError(CUresult(C.gocu_cuStreamUpdateCaptureDependencies(C.uintptr_t(fn), C.uintptr_t(hStream), unsafe.Pointer(dependencies), C.ulong(numDependencies), C.uint(flags))))
 }
 
-// StreamWaitEvent calls cuStreamWaitEvent, bound to the driver symbol cuStreamWaitEvent; in the API since CUDA 11.8.
+// StreamWaitEvent calls cuStreamWaitEvent, bound to the driver symbol cuStreamWaitEvent; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuStreamWaitEvent).
 func StreamWaitEvent(hStream CUstream, hEvent CUevent, Flags uint32) error {
 	fn := proc(317)
@@ -4223,7 +4223,7 @@ func StreamWaitEvent(hStream CUstream, hEvent CUevent, Flags uint32) error {
 	return resultError(CUresult(C.gocu_cuStreamWaitEvent(C.uintptr_t(fn), C.uintptr_t(hStream), C.uintptr_t(hEvent), C.uint(Flags))))
 }
 
-// StreamWaitValue32 calls cuStreamWaitValue32, bound to the driver symbol cuStreamWaitValue32; in the API since CUDA 11.8.
+// StreamWaitValue32 calls cuStreamWaitValue32, bound to the driver symbol cuStreamWaitValue32; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuStreamWaitValue32).
 func StreamWaitValue32(stream CUstream, addr CUdeviceptr, value cuuint32_t, flags uint32) error {
 	fn := proc(318)
@@ -4233,7 +4233,7 @@ func StreamWaitValue32(stream CUstream, addr CUdeviceptr, value cuuint32_t, flag
 	return resultError(CUresult(C.gocu_cuStreamWaitValue32(C.uintptr_t(fn), C.uintptr_t(stream), C.ulonglong(addr), C.uint(value), C.uint(flags))))
 }
 
-// StreamWaitValue32_v2 calls cuStreamWaitValue32_v2, bound to the driver symbol cuStreamWaitValue32_v2; in the API since CUDA 11.8.
+// StreamWaitValue32_v2 calls cuStreamWaitValue32_v2, bound to the driver symbol cuStreamWaitValue32_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuStreamWaitValue32_v2).
 func StreamWaitValue32_v2(stream CUstream, addr CUdeviceptr, value cuuint32_t, flags uint32) error {
 	fn := proc(319)
@@ -4243,7 +4243,7 @@ func StreamWaitValue32_v2(stream CUstream, addr CUdeviceptr, value cuuint32_t, f
 	return resultError(CUresult(C.gocu_cuStreamWaitValue32_v2(C.uintptr_t(fn), C.uintptr_t(stream), C.ulonglong(addr), C.uint(value), C.uint(flags))))
 }
 
-// StreamWaitValue64 calls cuStreamWaitValue64, bound to the driver symbol cuStreamWaitValue64; in the API since CUDA 11.8.
+// StreamWaitValue64 calls cuStreamWaitValue64, bound to the driver symbol cuStreamWaitValue64; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuStreamWaitValue64).
 func StreamWaitValue64(stream CUstream, addr CUdeviceptr, value cuuint64_t, flags uint32) error {
 	fn := proc(320)
@@ -4253,7 +4253,7 @@ func StreamWaitValue64(stream CUstream, addr CUdeviceptr, value cuuint64_t, flag
 	return resultError(CUresult(C.gocu_cuStreamWaitValue64(C.uintptr_t(fn), C.uintptr_t(stream), C.ulonglong(addr), C.ulong(value), C.uint(flags))))
 }
 
-// StreamWaitValue64_v2 calls cuStreamWaitValue64_v2, bound to the driver symbol cuStreamWaitValue64_v2; in the API since CUDA 11.8.
+// StreamWaitValue64_v2 calls cuStreamWaitValue64_v2, bound to the driver symbol cuStreamWaitValue64_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuStreamWaitValue64_v2).
 func StreamWaitValue64_v2(stream CUstream, addr CUdeviceptr, value cuuint64_t, flags uint32) error {
 	fn := proc(321)
@@ -4263,7 +4263,7 @@ func StreamWaitValue64_v2(stream CUstream, addr CUdeviceptr, value cuuint64_t, f
 	return resultError(CUresult(C.gocu_cuStreamWaitValue64_v2(C.uintptr_t(fn), C.uintptr_t(stream), C.ulonglong(addr), C.ulong(value), C.uint(flags))))
 }
 
-// StreamWriteValue32 calls cuStreamWriteValue32, bound to the driver symbol cuStreamWriteValue32; in the API since CUDA 11.8.
+// StreamWriteValue32 calls cuStreamWriteValue32, bound to the driver symbol cuStreamWriteValue32; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuStreamWriteValue32).
 func StreamWriteValue32(stream CUstream, addr CUdeviceptr, value cuuint32_t, flags uint32) error {
 	fn := proc(322)
@@ -4273,7 +4273,7 @@ func StreamWriteValue32(stream CUstream, addr CUdeviceptr, value cuuint32_t, fla
 	return resultError(CUresult(C.gocu_cuStreamWriteValue32(C.uintptr_t(fn), C.uintptr_t(stream), C.ulonglong(addr), C.uint(value), C.uint(flags))))
 }
 
-// StreamWriteValue32_v2 calls cuStreamWriteValue32_v2, bound to the driver symbol cuStreamWriteValue32_v2; in the API since CUDA 11.8.
+// StreamWriteValue32_v2 calls cuStreamWriteValue32_v2, bound to the driver symbol cuStreamWriteValue32_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuStreamWriteValue32_v2).
 func StreamWriteValue32_v2(stream CUstream, addr CUdeviceptr, value cuuint32_t, flags uint32) error {
 	fn := proc(323)
@@ -4283,7 +4283,7 @@ func StreamWriteValue32_v2(stream CUstream, addr CUdeviceptr, value cuuint32_t, 
 	return resultError(CUresult(C.gocu_cuStreamWriteValue32_v2(C.uintptr_t(fn), C.uintptr_t(stream), C.ulonglong(addr), C.uint(value), C.uint(flags))))
 }
 
-// StreamWriteValue64 calls cuStreamWriteValue64, bound to the driver symbol cuStreamWriteValue64; in the API since CUDA 11.8.
+// StreamWriteValue64 calls cuStreamWriteValue64, bound to the driver symbol cuStreamWriteValue64; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuStreamWriteValue64).
 func StreamWriteValue64(stream CUstream, addr CUdeviceptr, value cuuint64_t, flags uint32) error {
 	fn := proc(324)
@@ -4293,7 +4293,7 @@ func StreamWriteValue64(stream CUstream, addr CUdeviceptr, value cuuint64_t, fla
 	return resultError(CUresult(C.gocu_cuStreamWriteValue64(C.uintptr_t(fn), C.uintptr_t(stream), C.ulonglong(addr), C.ulong(value), C.uint(flags))))
 }
 
-// StreamWriteValue64_v2 calls cuStreamWriteValue64_v2, bound to the driver symbol cuStreamWriteValue64_v2; in the API since CUDA 11.8.
+// StreamWriteValue64_v2 calls cuStreamWriteValue64_v2, bound to the driver symbol cuStreamWriteValue64_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuStreamWriteValue64_v2).
 func StreamWriteValue64_v2(stream CUstream, addr CUdeviceptr, value cuuint64_t, flags uint32) error {
 	fn := proc(325)
@@ -4303,7 +4303,7 @@ func StreamWriteValue64_v2(stream CUstream, addr CUdeviceptr, value cuuint64_t, 
 	return resultError(CUresult(C.gocu_cuStreamWriteValue64_v2(C.uintptr_t(fn), C.uintptr_t(stream), C.ulonglong(addr), C.ulong(value), C.uint(flags))))
 }
 
-// SurfObjectCreate calls cuSurfObjectCreate, bound to the driver symbol cuSurfObjectCreate; in the API since CUDA 11.8.
+// SurfObjectCreate calls cuSurfObjectCreate, bound to the driver symbol cuSurfObjectCreate; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuSurfObjectCreate).
 func SurfObjectCreate(pSurfObject *CUsurfObject, pResDesc *CUDA_RESOURCE_DESC) error {
 	fn := proc(326)
@@ -4313,7 +4313,7 @@ func SurfObjectCreate(pSurfObject *CUsurfObject, pResDesc *CUDA_RESOURCE_DESC) e
 	return resultError(CUresult(C.gocu_cuSurfObjectCreate(C.uintptr_t(fn), unsafe.Pointer(pSurfObject), unsafe.Pointer(pResDesc))))
 }
 
-// SurfObjectDestroy calls cuSurfObjectDestroy, bound to the driver symbol cuSurfObjectDestroy; in the API since CUDA 11.8.
+// SurfObjectDestroy calls cuSurfObjectDestroy, bound to the driver symbol cuSurfObjectDestroy; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuSurfObjectDestroy).
 func SurfObjectDestroy(surfObject CUsurfObject) error {
 	fn := proc(327)
@@ -4323,7 +4323,7 @@ func SurfObjectDestroy(surfObject CUsurfObject) error {
 	return resultError(CUresult(C.gocu_cuSurfObjectDestroy(C.uintptr_t(fn), C.ulonglong(surfObject))))
 }
 
-// SurfObjectGetResourceDesc calls cuSurfObjectGetResourceDesc, bound to the driver symbol cuSurfObjectGetResourceDesc; in the API since CUDA 11.8.
+// SurfObjectGetResourceDesc calls cuSurfObjectGetResourceDesc, bound to the driver symbol cuSurfObjectGetResourceDesc; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuSurfObjectGetResourceDesc).
 func SurfObjectGetResourceDesc(pResDesc *CUDA_RESOURCE_DESC, surfObject CUsurfObject) error {
 	fn := proc(328)
@@ -4333,7 +4333,7 @@ func SurfObjectGetResourceDesc(pResDesc *CUDA_RESOURCE_DESC, surfObject CUsurfOb
 	return resultError(CUresult(C.gocu_cuSurfObjectGetResourceDesc(C.uintptr_t(fn), unsafe.Pointer(pResDesc), C.ulonglong(surfObject))))
 }
 
-// SurfRefGetArray calls cuSurfRefGetArray, bound to the driver symbol cuSurfRefGetArray; in the API since CUDA 11.8.
+// SurfRefGetArray calls cuSurfRefGetArray, bound to the driver symbol cuSurfRefGetArray; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuSurfRefGetArray).
 func SurfRefGetArray(phArray *CUarray, hSurfRef CUsurfref) error {
 	fn := proc(329)
@@ -4343,7 +4343,7 @@ func SurfRefGetArray(phArray *CUarray, hSurfRef CUsurfref) error {
 	return resultError(CUresult(C.gocu_cuSurfRefGetArray(C.uintptr_t(fn), unsafe.Pointer(phArray), C.uintptr_t(hSurfRef))))
 }
 
-// SurfRefSetArray calls cuSurfRefSetArray, bound to the driver symbol cuSurfRefSetArray; in the API since CUDA 11.8.
+// SurfRefSetArray calls cuSurfRefSetArray, bound to the driver symbol cuSurfRefSetArray; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuSurfRefSetArray).
 func SurfRefSetArray(hSurfRef CUsurfref, hArray CUarray, Flags uint32) error {
 	fn := proc(330)
@@ -4353,7 +4353,7 @@ func SurfRefSetArray(hSurfRef CUsurfref, hArray CUarray, Flags uint32) error {
 	return resultError(CUresult(C.gocu_cuSurfRefSetArray(C.uintptr_t(fn), C.uintptr_t(hSurfRef), C.uintptr_t(hArray), C.uint(Flags))))
 }
 
-// TexObjectCreate calls cuTexObjectCreate, bound to the driver symbol cuTexObjectCreate; in the API since CUDA 11.8.
+// TexObjectCreate calls cuTexObjectCreate, bound to the driver symbol cuTexObjectCreate; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuTexObjectCreate).
 func TexObjectCreate(pTexObject *CUtexObject, pResDesc *CUDA_RESOURCE_DESC, pTexDesc *CUDA_TEXTURE_DESC, pResViewDesc *CUDA_RESOURCE_VIEW_DESC) error {
 	fn := proc(331)
@@ -4363,7 +4363,7 @@ func TexObjectCreate(pTexObject *CUtexObject, pResDesc *CUDA_RESOURCE_DESC, pTex
 	return resultError(CUresult(C.gocu_cuTexObjectCreate(C.uintptr_t(fn), unsafe.Pointer(pTexObject), unsafe.Pointer(pResDesc), unsafe.Pointer(pTexDesc), unsafe.Pointer(pResViewDesc))))
 }
 
-// TexObjectDestroy calls cuTexObjectDestroy, bound to the driver symbol cuTexObjectDestroy; in the API since CUDA 11.8.
+// TexObjectDestroy calls cuTexObjectDestroy, bound to the driver symbol cuTexObjectDestroy; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuTexObjectDestroy).
 func TexObjectDestroy(texObject CUtexObject) error {
 	fn := proc(332)
@@ -4373,7 +4373,7 @@ func TexObjectDestroy(texObject CUtexObject) error {
 	return resultError(CUresult(C.gocu_cuTexObjectDestroy(C.uintptr_t(fn), C.ulonglong(texObject))))
 }
 
-// TexObjectGetResourceDesc calls cuTexObjectGetResourceDesc, bound to the driver symbol cuTexObjectGetResourceDesc; in the API since CUDA 11.8.
+// TexObjectGetResourceDesc calls cuTexObjectGetResourceDesc, bound to the driver symbol cuTexObjectGetResourceDesc; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuTexObjectGetResourceDesc).
 func TexObjectGetResourceDesc(pResDesc *CUDA_RESOURCE_DESC, texObject CUtexObject) error {
 	fn := proc(333)
@@ -4383,7 +4383,7 @@ func TexObjectGetResourceDesc(pResDesc *CUDA_RESOURCE_DESC, texObject CUtexObjec
 	return resultError(CUresult(C.gocu_cuTexObjectGetResourceDesc(C.uintptr_t(fn), unsafe.Pointer(pResDesc), C.ulonglong(texObject))))
 }
 
-// TexObjectGetResourceViewDesc calls cuTexObjectGetResourceViewDesc, bound to the driver symbol cuTexObjectGetResourceViewDesc; in the API since CUDA 11.8.
+// TexObjectGetResourceViewDesc calls cuTexObjectGetResourceViewDesc, bound to the driver symbol cuTexObjectGetResourceViewDesc; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuTexObjectGetResourceViewDesc).
 func TexObjectGetResourceViewDesc(pResViewDesc *CUDA_RESOURCE_VIEW_DESC, texObject CUtexObject) error {
 	fn := proc(334)
@@ -4393,7 +4393,7 @@ func TexObjectGetResourceViewDesc(pResViewDesc *CUDA_RESOURCE_VIEW_DESC, texObje
 	return resultError(CUresult(C.gocu_cuTexObjectGetResourceViewDesc(C.uintptr_t(fn), unsafe.Pointer(pResViewDesc), C.ulonglong(texObject))))
 }
 
-// TexObjectGetTextureDesc calls cuTexObjectGetTextureDesc, bound to the driver symbol cuTexObjectGetTextureDesc; in the API since CUDA 11.8.
+// TexObjectGetTextureDesc calls cuTexObjectGetTextureDesc, bound to the driver symbol cuTexObjectGetTextureDesc; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuTexObjectGetTextureDesc).
 func TexObjectGetTextureDesc(pTexDesc *CUDA_TEXTURE_DESC, texObject CUtexObject) error {
 	fn := proc(335)
@@ -4403,7 +4403,7 @@ func TexObjectGetTextureDesc(pTexDesc *CUDA_TEXTURE_DESC, texObject CUtexObject)
 	return resultError(CUresult(C.gocu_cuTexObjectGetTextureDesc(C.uintptr_t(fn), unsafe.Pointer(pTexDesc), C.ulonglong(texObject))))
 }
 
-// TexRefCreate calls cuTexRefCreate, bound to the driver symbol cuTexRefCreate; in the API since CUDA 11.8.
+// TexRefCreate calls cuTexRefCreate, bound to the driver symbol cuTexRefCreate; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuTexRefCreate).
 func TexRefCreate(pTexRef *CUtexref) error {
 	fn := proc(336)
@@ -4413,7 +4413,7 @@ func TexRefCreate(pTexRef *CUtexref) error {
 	return resultError(CUresult(C.gocu_cuTexRefCreate(C.uintptr_t(fn), unsafe.Pointer(pTexRef))))
 }
 
-// TexRefDestroy calls cuTexRefDestroy, bound to the driver symbol cuTexRefDestroy; in the API since CUDA 11.8.
+// TexRefDestroy calls cuTexRefDestroy, bound to the driver symbol cuTexRefDestroy; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuTexRefDestroy).
 func TexRefDestroy(hTexRef CUtexref) error {
 	fn := proc(337)
@@ -4423,7 +4423,7 @@ func TexRefDestroy(hTexRef CUtexref) error {
 	return resultError(CUresult(C.gocu_cuTexRefDestroy(C.uintptr_t(fn), C.uintptr_t(hTexRef))))
 }
 
-// TexRefGetAddressMode calls cuTexRefGetAddressMode, bound to the driver symbol cuTexRefGetAddressMode; in the API since CUDA 11.8.
+// TexRefGetAddressMode calls cuTexRefGetAddressMode, bound to the driver symbol cuTexRefGetAddressMode; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuTexRefGetAddressMode).
 func TexRefGetAddressMode(pam *CUaddress_mode, hTexRef CUtexref, dim int32) error {
 	fn := proc(338)
@@ -4433,7 +4433,7 @@ func TexRefGetAddressMode(pam *CUaddress_mode, hTexRef CUtexref, dim int32) erro
 	return resultError(CUresult(C.gocu_cuTexRefGetAddressMode(C.uintptr_t(fn), unsafe.Pointer(pam), C.uintptr_t(hTexRef), C.int(dim))))
 }
 
-// TexRefGetAddress calls cuTexRefGetAddress, bound to the driver symbol cuTexRefGetAddress_v2; in the API since CUDA 11.8.
+// TexRefGetAddress calls cuTexRefGetAddress, bound to the driver symbol cuTexRefGetAddress_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuTexRefGetAddress).
 func TexRefGetAddress(pdptr *CUdeviceptr, hTexRef CUtexref) error {
 	fn := proc(339)
@@ -4443,7 +4443,7 @@ func TexRefGetAddress(pdptr *CUdeviceptr, hTexRef CUtexref) error {
 	return resultError(CUresult(C.gocu_cuTexRefGetAddress_v2(C.uintptr_t(fn), unsafe.Pointer(pdptr), C.uintptr_t(hTexRef))))
 }
 
-// TexRefGetArray calls cuTexRefGetArray, bound to the driver symbol cuTexRefGetArray; in the API since CUDA 11.8.
+// TexRefGetArray calls cuTexRefGetArray, bound to the driver symbol cuTexRefGetArray; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuTexRefGetArray).
 func TexRefGetArray(phArray *CUarray, hTexRef CUtexref) error {
 	fn := proc(340)
@@ -4453,7 +4453,7 @@ func TexRefGetArray(phArray *CUarray, hTexRef CUtexref) error {
 	return resultError(CUresult(C.gocu_cuTexRefGetArray(C.uintptr_t(fn), unsafe.Pointer(phArray), C.uintptr_t(hTexRef))))
 }
 
-// TexRefGetBorderColor calls cuTexRefGetBorderColor, bound to the driver symbol cuTexRefGetBorderColor; in the API since CUDA 11.8.
+// TexRefGetBorderColor calls cuTexRefGetBorderColor, bound to the driver symbol cuTexRefGetBorderColor; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuTexRefGetBorderColor).
 func TexRefGetBorderColor(pBorderColor *float32, hTexRef CUtexref) error {
 	fn := proc(341)
@@ -4463,7 +4463,7 @@ func TexRefGetBorderColor(pBorderColor *float32, hTexRef CUtexref) error {
 	return resultError(CUresult(C.gocu_cuTexRefGetBorderColor(C.uintptr_t(fn), unsafe.Pointer(pBorderColor), C.uintptr_t(hTexRef))))
 }
 
-// TexRefGetFilterMode calls cuTexRefGetFilterMode, bound to the driver symbol cuTexRefGetFilterMode; in the API since CUDA 11.8.
+// TexRefGetFilterMode calls cuTexRefGetFilterMode, bound to the driver symbol cuTexRefGetFilterMode; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuTexRefGetFilterMode).
 func TexRefGetFilterMode(pfm *CUfilter_mode, hTexRef CUtexref) error {
 	fn := proc(342)
@@ -4473,7 +4473,7 @@ func TexRefGetFilterMode(pfm *CUfilter_mode, hTexRef CUtexref) error {
 	return resultError(CUresult(C.gocu_cuTexRefGetFilterMode(C.uintptr_t(fn), unsafe.Pointer(pfm), C.uintptr_t(hTexRef))))
 }
 
-// TexRefGetFlags calls cuTexRefGetFlags, bound to the driver symbol cuTexRefGetFlags; in the API since CUDA 11.8.
+// TexRefGetFlags calls cuTexRefGetFlags, bound to the driver symbol cuTexRefGetFlags; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuTexRefGetFlags).
 func TexRefGetFlags(pFlags *uint32, hTexRef CUtexref) error {
 	fn := proc(343)
@@ -4483,7 +4483,7 @@ func TexRefGetFlags(pFlags *uint32, hTexRef CUtexref) error {
 	return resultError(CUresult(C.gocu_cuTexRefGetFlags(C.uintptr_t(fn), unsafe.Pointer(pFlags), C.uintptr_t(hTexRef))))
 }
 
-// TexRefGetFormat calls cuTexRefGetFormat, bound to the driver symbol cuTexRefGetFormat; in the API since CUDA 11.8.
+// TexRefGetFormat calls cuTexRefGetFormat, bound to the driver symbol cuTexRefGetFormat; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuTexRefGetFormat).
 func TexRefGetFormat(pFormat *CUarray_format, pNumChannels *int32, hTexRef CUtexref) error {
 	fn := proc(344)
@@ -4493,7 +4493,7 @@ func TexRefGetFormat(pFormat *CUarray_format, pNumChannels *int32, hTexRef CUtex
 	return resultError(CUresult(C.gocu_cuTexRefGetFormat(C.uintptr_t(fn), unsafe.Pointer(pFormat), unsafe.Pointer(pNumChannels), C.uintptr_t(hTexRef))))
 }
 
-// TexRefGetMaxAnisotropy calls cuTexRefGetMaxAnisotropy, bound to the driver symbol cuTexRefGetMaxAnisotropy; in the API since CUDA 11.8.
+// TexRefGetMaxAnisotropy calls cuTexRefGetMaxAnisotropy, bound to the driver symbol cuTexRefGetMaxAnisotropy; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuTexRefGetMaxAnisotropy).
 func TexRefGetMaxAnisotropy(pmaxAniso *int32, hTexRef CUtexref) error {
 	fn := proc(345)
@@ -4503,7 +4503,7 @@ func TexRefGetMaxAnisotropy(pmaxAniso *int32, hTexRef CUtexref) error {
 	return resultError(CUresult(C.gocu_cuTexRefGetMaxAnisotropy(C.uintptr_t(fn), unsafe.Pointer(pmaxAniso), C.uintptr_t(hTexRef))))
 }
 
-// TexRefGetMipmapFilterMode calls cuTexRefGetMipmapFilterMode, bound to the driver symbol cuTexRefGetMipmapFilterMode; in the API since CUDA 11.8.
+// TexRefGetMipmapFilterMode calls cuTexRefGetMipmapFilterMode, bound to the driver symbol cuTexRefGetMipmapFilterMode; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuTexRefGetMipmapFilterMode).
 func TexRefGetMipmapFilterMode(pfm *CUfilter_mode, hTexRef CUtexref) error {
 	fn := proc(346)
@@ -4513,7 +4513,7 @@ func TexRefGetMipmapFilterMode(pfm *CUfilter_mode, hTexRef CUtexref) error {
 	return resultError(CUresult(C.gocu_cuTexRefGetMipmapFilterMode(C.uintptr_t(fn), unsafe.Pointer(pfm), C.uintptr_t(hTexRef))))
 }
 
-// TexRefGetMipmapLevelBias calls cuTexRefGetMipmapLevelBias, bound to the driver symbol cuTexRefGetMipmapLevelBias; in the API since CUDA 11.8.
+// TexRefGetMipmapLevelBias calls cuTexRefGetMipmapLevelBias, bound to the driver symbol cuTexRefGetMipmapLevelBias; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuTexRefGetMipmapLevelBias).
 func TexRefGetMipmapLevelBias(pbias *float32, hTexRef CUtexref) error {
 	fn := proc(347)
@@ -4523,7 +4523,7 @@ func TexRefGetMipmapLevelBias(pbias *float32, hTexRef CUtexref) error {
 	return resultError(CUresult(C.gocu_cuTexRefGetMipmapLevelBias(C.uintptr_t(fn), unsafe.Pointer(pbias), C.uintptr_t(hTexRef))))
 }
 
-// TexRefGetMipmapLevelClamp calls cuTexRefGetMipmapLevelClamp, bound to the driver symbol cuTexRefGetMipmapLevelClamp; in the API since CUDA 11.8.
+// TexRefGetMipmapLevelClamp calls cuTexRefGetMipmapLevelClamp, bound to the driver symbol cuTexRefGetMipmapLevelClamp; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuTexRefGetMipmapLevelClamp).
 func TexRefGetMipmapLevelClamp(pminMipmapLevelClamp *float32, pmaxMipmapLevelClamp *float32, hTexRef CUtexref) error {
 	fn := proc(348)
@@ -4533,7 +4533,7 @@ func TexRefGetMipmapLevelClamp(pminMipmapLevelClamp *float32, pmaxMipmapLevelCla
 	return resultError(CUresult(C.gocu_cuTexRefGetMipmapLevelClamp(C.uintptr_t(fn), unsafe.Pointer(pminMipmapLevelClamp), unsafe.Pointer(pmaxMipmapLevelClamp), C.uintptr_t(hTexRef))))
 }
 
-// TexRefGetMipmappedArray calls cuTexRefGetMipmappedArray, bound to the driver symbol cuTexRefGetMipmappedArray; in the API since CUDA 11.8.
+// TexRefGetMipmappedArray calls cuTexRefGetMipmappedArray, bound to the driver symbol cuTexRefGetMipmappedArray; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuTexRefGetMipmappedArray).
 func TexRefGetMipmappedArray(phMipmappedArray *CUmipmappedArray, hTexRef CUtexref) error {
 	fn := proc(349)
@@ -4543,7 +4543,7 @@ func TexRefGetMipmappedArray(phMipmappedArray *CUmipmappedArray, hTexRef CUtexre
 	return resultError(CUresult(C.gocu_cuTexRefGetMipmappedArray(C.uintptr_t(fn), unsafe.Pointer(phMipmappedArray), C.uintptr_t(hTexRef))))
 }
 
-// TexRefSetAddress2D calls cuTexRefSetAddress2D, bound to the driver symbol cuTexRefSetAddress2D_v3; in the API since CUDA 11.8.
+// TexRefSetAddress2D calls cuTexRefSetAddress2D, bound to the driver symbol cuTexRefSetAddress2D_v3; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuTexRefSetAddress2D).
 func TexRefSetAddress2D(hTexRef CUtexref, desc *CUDA_ARRAY_DESCRIPTOR, dptr CUdeviceptr, Pitch uint64) error {
 	fn := proc(350)
@@ -4553,7 +4553,7 @@ func TexRefSetAddress2D(hTexRef CUtexref, desc *CUDA_ARRAY_DESCRIPTOR, dptr CUde
 	return resultError(CUresult(C.gocu_cuTexRefSetAddress2D_v3(C.uintptr_t(fn), C.uintptr_t(hTexRef), unsafe.Pointer(desc), C.ulonglong(dptr), C.ulong(Pitch))))
 }
 
-// TexRefSetAddressMode calls cuTexRefSetAddressMode, bound to the driver symbol cuTexRefSetAddressMode; in the API since CUDA 11.8.
+// TexRefSetAddressMode calls cuTexRefSetAddressMode, bound to the driver symbol cuTexRefSetAddressMode; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuTexRefSetAddressMode).
 func TexRefSetAddressMode(hTexRef CUtexref, dim int32, am CUaddress_mode) error {
 	fn := proc(351)
@@ -4563,7 +4563,7 @@ func TexRefSetAddressMode(hTexRef CUtexref, dim int32, am CUaddress_mode) error 
 	return resultError(CUresult(C.gocu_cuTexRefSetAddressMode(C.uintptr_t(fn), C.uintptr_t(hTexRef), C.int(dim), C.int(am))))
 }
 
-// TexRefSetAddress calls cuTexRefSetAddress, bound to the driver symbol cuTexRefSetAddress_v2; in the API since CUDA 11.8.
+// TexRefSetAddress calls cuTexRefSetAddress, bound to the driver symbol cuTexRefSetAddress_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuTexRefSetAddress).
 func TexRefSetAddress(ByteOffset *uint64, hTexRef CUtexref, dptr CUdeviceptr, bytes uint64) error {
 	fn := proc(352)
@@ -4573,7 +4573,7 @@ func TexRefSetAddress(ByteOffset *uint64, hTexRef CUtexref, dptr CUdeviceptr, by
 	return resultError(CUresult(C.gocu_cuTexRefSetAddress_v2(C.uintptr_t(fn), unsafe.Pointer(ByteOffset), C.uintptr_t(hTexRef), C.ulonglong(dptr), C.ulong(bytes))))
 }
 
-// TexRefSetArray calls cuTexRefSetArray, bound to the driver symbol cuTexRefSetArray; in the API since CUDA 11.8.
+// TexRefSetArray calls cuTexRefSetArray, bound to the driver symbol cuTexRefSetArray; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuTexRefSetArray).
 func TexRefSetArray(hTexRef CUtexref, hArray CUarray, Flags uint32) error {
 	fn := proc(353)
@@ -4583,7 +4583,7 @@ func TexRefSetArray(hTexRef CUtexref, hArray CUarray, Flags uint32) error {
 	return resultError(CUresult(C.gocu_cuTexRefSetArray(C.uintptr_t(fn), C.uintptr_t(hTexRef), C.uintptr_t(hArray), C.uint(Flags))))
 }
 
-// TexRefSetBorderColor calls cuTexRefSetBorderColor, bound to the driver symbol cuTexRefSetBorderColor; in the API since CUDA 11.8.
+// TexRefSetBorderColor calls cuTexRefSetBorderColor, bound to the driver symbol cuTexRefSetBorderColor; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuTexRefSetBorderColor).
 func TexRefSetBorderColor(hTexRef CUtexref, pBorderColor *float32) error {
 	fn := proc(354)
@@ -4593,7 +4593,7 @@ func TexRefSetBorderColor(hTexRef CUtexref, pBorderColor *float32) error {
 	return resultError(CUresult(C.gocu_cuTexRefSetBorderColor(C.uintptr_t(fn), C.uintptr_t(hTexRef), unsafe.Pointer(pBorderColor))))
 }
 
-// TexRefSetFilterMode calls cuTexRefSetFilterMode, bound to the driver symbol cuTexRefSetFilterMode; in the API since CUDA 11.8.
+// TexRefSetFilterMode calls cuTexRefSetFilterMode, bound to the driver symbol cuTexRefSetFilterMode; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuTexRefSetFilterMode).
 func TexRefSetFilterMode(hTexRef CUtexref, fm CUfilter_mode) error {
 	fn := proc(355)
@@ -4603,7 +4603,7 @@ func TexRefSetFilterMode(hTexRef CUtexref, fm CUfilter_mode) error {
 	return resultError(CUresult(C.gocu_cuTexRefSetFilterMode(C.uintptr_t(fn), C.uintptr_t(hTexRef), C.int(fm))))
 }
 
-// TexRefSetFlags calls cuTexRefSetFlags, bound to the driver symbol cuTexRefSetFlags; in the API since CUDA 11.8.
+// TexRefSetFlags calls cuTexRefSetFlags, bound to the driver symbol cuTexRefSetFlags; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuTexRefSetFlags).
 func TexRefSetFlags(hTexRef CUtexref, Flags uint32) error {
 	fn := proc(356)
@@ -4613,7 +4613,7 @@ func TexRefSetFlags(hTexRef CUtexref, Flags uint32) error {
 	return resultError(CUresult(C.gocu_cuTexRefSetFlags(C.uintptr_t(fn), C.uintptr_t(hTexRef), C.uint(Flags))))
 }
 
-// TexRefSetFormat calls cuTexRefSetFormat, bound to the driver symbol cuTexRefSetFormat; in the API since CUDA 11.8.
+// TexRefSetFormat calls cuTexRefSetFormat, bound to the driver symbol cuTexRefSetFormat; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuTexRefSetFormat).
 func TexRefSetFormat(hTexRef CUtexref, fmt CUarray_format, NumPackedComponents int32) error {
 	fn := proc(357)
@@ -4623,7 +4623,7 @@ func TexRefSetFormat(hTexRef CUtexref, fmt CUarray_format, NumPackedComponents i
 	return resultError(CUresult(C.gocu_cuTexRefSetFormat(C.uintptr_t(fn), C.uintptr_t(hTexRef), C.int(fmt), C.int(NumPackedComponents))))
 }
 
-// TexRefSetMaxAnisotropy calls cuTexRefSetMaxAnisotropy, bound to the driver symbol cuTexRefSetMaxAnisotropy; in the API since CUDA 11.8.
+// TexRefSetMaxAnisotropy calls cuTexRefSetMaxAnisotropy, bound to the driver symbol cuTexRefSetMaxAnisotropy; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuTexRefSetMaxAnisotropy).
 func TexRefSetMaxAnisotropy(hTexRef CUtexref, maxAniso uint32) error {
 	fn := proc(358)
@@ -4633,7 +4633,7 @@ func TexRefSetMaxAnisotropy(hTexRef CUtexref, maxAniso uint32) error {
 	return resultError(CUresult(C.gocu_cuTexRefSetMaxAnisotropy(C.uintptr_t(fn), C.uintptr_t(hTexRef), C.uint(maxAniso))))
 }
 
-// TexRefSetMipmapFilterMode calls cuTexRefSetMipmapFilterMode, bound to the driver symbol cuTexRefSetMipmapFilterMode; in the API since CUDA 11.8.
+// TexRefSetMipmapFilterMode calls cuTexRefSetMipmapFilterMode, bound to the driver symbol cuTexRefSetMipmapFilterMode; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuTexRefSetMipmapFilterMode).
 func TexRefSetMipmapFilterMode(hTexRef CUtexref, fm CUfilter_mode) error {
 	fn := proc(359)
@@ -4643,7 +4643,7 @@ func TexRefSetMipmapFilterMode(hTexRef CUtexref, fm CUfilter_mode) error {
 	return resultError(CUresult(C.gocu_cuTexRefSetMipmapFilterMode(C.uintptr_t(fn), C.uintptr_t(hTexRef), C.int(fm))))
 }
 
-// TexRefSetMipmapLevelBias calls cuTexRefSetMipmapLevelBias, bound to the driver symbol cuTexRefSetMipmapLevelBias; in the API since CUDA 11.8.
+// TexRefSetMipmapLevelBias calls cuTexRefSetMipmapLevelBias, bound to the driver symbol cuTexRefSetMipmapLevelBias; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuTexRefSetMipmapLevelBias).
 func TexRefSetMipmapLevelBias(hTexRef CUtexref, bias float32) error {
 	fn := proc(360)
@@ -4653,7 +4653,7 @@ func TexRefSetMipmapLevelBias(hTexRef CUtexref, bias float32) error {
 	return resultError(CUresult(C.gocu_cuTexRefSetMipmapLevelBias(C.uintptr_t(fn), C.uintptr_t(hTexRef), C.float(bias))))
 }
 
-// TexRefSetMipmapLevelClamp calls cuTexRefSetMipmapLevelClamp, bound to the driver symbol cuTexRefSetMipmapLevelClamp; in the API since CUDA 11.8.
+// TexRefSetMipmapLevelClamp calls cuTexRefSetMipmapLevelClamp, bound to the driver symbol cuTexRefSetMipmapLevelClamp; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuTexRefSetMipmapLevelClamp).
 func TexRefSetMipmapLevelClamp(hTexRef CUtexref, minMipmapLevelClamp float32, maxMipmapLevelClamp float32) error {
 	fn := proc(361)
@@ -4663,7 +4663,7 @@ func TexRefSetMipmapLevelClamp(hTexRef CUtexref, minMipmapLevelClamp float32, ma
 	return resultError(CUresult(C.gocu_cuTexRefSetMipmapLevelClamp(C.uintptr_t(fn), C.uintptr_t(hTexRef), C.float(minMipmapLevelClamp), C.float(maxMipmapLevelClamp))))
 }
 
-// TexRefSetMipmappedArray calls cuTexRefSetMipmappedArray, bound to the driver symbol cuTexRefSetMipmappedArray; in the API since CUDA 11.8.
+// TexRefSetMipmappedArray calls cuTexRefSetMipmappedArray, bound to the driver symbol cuTexRefSetMipmappedArray; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuTexRefSetMipmappedArray).
 func TexRefSetMipmappedArray(hTexRef CUtexref, hMipmappedArray CUmipmappedArray, Flags uint32) error {
 	fn := proc(362)
@@ -4673,7 +4673,7 @@ func TexRefSetMipmappedArray(hTexRef CUtexref, hMipmappedArray CUmipmappedArray,
 	return resultError(CUresult(C.gocu_cuTexRefSetMipmappedArray(C.uintptr_t(fn), C.uintptr_t(hTexRef), C.uintptr_t(hMipmappedArray), C.uint(Flags))))
 }
 
-// ThreadExchangeStreamCaptureMode calls cuThreadExchangeStreamCaptureMode, bound to the driver symbol cuThreadExchangeStreamCaptureMode; in the API since CUDA 11.8.
+// ThreadExchangeStreamCaptureMode calls cuThreadExchangeStreamCaptureMode, bound to the driver symbol cuThreadExchangeStreamCaptureMode; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuThreadExchangeStreamCaptureMode).
 func ThreadExchangeStreamCaptureMode(mode *CUstreamCaptureMode) error {
 	fn := proc(363)
@@ -4683,7 +4683,7 @@ func ThreadExchangeStreamCaptureMode(mode *CUstreamCaptureMode) error {
 	return resultError(CUresult(C.gocu_cuThreadExchangeStreamCaptureMode(C.uintptr_t(fn), unsafe.Pointer(mode))))
 }
 
-// UserObjectCreate calls cuUserObjectCreate, bound to the driver symbol cuUserObjectCreate; in the API since CUDA 11.8.
+// UserObjectCreate calls cuUserObjectCreate, bound to the driver symbol cuUserObjectCreate; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuUserObjectCreate).
 func UserObjectCreate(object_out *CUuserObject, ptr unsafe.Pointer, destroy CUhostFn, initialRefcount uint32, flags uint32) error {
 	fn := proc(364)
@@ -4693,7 +4693,7 @@ func UserObjectCreate(object_out *CUuserObject, ptr unsafe.Pointer, destroy CUho
 	return resultError(CUresult(C.gocu_cuUserObjectCreate(C.uintptr_t(fn), unsafe.Pointer(object_out), unsafe.Pointer(ptr), C.uintptr_t(destroy), C.uint(initialRefcount), C.uint(flags))))
 }
 
-// UserObjectRelease calls cuUserObjectRelease, bound to the driver symbol cuUserObjectRelease; in the API since CUDA 11.8.
+// UserObjectRelease calls cuUserObjectRelease, bound to the driver symbol cuUserObjectRelease; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuUserObjectRelease).
 func UserObjectRelease(object CUuserObject, count uint32) error {
 	fn := proc(365)
@@ -4703,7 +4703,7 @@ func UserObjectRelease(object CUuserObject, count uint32) error {
 	return resultError(CUresult(C.gocu_cuUserObjectRelease(C.uintptr_t(fn), C.uintptr_t(object), C.uint(count))))
 }
 
-// UserObjectRetain calls cuUserObjectRetain, bound to the driver symbol cuUserObjectRetain; in the API since CUDA 11.8.
+// UserObjectRetain calls cuUserObjectRetain, bound to the driver symbol cuUserObjectRetain; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuUserObjectRetain).
 func UserObjectRetain(object CUuserObject, count uint32) error {
 	fn := proc(366)
@@ -4713,7 +4713,7 @@ func UserObjectRetain(object CUuserObject, count uint32) error {
 	return resultError(CUresult(C.gocu_cuUserObjectRetain(C.uintptr_t(fn), C.uintptr_t(object), C.uint(count))))
 }
 
-// WaitExternalSemaphoresAsync calls cuWaitExternalSemaphoresAsync, bound to the driver symbol cuWaitExternalSemaphoresAsync; in the API since CUDA 11.8.
+// WaitExternalSemaphoresAsync calls cuWaitExternalSemaphoresAsync, bound to the driver symbol cuWaitExternalSemaphoresAsync; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuWaitExternalSemaphoresAsync).
 func WaitExternalSemaphoresAsync(extSemArray *CUexternalSemaphore, paramsArray *CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS, numExtSems uint32, stream CUstream) error {
 	fn := proc(367)

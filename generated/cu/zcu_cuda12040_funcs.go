@@ -1222,7 +1222,7 @@ static int gocu_cuWaitExternalSemaphoresAsync(uintptr_t fn, void* p0, void* p1, 
 */
 import "C"
 
-// Array3DCreate calls cuArray3DCreate, bound to the driver symbol cuArray3DCreate_v2; in the API since CUDA 11.8.
+// Array3DCreate calls cuArray3DCreate, bound to the driver symbol cuArray3DCreate_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuArray3DCreate).
 func Array3DCreate(pHandle *CUarray, pAllocateArray *CUDA_ARRAY3D_DESCRIPTOR) error {
 	fn := proc(0)
@@ -1232,7 +1232,7 @@ func Array3DCreate(pHandle *CUarray, pAllocateArray *CUDA_ARRAY3D_DESCRIPTOR) er
 	return resultError(CUresult(C.gocu_cuArray3DCreate_v2(C.uintptr_t(fn), unsafe.Pointer(pHandle), unsafe.Pointer(pAllocateArray))))
 }
 
-// Array3DGetDescriptor calls cuArray3DGetDescriptor, bound to the driver symbol cuArray3DGetDescriptor_v2; in the API since CUDA 11.8.
+// Array3DGetDescriptor calls cuArray3DGetDescriptor, bound to the driver symbol cuArray3DGetDescriptor_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuArray3DGetDescriptor).
 func Array3DGetDescriptor(pArrayDescriptor *CUDA_ARRAY3D_DESCRIPTOR, hArray CUarray) error {
 	fn := proc(1)
@@ -1242,7 +1242,7 @@ func Array3DGetDescriptor(pArrayDescriptor *CUDA_ARRAY3D_DESCRIPTOR, hArray CUar
 	return resultError(CUresult(C.gocu_cuArray3DGetDescriptor_v2(C.uintptr_t(fn), unsafe.Pointer(pArrayDescriptor), C.uintptr_t(hArray))))
 }
 
-// ArrayCreate calls cuArrayCreate, bound to the driver symbol cuArrayCreate_v2; in the API since CUDA 11.8.
+// ArrayCreate calls cuArrayCreate, bound to the driver symbol cuArrayCreate_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuArrayCreate).
 func ArrayCreate(pHandle *CUarray, pAllocateArray *CUDA_ARRAY_DESCRIPTOR) error {
 	fn := proc(2)
@@ -1252,7 +1252,7 @@ func ArrayCreate(pHandle *CUarray, pAllocateArray *CUDA_ARRAY_DESCRIPTOR) error 
 	return resultError(CUresult(C.gocu_cuArrayCreate_v2(C.uintptr_t(fn), unsafe.Pointer(pHandle), unsafe.Pointer(pAllocateArray))))
 }
 
-// ArrayDestroy calls cuArrayDestroy, bound to the driver symbol cuArrayDestroy; in the API since CUDA 11.8.
+// ArrayDestroy calls cuArrayDestroy, bound to the driver symbol cuArrayDestroy; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuArrayDestroy).
 func ArrayDestroy(hArray CUarray) error {
 	fn := proc(3)
@@ -1262,7 +1262,7 @@ func ArrayDestroy(hArray CUarray) error {
 	return resultError(CUresult(C.gocu_cuArrayDestroy(C.uintptr_t(fn), C.uintptr_t(hArray))))
 }
 
-// ArrayGetDescriptor calls cuArrayGetDescriptor, bound to the driver symbol cuArrayGetDescriptor_v2; in the API since CUDA 11.8.
+// ArrayGetDescriptor calls cuArrayGetDescriptor, bound to the driver symbol cuArrayGetDescriptor_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuArrayGetDescriptor).
 func ArrayGetDescriptor(pArrayDescriptor *CUDA_ARRAY_DESCRIPTOR, hArray CUarray) error {
 	fn := proc(4)
@@ -1272,7 +1272,7 @@ func ArrayGetDescriptor(pArrayDescriptor *CUDA_ARRAY_DESCRIPTOR, hArray CUarray)
 	return resultError(CUresult(C.gocu_cuArrayGetDescriptor_v2(C.uintptr_t(fn), unsafe.Pointer(pArrayDescriptor), C.uintptr_t(hArray))))
 }
 
-// ArrayGetMemoryRequirements calls cuArrayGetMemoryRequirements, bound to the driver symbol cuArrayGetMemoryRequirements; in the API since CUDA 11.8.
+// ArrayGetMemoryRequirements calls cuArrayGetMemoryRequirements, bound to the driver symbol cuArrayGetMemoryRequirements; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuArrayGetMemoryRequirements).
 func ArrayGetMemoryRequirements(memoryRequirements *CUDA_ARRAY_MEMORY_REQUIREMENTS, array CUarray, device CUdevice) error {
 	fn := proc(5)
@@ -1282,7 +1282,7 @@ func ArrayGetMemoryRequirements(memoryRequirements *CUDA_ARRAY_MEMORY_REQUIREMEN
 	return resultError(CUresult(C.gocu_cuArrayGetMemoryRequirements(C.uintptr_t(fn), unsafe.Pointer(memoryRequirements), C.uintptr_t(array), C.int(device))))
 }
 
-// ArrayGetPlane calls cuArrayGetPlane, bound to the driver symbol cuArrayGetPlane; in the API since CUDA 11.8.
+// ArrayGetPlane calls cuArrayGetPlane, bound to the driver symbol cuArrayGetPlane; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuArrayGetPlane).
 func ArrayGetPlane(pPlaneArray *CUarray, hArray CUarray, planeIdx uint32) error {
 	fn := proc(6)
@@ -1292,7 +1292,7 @@ func ArrayGetPlane(pPlaneArray *CUarray, hArray CUarray, planeIdx uint32) error 
 	return resultError(CUresult(C.gocu_cuArrayGetPlane(C.uintptr_t(fn), unsafe.Pointer(pPlaneArray), C.uintptr_t(hArray), C.uint(planeIdx))))
 }
 
-// ArrayGetSparseProperties calls cuArrayGetSparseProperties, bound to the driver symbol cuArrayGetSparseProperties; in the API since CUDA 11.8.
+// ArrayGetSparseProperties calls cuArrayGetSparseProperties, bound to the driver symbol cuArrayGetSparseProperties; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuArrayGetSparseProperties).
 func ArrayGetSparseProperties(sparseProperties *CUDA_ARRAY_SPARSE_PROPERTIES, array CUarray) error {
 	fn := proc(7)
@@ -1302,7 +1302,7 @@ func ArrayGetSparseProperties(sparseProperties *CUDA_ARRAY_SPARSE_PROPERTIES, ar
 	return resultError(CUresult(C.gocu_cuArrayGetSparseProperties(C.uintptr_t(fn), unsafe.Pointer(sparseProperties), C.uintptr_t(array))))
 }
 
-// CoredumpGetAttribute calls cuCoredumpGetAttribute, bound to the driver symbol cuCoredumpGetAttribute; in the API since CUDA 12.4.
+// CoredumpGetAttribute calls cuCoredumpGetAttribute, bound to the driver symbol cuCoredumpGetAttribute; introduced in CUDA 12.4.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuCoredumpGetAttribute).
 func CoredumpGetAttribute(attrib CUcoredumpSettings, value unsafe.Pointer, size *uint64) error {
 	fn := proc(8)
@@ -1312,7 +1312,7 @@ func CoredumpGetAttribute(attrib CUcoredumpSettings, value unsafe.Pointer, size 
 	return resultError(CUresult(C.gocu_cuCoredumpGetAttribute(C.uintptr_t(fn), C.int(attrib), unsafe.Pointer(value), unsafe.Pointer(size))))
 }
 
-// CoredumpGetAttributeGlobal calls cuCoredumpGetAttributeGlobal, bound to the driver symbol cuCoredumpGetAttributeGlobal; in the API since CUDA 12.4.
+// CoredumpGetAttributeGlobal calls cuCoredumpGetAttributeGlobal, bound to the driver symbol cuCoredumpGetAttributeGlobal; introduced in CUDA 12.4.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuCoredumpGetAttributeGlobal).
 func CoredumpGetAttributeGlobal(attrib CUcoredumpSettings, value unsafe.Pointer, size *uint64) error {
 	fn := proc(9)
@@ -1322,7 +1322,7 @@ func CoredumpGetAttributeGlobal(attrib CUcoredumpSettings, value unsafe.Pointer,
 	return resultError(CUresult(C.gocu_cuCoredumpGetAttributeGlobal(C.uintptr_t(fn), C.int(attrib), unsafe.Pointer(value), unsafe.Pointer(size))))
 }
 
-// CoredumpSetAttribute calls cuCoredumpSetAttribute, bound to the driver symbol cuCoredumpSetAttribute; in the API since CUDA 12.4.
+// CoredumpSetAttribute calls cuCoredumpSetAttribute, bound to the driver symbol cuCoredumpSetAttribute; introduced in CUDA 12.4.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuCoredumpSetAttribute).
 func CoredumpSetAttribute(attrib CUcoredumpSettings, value unsafe.Pointer, size *uint64) error {
 	fn := proc(10)
@@ -1332,7 +1332,7 @@ func CoredumpSetAttribute(attrib CUcoredumpSettings, value unsafe.Pointer, size 
 	return resultError(CUresult(C.gocu_cuCoredumpSetAttribute(C.uintptr_t(fn), C.int(attrib), unsafe.Pointer(value), unsafe.Pointer(size))))
 }
 
-// CoredumpSetAttributeGlobal calls cuCoredumpSetAttributeGlobal, bound to the driver symbol cuCoredumpSetAttributeGlobal; in the API since CUDA 12.4.
+// CoredumpSetAttributeGlobal calls cuCoredumpSetAttributeGlobal, bound to the driver symbol cuCoredumpSetAttributeGlobal; introduced in CUDA 12.4.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuCoredumpSetAttributeGlobal).
 func CoredumpSetAttributeGlobal(attrib CUcoredumpSettings, value unsafe.Pointer, size *uint64) error {
 	fn := proc(11)
@@ -1342,7 +1342,7 @@ func CoredumpSetAttributeGlobal(attrib CUcoredumpSettings, value unsafe.Pointer,
 	return resultError(CUresult(C.gocu_cuCoredumpSetAttributeGlobal(C.uintptr_t(fn), C.int(attrib), unsafe.Pointer(value), unsafe.Pointer(size))))
 }
 
-// CtxAttach calls cuCtxAttach, bound to the driver symbol cuCtxAttach; in the API since CUDA 11.8.
+// CtxAttach calls cuCtxAttach, bound to the driver symbol cuCtxAttach; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuCtxAttach).
 func CtxAttach(pctx *CUcontext, flags uint32) error {
 	fn := proc(12)
@@ -1352,7 +1352,7 @@ func CtxAttach(pctx *CUcontext, flags uint32) error {
 	return resultError(CUresult(C.gocu_cuCtxAttach(C.uintptr_t(fn), unsafe.Pointer(pctx), C.uint(flags))))
 }
 
-// CtxCreate calls cuCtxCreate, bound to the driver symbol cuCtxCreate_v2; in the API since CUDA 11.8.
+// CtxCreate calls cuCtxCreate, bound to the driver symbol cuCtxCreate_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuCtxCreate).
 func CtxCreate(pctx *CUcontext, flags uint32, dev CUdevice) error {
 	fn := proc(13)
@@ -1362,7 +1362,7 @@ func CtxCreate(pctx *CUcontext, flags uint32, dev CUdevice) error {
 	return resultError(CUresult(C.gocu_cuCtxCreate_v2(C.uintptr_t(fn), unsafe.Pointer(pctx), C.uint(flags), C.int(dev))))
 }
 
-// CtxCreate_v3 calls cuCtxCreate_v3, bound to the driver symbol cuCtxCreate_v3; in the API since CUDA 11.8.
+// CtxCreate_v3 calls cuCtxCreate_v3, bound to the driver symbol cuCtxCreate_v3; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuCtxCreate_v3).
 func CtxCreate_v3(pctx *CUcontext, paramsArray *CUexecAffinityParam, numParams int32, flags uint32, dev CUdevice) error {
 	fn := proc(14)
@@ -1372,7 +1372,7 @@ func CtxCreate_v3(pctx *CUcontext, paramsArray *CUexecAffinityParam, numParams i
 	return resultError(CUresult(C.gocu_cuCtxCreate_v3(C.uintptr_t(fn), unsafe.Pointer(pctx), unsafe.Pointer(paramsArray), C.int(numParams), C.uint(flags), C.int(dev))))
 }
 
-// CtxDestroy calls cuCtxDestroy, bound to the driver symbol cuCtxDestroy_v2; in the API since CUDA 11.8.
+// CtxDestroy calls cuCtxDestroy, bound to the driver symbol cuCtxDestroy_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuCtxDestroy).
 func CtxDestroy(ctx CUcontext) error {
 	fn := proc(15)
@@ -1382,7 +1382,7 @@ func CtxDestroy(ctx CUcontext) error {
 	return resultError(CUresult(C.gocu_cuCtxDestroy_v2(C.uintptr_t(fn), C.uintptr_t(ctx))))
 }
 
-// CtxDetach calls cuCtxDetach, bound to the driver symbol cuCtxDetach; in the API since CUDA 11.8.
+// CtxDetach calls cuCtxDetach, bound to the driver symbol cuCtxDetach; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuCtxDetach).
 func CtxDetach(ctx CUcontext) error {
 	fn := proc(16)
@@ -1392,7 +1392,7 @@ func CtxDetach(ctx CUcontext) error {
 	return resultError(CUresult(C.gocu_cuCtxDetach(C.uintptr_t(fn), C.uintptr_t(ctx))))
 }
 
-// CtxDisablePeerAccess calls cuCtxDisablePeerAccess, bound to the driver symbol cuCtxDisablePeerAccess; in the API since CUDA 11.8.
+// CtxDisablePeerAccess calls cuCtxDisablePeerAccess, bound to the driver symbol cuCtxDisablePeerAccess; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuCtxDisablePeerAccess).
 func CtxDisablePeerAccess(peerContext CUcontext) error {
 	fn := proc(17)
@@ -1402,7 +1402,7 @@ func CtxDisablePeerAccess(peerContext CUcontext) error {
 	return resultError(CUresult(C.gocu_cuCtxDisablePeerAccess(C.uintptr_t(fn), C.uintptr_t(peerContext))))
 }
 
-// CtxEnablePeerAccess calls cuCtxEnablePeerAccess, bound to the driver symbol cuCtxEnablePeerAccess; in the API since CUDA 11.8.
+// CtxEnablePeerAccess calls cuCtxEnablePeerAccess, bound to the driver symbol cuCtxEnablePeerAccess; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuCtxEnablePeerAccess).
 func CtxEnablePeerAccess(peerContext CUcontext, Flags uint32) error {
 	fn := proc(18)
@@ -1412,7 +1412,7 @@ func CtxEnablePeerAccess(peerContext CUcontext, Flags uint32) error {
 	return resultError(CUresult(C.gocu_cuCtxEnablePeerAccess(C.uintptr_t(fn), C.uintptr_t(peerContext), C.uint(Flags))))
 }
 
-// CtxFromGreenCtx calls cuCtxFromGreenCtx, bound to the driver symbol cuCtxFromGreenCtx; in the API since CUDA 12.4.
+// CtxFromGreenCtx calls cuCtxFromGreenCtx, bound to the driver symbol cuCtxFromGreenCtx; introduced in CUDA 12.4.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuCtxFromGreenCtx).
 func CtxFromGreenCtx(pContext *CUcontext, hCtx CUgreenCtx) error {
 	fn := proc(19)
@@ -1422,7 +1422,7 @@ func CtxFromGreenCtx(pContext *CUcontext, hCtx CUgreenCtx) error {
 	return resultError(CUresult(C.gocu_cuCtxFromGreenCtx(C.uintptr_t(fn), unsafe.Pointer(pContext), C.uintptr_t(hCtx))))
 }
 
-// CtxGetApiVersion calls cuCtxGetApiVersion, bound to the driver symbol cuCtxGetApiVersion; in the API since CUDA 11.8.
+// CtxGetApiVersion calls cuCtxGetApiVersion, bound to the driver symbol cuCtxGetApiVersion; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuCtxGetApiVersion).
 func CtxGetApiVersion(ctx CUcontext, version *uint32) error {
 	fn := proc(20)
@@ -1432,7 +1432,7 @@ func CtxGetApiVersion(ctx CUcontext, version *uint32) error {
 	return resultError(CUresult(C.gocu_cuCtxGetApiVersion(C.uintptr_t(fn), C.uintptr_t(ctx), unsafe.Pointer(version))))
 }
 
-// CtxGetCacheConfig calls cuCtxGetCacheConfig, bound to the driver symbol cuCtxGetCacheConfig; in the API since CUDA 11.8.
+// CtxGetCacheConfig calls cuCtxGetCacheConfig, bound to the driver symbol cuCtxGetCacheConfig; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuCtxGetCacheConfig).
 func CtxGetCacheConfig(pconfig *CUfunc_cache) error {
 	fn := proc(21)
@@ -1442,7 +1442,7 @@ func CtxGetCacheConfig(pconfig *CUfunc_cache) error {
 	return resultError(CUresult(C.gocu_cuCtxGetCacheConfig(C.uintptr_t(fn), unsafe.Pointer(pconfig))))
 }
 
-// CtxGetCurrent calls cuCtxGetCurrent, bound to the driver symbol cuCtxGetCurrent; in the API since CUDA 11.8.
+// CtxGetCurrent calls cuCtxGetCurrent, bound to the driver symbol cuCtxGetCurrent; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuCtxGetCurrent).
 func CtxGetCurrent(pctx *CUcontext) error {
 	fn := proc(22)
@@ -1452,7 +1452,7 @@ func CtxGetCurrent(pctx *CUcontext) error {
 	return resultError(CUresult(C.gocu_cuCtxGetCurrent(C.uintptr_t(fn), unsafe.Pointer(pctx))))
 }
 
-// CtxGetDevResource calls cuCtxGetDevResource, bound to the driver symbol cuCtxGetDevResource; in the API since CUDA 12.4.
+// CtxGetDevResource calls cuCtxGetDevResource, bound to the driver symbol cuCtxGetDevResource; introduced in CUDA 12.4.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuCtxGetDevResource).
 func CtxGetDevResource(hCtx CUcontext, resource *CUdevResource, type_ CUdevResourceType) error {
 	fn := proc(23)
@@ -1462,7 +1462,7 @@ func CtxGetDevResource(hCtx CUcontext, resource *CUdevResource, type_ CUdevResou
 	return resultError(CUresult(C.gocu_cuCtxGetDevResource(C.uintptr_t(fn), C.uintptr_t(hCtx), unsafe.Pointer(resource), C.int(type_))))
 }
 
-// CtxGetDevice calls cuCtxGetDevice, bound to the driver symbol cuCtxGetDevice; in the API since CUDA 11.8.
+// CtxGetDevice calls cuCtxGetDevice, bound to the driver symbol cuCtxGetDevice; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuCtxGetDevice).
 func CtxGetDevice(device *CUdevice) error {
 	fn := proc(24)
@@ -1472,7 +1472,7 @@ func CtxGetDevice(device *CUdevice) error {
 	return resultError(CUresult(C.gocu_cuCtxGetDevice(C.uintptr_t(fn), unsafe.Pointer(device))))
 }
 
-// CtxGetExecAffinity calls cuCtxGetExecAffinity, bound to the driver symbol cuCtxGetExecAffinity; in the API since CUDA 11.8.
+// CtxGetExecAffinity calls cuCtxGetExecAffinity, bound to the driver symbol cuCtxGetExecAffinity; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuCtxGetExecAffinity).
 func CtxGetExecAffinity(pExecAffinity *CUexecAffinityParam, type_ CUexecAffinityType) error {
 	fn := proc(25)
@@ -1482,7 +1482,7 @@ func CtxGetExecAffinity(pExecAffinity *CUexecAffinityParam, type_ CUexecAffinity
 	return resultError(CUresult(C.gocu_cuCtxGetExecAffinity(C.uintptr_t(fn), unsafe.Pointer(pExecAffinity), C.int(type_))))
 }
 
-// CtxGetFlags calls cuCtxGetFlags, bound to the driver symbol cuCtxGetFlags; in the API since CUDA 11.8.
+// CtxGetFlags calls cuCtxGetFlags, bound to the driver symbol cuCtxGetFlags; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuCtxGetFlags).
 func CtxGetFlags(flags *uint32) error {
 	fn := proc(26)
@@ -1492,7 +1492,7 @@ func CtxGetFlags(flags *uint32) error {
 	return resultError(CUresult(C.gocu_cuCtxGetFlags(C.uintptr_t(fn), unsafe.Pointer(flags))))
 }
 
-// CtxGetId calls cuCtxGetId, bound to the driver symbol cuCtxGetId; in the API since CUDA 12.4.
+// CtxGetId calls cuCtxGetId, bound to the driver symbol cuCtxGetId; introduced in CUDA 12.4.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuCtxGetId).
 func CtxGetId(ctx CUcontext, ctxId *uint64) error {
 	fn := proc(27)
@@ -1502,7 +1502,7 @@ func CtxGetId(ctx CUcontext, ctxId *uint64) error {
 	return resultError(CUresult(C.gocu_cuCtxGetId(C.uintptr_t(fn), C.uintptr_t(ctx), unsafe.Pointer(ctxId))))
 }
 
-// CtxGetLimit calls cuCtxGetLimit, bound to the driver symbol cuCtxGetLimit; in the API since CUDA 11.8.
+// CtxGetLimit calls cuCtxGetLimit, bound to the driver symbol cuCtxGetLimit; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuCtxGetLimit).
 func CtxGetLimit(pvalue *uint64, limit CUlimit) error {
 	fn := proc(28)
@@ -1512,7 +1512,7 @@ func CtxGetLimit(pvalue *uint64, limit CUlimit) error {
 	return resultError(CUresult(C.gocu_cuCtxGetLimit(C.uintptr_t(fn), unsafe.Pointer(pvalue), C.int(limit))))
 }
 
-// CtxGetSharedMemConfig calls cuCtxGetSharedMemConfig, bound to the driver symbol cuCtxGetSharedMemConfig; in the API since CUDA 11.8.
+// CtxGetSharedMemConfig calls cuCtxGetSharedMemConfig, bound to the driver symbol cuCtxGetSharedMemConfig; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuCtxGetSharedMemConfig).
 func CtxGetSharedMemConfig(pConfig *CUsharedconfig) error {
 	fn := proc(29)
@@ -1522,7 +1522,7 @@ func CtxGetSharedMemConfig(pConfig *CUsharedconfig) error {
 	return resultError(CUresult(C.gocu_cuCtxGetSharedMemConfig(C.uintptr_t(fn), unsafe.Pointer(pConfig))))
 }
 
-// CtxGetStreamPriorityRange calls cuCtxGetStreamPriorityRange, bound to the driver symbol cuCtxGetStreamPriorityRange; in the API since CUDA 11.8.
+// CtxGetStreamPriorityRange calls cuCtxGetStreamPriorityRange, bound to the driver symbol cuCtxGetStreamPriorityRange; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuCtxGetStreamPriorityRange).
 func CtxGetStreamPriorityRange(leastPriority *int32, greatestPriority *int32) error {
 	fn := proc(30)
@@ -1532,7 +1532,7 @@ func CtxGetStreamPriorityRange(leastPriority *int32, greatestPriority *int32) er
 	return resultError(CUresult(C.gocu_cuCtxGetStreamPriorityRange(C.uintptr_t(fn), unsafe.Pointer(leastPriority), unsafe.Pointer(greatestPriority))))
 }
 
-// CtxPopCurrent calls cuCtxPopCurrent, bound to the driver symbol cuCtxPopCurrent_v2; in the API since CUDA 11.8.
+// CtxPopCurrent calls cuCtxPopCurrent, bound to the driver symbol cuCtxPopCurrent_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuCtxPopCurrent).
 func CtxPopCurrent(pctx *CUcontext) error {
 	fn := proc(31)
@@ -1542,7 +1542,7 @@ func CtxPopCurrent(pctx *CUcontext) error {
 	return resultError(CUresult(C.gocu_cuCtxPopCurrent_v2(C.uintptr_t(fn), unsafe.Pointer(pctx))))
 }
 
-// CtxPushCurrent calls cuCtxPushCurrent, bound to the driver symbol cuCtxPushCurrent_v2; in the API since CUDA 11.8.
+// CtxPushCurrent calls cuCtxPushCurrent, bound to the driver symbol cuCtxPushCurrent_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuCtxPushCurrent).
 func CtxPushCurrent(ctx CUcontext) error {
 	fn := proc(32)
@@ -1552,7 +1552,7 @@ func CtxPushCurrent(ctx CUcontext) error {
 	return resultError(CUresult(C.gocu_cuCtxPushCurrent_v2(C.uintptr_t(fn), C.uintptr_t(ctx))))
 }
 
-// CtxResetPersistingL2Cache calls cuCtxResetPersistingL2Cache, bound to the driver symbol cuCtxResetPersistingL2Cache; in the API since CUDA 11.8.
+// CtxResetPersistingL2Cache calls cuCtxResetPersistingL2Cache, bound to the driver symbol cuCtxResetPersistingL2Cache; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuCtxResetPersistingL2Cache).
 func CtxResetPersistingL2Cache() error {
 	fn := proc(33)
@@ -1562,7 +1562,7 @@ func CtxResetPersistingL2Cache() error {
 	return resultError(CUresult(C.gocu_cuCtxResetPersistingL2Cache(C.uintptr_t(fn))))
 }
 
-// CtxSetCacheConfig calls cuCtxSetCacheConfig, bound to the driver symbol cuCtxSetCacheConfig; in the API since CUDA 11.8.
+// CtxSetCacheConfig calls cuCtxSetCacheConfig, bound to the driver symbol cuCtxSetCacheConfig; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuCtxSetCacheConfig).
 func CtxSetCacheConfig(config CUfunc_cache) error {
 	fn := proc(34)
@@ -1572,7 +1572,7 @@ func CtxSetCacheConfig(config CUfunc_cache) error {
 	return resultError(CUresult(C.gocu_cuCtxSetCacheConfig(C.uintptr_t(fn), C.int(config))))
 }
 
-// CtxSetCurrent calls cuCtxSetCurrent, bound to the driver symbol cuCtxSetCurrent; in the API since CUDA 11.8.
+// CtxSetCurrent calls cuCtxSetCurrent, bound to the driver symbol cuCtxSetCurrent; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuCtxSetCurrent).
 func CtxSetCurrent(ctx CUcontext) error {
 	fn := proc(35)
@@ -1582,7 +1582,7 @@ func CtxSetCurrent(ctx CUcontext) error {
 	return resultError(CUresult(C.gocu_cuCtxSetCurrent(C.uintptr_t(fn), C.uintptr_t(ctx))))
 }
 
-// CtxSetFlags calls cuCtxSetFlags, bound to the driver symbol cuCtxSetFlags; in the API since CUDA 12.4.
+// CtxSetFlags calls cuCtxSetFlags, bound to the driver symbol cuCtxSetFlags; introduced in CUDA 12.4.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuCtxSetFlags).
 func CtxSetFlags(flags uint32) error {
 	fn := proc(36)
@@ -1592,7 +1592,7 @@ func CtxSetFlags(flags uint32) error {
 	return resultError(CUresult(C.gocu_cuCtxSetFlags(C.uintptr_t(fn), C.uint(flags))))
 }
 
-// CtxSetLimit calls cuCtxSetLimit, bound to the driver symbol cuCtxSetLimit; in the API since CUDA 11.8.
+// CtxSetLimit calls cuCtxSetLimit, bound to the driver symbol cuCtxSetLimit; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuCtxSetLimit).
 func CtxSetLimit(limit CUlimit, value uint64) error {
 	fn := proc(37)
@@ -1602,7 +1602,7 @@ func CtxSetLimit(limit CUlimit, value uint64) error {
 	return resultError(CUresult(C.gocu_cuCtxSetLimit(C.uintptr_t(fn), C.int(limit), C.ulong(value))))
 }
 
-// CtxSetSharedMemConfig calls cuCtxSetSharedMemConfig, bound to the driver symbol cuCtxSetSharedMemConfig; in the API since CUDA 11.8.
+// CtxSetSharedMemConfig calls cuCtxSetSharedMemConfig, bound to the driver symbol cuCtxSetSharedMemConfig; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuCtxSetSharedMemConfig).
 func CtxSetSharedMemConfig(config CUsharedconfig) error {
 	fn := proc(38)
@@ -1612,7 +1612,7 @@ func CtxSetSharedMemConfig(config CUsharedconfig) error {
 	return resultError(CUresult(C.gocu_cuCtxSetSharedMemConfig(C.uintptr_t(fn), C.int(config))))
 }
 
-// CtxSynchronize calls cuCtxSynchronize, bound to the driver symbol cuCtxSynchronize; in the API since CUDA 11.8.
+// CtxSynchronize calls cuCtxSynchronize, bound to the driver symbol cuCtxSynchronize; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuCtxSynchronize).
 func CtxSynchronize() error {
 	fn := proc(39)
@@ -1622,7 +1622,7 @@ func CtxSynchronize() error {
 	return resultError(CUresult(C.gocu_cuCtxSynchronize(C.uintptr_t(fn))))
 }
 
-// DestroyExternalMemory calls cuDestroyExternalMemory, bound to the driver symbol cuDestroyExternalMemory; in the API since CUDA 11.8.
+// DestroyExternalMemory calls cuDestroyExternalMemory, bound to the driver symbol cuDestroyExternalMemory; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuDestroyExternalMemory).
 func DestroyExternalMemory(extMem CUexternalMemory) error {
 	fn := proc(40)
@@ -1632,7 +1632,7 @@ func DestroyExternalMemory(extMem CUexternalMemory) error {
 	return resultError(CUresult(C.gocu_cuDestroyExternalMemory(C.uintptr_t(fn), C.uintptr_t(extMem))))
 }
 
-// DestroyExternalSemaphore calls cuDestroyExternalSemaphore, bound to the driver symbol cuDestroyExternalSemaphore; in the API since CUDA 11.8.
+// DestroyExternalSemaphore calls cuDestroyExternalSemaphore, bound to the driver symbol cuDestroyExternalSemaphore; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuDestroyExternalSemaphore).
 func DestroyExternalSemaphore(extSem CUexternalSemaphore) error {
 	fn := proc(41)
@@ -1642,7 +1642,7 @@ func DestroyExternalSemaphore(extSem CUexternalSemaphore) error {
 	return resultError(CUresult(C.gocu_cuDestroyExternalSemaphore(C.uintptr_t(fn), C.uintptr_t(extSem))))
 }
 
-// DevResourceGenerateDesc calls cuDevResourceGenerateDesc, bound to the driver symbol cuDevResourceGenerateDesc; in the API since CUDA 12.4.
+// DevResourceGenerateDesc calls cuDevResourceGenerateDesc, bound to the driver symbol cuDevResourceGenerateDesc; introduced in CUDA 12.4.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuDevResourceGenerateDesc).
 func DevResourceGenerateDesc(phDesc *CUdevResourceDesc, resources *CUdevResource, nbResources uint32) error {
 	fn := proc(42)
@@ -1652,7 +1652,7 @@ func DevResourceGenerateDesc(phDesc *CUdevResourceDesc, resources *CUdevResource
 	return resultError(CUresult(C.gocu_cuDevResourceGenerateDesc(C.uintptr_t(fn), unsafe.Pointer(phDesc), unsafe.Pointer(resources), C.uint(nbResources))))
 }
 
-// DevSmResourceSplitByCount calls cuDevSmResourceSplitByCount, bound to the driver symbol cuDevSmResourceSplitByCount; in the API since CUDA 12.4.
+// DevSmResourceSplitByCount calls cuDevSmResourceSplitByCount, bound to the driver symbol cuDevSmResourceSplitByCount; introduced in CUDA 12.4.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuDevSmResourceSplitByCount).
 func DevSmResourceSplitByCount(result *CUdevResource, nbGroups *uint32, input *CUdevResource, remaining *CUdevResource, useFlags uint32, minCount uint32) error {
 	fn := proc(43)
@@ -1662,7 +1662,7 @@ func DevSmResourceSplitByCount(result *CUdevResource, nbGroups *uint32, input *C
 	return resultError(CUresult(C.gocu_cuDevSmResourceSplitByCount(C.uintptr_t(fn), unsafe.Pointer(result), unsafe.Pointer(nbGroups), unsafe.Pointer(input), unsafe.Pointer(remaining), C.uint(useFlags), C.uint(minCount))))
 }
 
-// DeviceCanAccessPeer calls cuDeviceCanAccessPeer, bound to the driver symbol cuDeviceCanAccessPeer; in the API since CUDA 11.8.
+// DeviceCanAccessPeer calls cuDeviceCanAccessPeer, bound to the driver symbol cuDeviceCanAccessPeer; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuDeviceCanAccessPeer).
 func DeviceCanAccessPeer(canAccessPeer *int32, dev CUdevice, peerDev CUdevice) error {
 	fn := proc(44)
@@ -1672,7 +1672,7 @@ func DeviceCanAccessPeer(canAccessPeer *int32, dev CUdevice, peerDev CUdevice) e
 	return resultError(CUresult(C.gocu_cuDeviceCanAccessPeer(C.uintptr_t(fn), unsafe.Pointer(canAccessPeer), C.int(dev), C.int(peerDev))))
 }
 
-// DeviceComputeCapability calls cuDeviceComputeCapability, bound to the driver symbol cuDeviceComputeCapability; in the API since CUDA 11.8.
+// DeviceComputeCapability calls cuDeviceComputeCapability, bound to the driver symbol cuDeviceComputeCapability; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuDeviceComputeCapability).
 func DeviceComputeCapability(major *int32, minor *int32, dev CUdevice) error {
 	fn := proc(45)
@@ -1682,7 +1682,7 @@ func DeviceComputeCapability(major *int32, minor *int32, dev CUdevice) error {
 	return resultError(CUresult(C.gocu_cuDeviceComputeCapability(C.uintptr_t(fn), unsafe.Pointer(major), unsafe.Pointer(minor), C.int(dev))))
 }
 
-// DeviceGet calls cuDeviceGet, bound to the driver symbol cuDeviceGet; in the API since CUDA 11.8.
+// DeviceGet calls cuDeviceGet, bound to the driver symbol cuDeviceGet; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuDeviceGet).
 func DeviceGet(device *CUdevice, ordinal int32) error {
 	fn := proc(46)
@@ -1692,7 +1692,7 @@ func DeviceGet(device *CUdevice, ordinal int32) error {
 	return resultError(CUresult(C.gocu_cuDeviceGet(C.uintptr_t(fn), unsafe.Pointer(device), C.int(ordinal))))
 }
 
-// DeviceGetAttribute calls cuDeviceGetAttribute, bound to the driver symbol cuDeviceGetAttribute; in the API since CUDA 11.8.
+// DeviceGetAttribute calls cuDeviceGetAttribute, bound to the driver symbol cuDeviceGetAttribute; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuDeviceGetAttribute).
 func DeviceGetAttribute(pi *int32, attrib CUdevice_attribute, dev CUdevice) error {
 	fn := proc(47)
@@ -1702,7 +1702,7 @@ func DeviceGetAttribute(pi *int32, attrib CUdevice_attribute, dev CUdevice) erro
 	return resultError(CUresult(C.gocu_cuDeviceGetAttribute(C.uintptr_t(fn), unsafe.Pointer(pi), C.int(attrib), C.int(dev))))
 }
 
-// DeviceGetByPCIBusId calls cuDeviceGetByPCIBusId, bound to the driver symbol cuDeviceGetByPCIBusId; in the API since CUDA 11.8.
+// DeviceGetByPCIBusId calls cuDeviceGetByPCIBusId, bound to the driver symbol cuDeviceGetByPCIBusId; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuDeviceGetByPCIBusId).
 func DeviceGetByPCIBusId(dev *CUdevice, pciBusId *byte) error {
 	fn := proc(48)
@@ -1712,7 +1712,7 @@ func DeviceGetByPCIBusId(dev *CUdevice, pciBusId *byte) error {
 	return resultError(CUresult(C.gocu_cuDeviceGetByPCIBusId(C.uintptr_t(fn), unsafe.Pointer(dev), unsafe.Pointer(pciBusId))))
 }
 
-// DeviceGetCount calls cuDeviceGetCount, bound to the driver symbol cuDeviceGetCount; in the API since CUDA 11.8.
+// DeviceGetCount calls cuDeviceGetCount, bound to the driver symbol cuDeviceGetCount; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuDeviceGetCount).
 func DeviceGetCount(count *int32) error {
 	fn := proc(49)
@@ -1722,7 +1722,7 @@ func DeviceGetCount(count *int32) error {
 	return resultError(CUresult(C.gocu_cuDeviceGetCount(C.uintptr_t(fn), unsafe.Pointer(count))))
 }
 
-// DeviceGetDefaultMemPool calls cuDeviceGetDefaultMemPool, bound to the driver symbol cuDeviceGetDefaultMemPool; in the API since CUDA 11.8.
+// DeviceGetDefaultMemPool calls cuDeviceGetDefaultMemPool, bound to the driver symbol cuDeviceGetDefaultMemPool; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuDeviceGetDefaultMemPool).
 func DeviceGetDefaultMemPool(pool_out *CUmemoryPool, dev CUdevice) error {
 	fn := proc(50)
@@ -1732,7 +1732,7 @@ func DeviceGetDefaultMemPool(pool_out *CUmemoryPool, dev CUdevice) error {
 	return resultError(CUresult(C.gocu_cuDeviceGetDefaultMemPool(C.uintptr_t(fn), unsafe.Pointer(pool_out), C.int(dev))))
 }
 
-// DeviceGetDevResource calls cuDeviceGetDevResource, bound to the driver symbol cuDeviceGetDevResource; in the API since CUDA 12.4.
+// DeviceGetDevResource calls cuDeviceGetDevResource, bound to the driver symbol cuDeviceGetDevResource; introduced in CUDA 12.4.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuDeviceGetDevResource).
 func DeviceGetDevResource(device CUdevice, resource *CUdevResource, type_ CUdevResourceType) error {
 	fn := proc(51)
@@ -1742,7 +1742,7 @@ func DeviceGetDevResource(device CUdevice, resource *CUdevResource, type_ CUdevR
 	return resultError(CUresult(C.gocu_cuDeviceGetDevResource(C.uintptr_t(fn), C.int(device), unsafe.Pointer(resource), C.int(type_))))
 }
 
-// DeviceGetExecAffinitySupport calls cuDeviceGetExecAffinitySupport, bound to the driver symbol cuDeviceGetExecAffinitySupport; in the API since CUDA 11.8.
+// DeviceGetExecAffinitySupport calls cuDeviceGetExecAffinitySupport, bound to the driver symbol cuDeviceGetExecAffinitySupport; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuDeviceGetExecAffinitySupport).
 func DeviceGetExecAffinitySupport(pi *int32, type_ CUexecAffinityType, dev CUdevice) error {
 	fn := proc(52)
@@ -1752,7 +1752,7 @@ func DeviceGetExecAffinitySupport(pi *int32, type_ CUexecAffinityType, dev CUdev
 	return resultError(CUresult(C.gocu_cuDeviceGetExecAffinitySupport(C.uintptr_t(fn), unsafe.Pointer(pi), C.int(type_), C.int(dev))))
 }
 
-// DeviceGetGraphMemAttribute calls cuDeviceGetGraphMemAttribute, bound to the driver symbol cuDeviceGetGraphMemAttribute; in the API since CUDA 11.8.
+// DeviceGetGraphMemAttribute calls cuDeviceGetGraphMemAttribute, bound to the driver symbol cuDeviceGetGraphMemAttribute; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuDeviceGetGraphMemAttribute).
 func DeviceGetGraphMemAttribute(device CUdevice, attr CUgraphMem_attribute, value unsafe.Pointer) error {
 	fn := proc(53)
@@ -1762,7 +1762,7 @@ func DeviceGetGraphMemAttribute(device CUdevice, attr CUgraphMem_attribute, valu
 	return resultError(CUresult(C.gocu_cuDeviceGetGraphMemAttribute(C.uintptr_t(fn), C.int(device), C.int(attr), unsafe.Pointer(value))))
 }
 
-// DeviceGetLuid calls cuDeviceGetLuid, bound to the driver symbol cuDeviceGetLuid; in the API since CUDA 11.8.
+// DeviceGetLuid calls cuDeviceGetLuid, bound to the driver symbol cuDeviceGetLuid; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuDeviceGetLuid).
 func DeviceGetLuid(luid *byte, deviceNodeMask *uint32, dev CUdevice) error {
 	fn := proc(54)
@@ -1772,7 +1772,7 @@ func DeviceGetLuid(luid *byte, deviceNodeMask *uint32, dev CUdevice) error {
 	return resultError(CUresult(C.gocu_cuDeviceGetLuid(C.uintptr_t(fn), unsafe.Pointer(luid), unsafe.Pointer(deviceNodeMask), C.int(dev))))
 }
 
-// DeviceGetMemPool calls cuDeviceGetMemPool, bound to the driver symbol cuDeviceGetMemPool; in the API since CUDA 11.8.
+// DeviceGetMemPool calls cuDeviceGetMemPool, bound to the driver symbol cuDeviceGetMemPool; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuDeviceGetMemPool).
 func DeviceGetMemPool(pool *CUmemoryPool, dev CUdevice) error {
 	fn := proc(55)
@@ -1782,7 +1782,7 @@ func DeviceGetMemPool(pool *CUmemoryPool, dev CUdevice) error {
 	return resultError(CUresult(C.gocu_cuDeviceGetMemPool(C.uintptr_t(fn), unsafe.Pointer(pool), C.int(dev))))
 }
 
-// DeviceGetName calls cuDeviceGetName, bound to the driver symbol cuDeviceGetName; in the API since CUDA 11.8.
+// DeviceGetName calls cuDeviceGetName, bound to the driver symbol cuDeviceGetName; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuDeviceGetName).
 func DeviceGetName(name *byte, len int32, dev CUdevice) error {
 	fn := proc(56)
@@ -1792,7 +1792,7 @@ func DeviceGetName(name *byte, len int32, dev CUdevice) error {
 	return resultError(CUresult(C.gocu_cuDeviceGetName(C.uintptr_t(fn), unsafe.Pointer(name), C.int(len), C.int(dev))))
 }
 
-// DeviceGetNvSciSyncAttributes calls cuDeviceGetNvSciSyncAttributes, bound to the driver symbol cuDeviceGetNvSciSyncAttributes; in the API since CUDA 11.8.
+// DeviceGetNvSciSyncAttributes calls cuDeviceGetNvSciSyncAttributes, bound to the driver symbol cuDeviceGetNvSciSyncAttributes; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuDeviceGetNvSciSyncAttributes).
 func DeviceGetNvSciSyncAttributes(nvSciSyncAttrList unsafe.Pointer, dev CUdevice, flags int32) error {
 	fn := proc(57)
@@ -1802,7 +1802,7 @@ func DeviceGetNvSciSyncAttributes(nvSciSyncAttrList unsafe.Pointer, dev CUdevice
 	return resultError(CUresult(C.gocu_cuDeviceGetNvSciSyncAttributes(C.uintptr_t(fn), unsafe.Pointer(nvSciSyncAttrList), C.int(dev), C.int(flags))))
 }
 
-// DeviceGetP2PAttribute calls cuDeviceGetP2PAttribute, bound to the driver symbol cuDeviceGetP2PAttribute; in the API since CUDA 11.8.
+// DeviceGetP2PAttribute calls cuDeviceGetP2PAttribute, bound to the driver symbol cuDeviceGetP2PAttribute; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuDeviceGetP2PAttribute).
 func DeviceGetP2PAttribute(value *int32, attrib CUdevice_P2PAttribute, srcDevice CUdevice, dstDevice CUdevice) error {
 	fn := proc(58)
@@ -1812,7 +1812,7 @@ func DeviceGetP2PAttribute(value *int32, attrib CUdevice_P2PAttribute, srcDevice
 	return resultError(CUresult(C.gocu_cuDeviceGetP2PAttribute(C.uintptr_t(fn), unsafe.Pointer(value), C.int(attrib), C.int(srcDevice), C.int(dstDevice))))
 }
 
-// DeviceGetPCIBusId calls cuDeviceGetPCIBusId, bound to the driver symbol cuDeviceGetPCIBusId; in the API since CUDA 11.8.
+// DeviceGetPCIBusId calls cuDeviceGetPCIBusId, bound to the driver symbol cuDeviceGetPCIBusId; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuDeviceGetPCIBusId).
 func DeviceGetPCIBusId(pciBusId *byte, len int32, dev CUdevice) error {
 	fn := proc(59)
@@ -1822,7 +1822,7 @@ func DeviceGetPCIBusId(pciBusId *byte, len int32, dev CUdevice) error {
 	return resultError(CUresult(C.gocu_cuDeviceGetPCIBusId(C.uintptr_t(fn), unsafe.Pointer(pciBusId), C.int(len), C.int(dev))))
 }
 
-// DeviceGetProperties calls cuDeviceGetProperties, bound to the driver symbol cuDeviceGetProperties; in the API since CUDA 11.8.
+// DeviceGetProperties calls cuDeviceGetProperties, bound to the driver symbol cuDeviceGetProperties; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuDeviceGetProperties).
 func DeviceGetProperties(prop *CUdevprop, dev CUdevice) error {
 	fn := proc(60)
@@ -1832,7 +1832,7 @@ func DeviceGetProperties(prop *CUdevprop, dev CUdevice) error {
 	return resultError(CUresult(C.gocu_cuDeviceGetProperties(C.uintptr_t(fn), unsafe.Pointer(prop), C.int(dev))))
 }
 
-// DeviceGetTexture1DLinearMaxWidth calls cuDeviceGetTexture1DLinearMaxWidth, bound to the driver symbol cuDeviceGetTexture1DLinearMaxWidth; in the API since CUDA 11.8.
+// DeviceGetTexture1DLinearMaxWidth calls cuDeviceGetTexture1DLinearMaxWidth, bound to the driver symbol cuDeviceGetTexture1DLinearMaxWidth; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuDeviceGetTexture1DLinearMaxWidth).
 func DeviceGetTexture1DLinearMaxWidth(maxWidthInElements *uint64, format CUarray_format, numChannels uint32, dev CUdevice) error {
 	fn := proc(61)
@@ -1842,7 +1842,7 @@ func DeviceGetTexture1DLinearMaxWidth(maxWidthInElements *uint64, format CUarray
 	return resultError(CUresult(C.gocu_cuDeviceGetTexture1DLinearMaxWidth(C.uintptr_t(fn), unsafe.Pointer(maxWidthInElements), C.int(format), C.uint(numChannels), C.int(dev))))
 }
 
-// DeviceGetUuid calls cuDeviceGetUuid, bound to the driver symbol cuDeviceGetUuid; in the API since CUDA 11.8.
+// DeviceGetUuid calls cuDeviceGetUuid, bound to the driver symbol cuDeviceGetUuid; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuDeviceGetUuid).
 func DeviceGetUuid(uuid *CUuuid, dev CUdevice) error {
 	fn := proc(62)
@@ -1852,7 +1852,7 @@ func DeviceGetUuid(uuid *CUuuid, dev CUdevice) error {
 	return resultError(CUresult(C.gocu_cuDeviceGetUuid(C.uintptr_t(fn), unsafe.Pointer(uuid), C.int(dev))))
 }
 
-// DeviceGetUuid_v2 calls cuDeviceGetUuid_v2, bound to the driver symbol cuDeviceGetUuid_v2; in the API since CUDA 11.8.
+// DeviceGetUuid_v2 calls cuDeviceGetUuid_v2, bound to the driver symbol cuDeviceGetUuid_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuDeviceGetUuid_v2).
 func DeviceGetUuid_v2(uuid *CUuuid, dev CUdevice) error {
 	fn := proc(63)
@@ -1862,7 +1862,7 @@ func DeviceGetUuid_v2(uuid *CUuuid, dev CUdevice) error {
 	return resultError(CUresult(C.gocu_cuDeviceGetUuid_v2(C.uintptr_t(fn), unsafe.Pointer(uuid), C.int(dev))))
 }
 
-// DeviceGraphMemTrim calls cuDeviceGraphMemTrim, bound to the driver symbol cuDeviceGraphMemTrim; in the API since CUDA 11.8.
+// DeviceGraphMemTrim calls cuDeviceGraphMemTrim, bound to the driver symbol cuDeviceGraphMemTrim; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuDeviceGraphMemTrim).
 func DeviceGraphMemTrim(device CUdevice) error {
 	fn := proc(64)
@@ -1872,7 +1872,7 @@ func DeviceGraphMemTrim(device CUdevice) error {
 	return resultError(CUresult(C.gocu_cuDeviceGraphMemTrim(C.uintptr_t(fn), C.int(device))))
 }
 
-// DevicePrimaryCtxGetState calls cuDevicePrimaryCtxGetState, bound to the driver symbol cuDevicePrimaryCtxGetState; in the API since CUDA 11.8.
+// DevicePrimaryCtxGetState calls cuDevicePrimaryCtxGetState, bound to the driver symbol cuDevicePrimaryCtxGetState; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuDevicePrimaryCtxGetState).
 func DevicePrimaryCtxGetState(dev CUdevice, flags *uint32, active *int32) error {
 	fn := proc(65)
@@ -1882,7 +1882,7 @@ func DevicePrimaryCtxGetState(dev CUdevice, flags *uint32, active *int32) error 
 	return resultError(CUresult(C.gocu_cuDevicePrimaryCtxGetState(C.uintptr_t(fn), C.int(dev), unsafe.Pointer(flags), unsafe.Pointer(active))))
 }
 
-// DevicePrimaryCtxRelease calls cuDevicePrimaryCtxRelease, bound to the driver symbol cuDevicePrimaryCtxRelease_v2; in the API since CUDA 11.8.
+// DevicePrimaryCtxRelease calls cuDevicePrimaryCtxRelease, bound to the driver symbol cuDevicePrimaryCtxRelease_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuDevicePrimaryCtxRelease).
 func DevicePrimaryCtxRelease(dev CUdevice) error {
 	fn := proc(66)
@@ -1892,7 +1892,7 @@ func DevicePrimaryCtxRelease(dev CUdevice) error {
 	return resultError(CUresult(C.gocu_cuDevicePrimaryCtxRelease_v2(C.uintptr_t(fn), C.int(dev))))
 }
 
-// DevicePrimaryCtxReset calls cuDevicePrimaryCtxReset, bound to the driver symbol cuDevicePrimaryCtxReset_v2; in the API since CUDA 11.8.
+// DevicePrimaryCtxReset calls cuDevicePrimaryCtxReset, bound to the driver symbol cuDevicePrimaryCtxReset_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuDevicePrimaryCtxReset).
 func DevicePrimaryCtxReset(dev CUdevice) error {
 	fn := proc(67)
@@ -1902,7 +1902,7 @@ func DevicePrimaryCtxReset(dev CUdevice) error {
 	return resultError(CUresult(C.gocu_cuDevicePrimaryCtxReset_v2(C.uintptr_t(fn), C.int(dev))))
 }
 
-// DevicePrimaryCtxRetain calls cuDevicePrimaryCtxRetain, bound to the driver symbol cuDevicePrimaryCtxRetain; in the API since CUDA 11.8.
+// DevicePrimaryCtxRetain calls cuDevicePrimaryCtxRetain, bound to the driver symbol cuDevicePrimaryCtxRetain; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuDevicePrimaryCtxRetain).
 func DevicePrimaryCtxRetain(pctx *CUcontext, dev CUdevice) error {
 	fn := proc(68)
@@ -1912,7 +1912,7 @@ func DevicePrimaryCtxRetain(pctx *CUcontext, dev CUdevice) error {
 	return resultError(CUresult(C.gocu_cuDevicePrimaryCtxRetain(C.uintptr_t(fn), unsafe.Pointer(pctx), C.int(dev))))
 }
 
-// DevicePrimaryCtxSetFlags calls cuDevicePrimaryCtxSetFlags, bound to the driver symbol cuDevicePrimaryCtxSetFlags_v2; in the API since CUDA 11.8.
+// DevicePrimaryCtxSetFlags calls cuDevicePrimaryCtxSetFlags, bound to the driver symbol cuDevicePrimaryCtxSetFlags_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuDevicePrimaryCtxSetFlags).
 func DevicePrimaryCtxSetFlags(dev CUdevice, flags uint32) error {
 	fn := proc(69)
@@ -1922,7 +1922,7 @@ func DevicePrimaryCtxSetFlags(dev CUdevice, flags uint32) error {
 	return resultError(CUresult(C.gocu_cuDevicePrimaryCtxSetFlags_v2(C.uintptr_t(fn), C.int(dev), C.uint(flags))))
 }
 
-// DeviceRegisterAsyncNotification calls cuDeviceRegisterAsyncNotification, bound to the driver symbol cuDeviceRegisterAsyncNotification; in the API since CUDA 12.4.
+// DeviceRegisterAsyncNotification calls cuDeviceRegisterAsyncNotification, bound to the driver symbol cuDeviceRegisterAsyncNotification; introduced in CUDA 12.4.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuDeviceRegisterAsyncNotification).
 func DeviceRegisterAsyncNotification(device CUdevice, callbackFunc CUasyncCallback, userData unsafe.Pointer, callback *CUasyncCallbackHandle) error {
 	fn := proc(70)
@@ -1932,7 +1932,7 @@ func DeviceRegisterAsyncNotification(device CUdevice, callbackFunc CUasyncCallba
 	return resultError(CUresult(C.gocu_cuDeviceRegisterAsyncNotification(C.uintptr_t(fn), C.int(device), C.uintptr_t(callbackFunc), unsafe.Pointer(userData), unsafe.Pointer(callback))))
 }
 
-// DeviceSetGraphMemAttribute calls cuDeviceSetGraphMemAttribute, bound to the driver symbol cuDeviceSetGraphMemAttribute; in the API since CUDA 11.8.
+// DeviceSetGraphMemAttribute calls cuDeviceSetGraphMemAttribute, bound to the driver symbol cuDeviceSetGraphMemAttribute; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuDeviceSetGraphMemAttribute).
 func DeviceSetGraphMemAttribute(device CUdevice, attr CUgraphMem_attribute, value unsafe.Pointer) error {
 	fn := proc(71)
@@ -1942,7 +1942,7 @@ func DeviceSetGraphMemAttribute(device CUdevice, attr CUgraphMem_attribute, valu
 	return resultError(CUresult(C.gocu_cuDeviceSetGraphMemAttribute(C.uintptr_t(fn), C.int(device), C.int(attr), unsafe.Pointer(value))))
 }
 
-// DeviceSetMemPool calls cuDeviceSetMemPool, bound to the driver symbol cuDeviceSetMemPool; in the API since CUDA 11.8.
+// DeviceSetMemPool calls cuDeviceSetMemPool, bound to the driver symbol cuDeviceSetMemPool; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuDeviceSetMemPool).
 func DeviceSetMemPool(dev CUdevice, pool CUmemoryPool) error {
 	fn := proc(72)
@@ -1952,7 +1952,7 @@ func DeviceSetMemPool(dev CUdevice, pool CUmemoryPool) error {
 	return resultError(CUresult(C.gocu_cuDeviceSetMemPool(C.uintptr_t(fn), C.int(dev), C.uintptr_t(pool))))
 }
 
-// DeviceTotalMem calls cuDeviceTotalMem, bound to the driver symbol cuDeviceTotalMem_v2; in the API since CUDA 11.8.
+// DeviceTotalMem calls cuDeviceTotalMem, bound to the driver symbol cuDeviceTotalMem_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuDeviceTotalMem).
 func DeviceTotalMem(bytes *uint64, dev CUdevice) error {
 	fn := proc(73)
@@ -1962,7 +1962,7 @@ func DeviceTotalMem(bytes *uint64, dev CUdevice) error {
 	return resultError(CUresult(C.gocu_cuDeviceTotalMem_v2(C.uintptr_t(fn), unsafe.Pointer(bytes), C.int(dev))))
 }
 
-// DeviceUnregisterAsyncNotification calls cuDeviceUnregisterAsyncNotification, bound to the driver symbol cuDeviceUnregisterAsyncNotification; in the API since CUDA 12.4.
+// DeviceUnregisterAsyncNotification calls cuDeviceUnregisterAsyncNotification, bound to the driver symbol cuDeviceUnregisterAsyncNotification; introduced in CUDA 12.4.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuDeviceUnregisterAsyncNotification).
 func DeviceUnregisterAsyncNotification(device CUdevice, callback CUasyncCallbackHandle) error {
 	fn := proc(74)
@@ -1972,7 +1972,7 @@ func DeviceUnregisterAsyncNotification(device CUdevice, callback CUasyncCallback
 	return resultError(CUresult(C.gocu_cuDeviceUnregisterAsyncNotification(C.uintptr_t(fn), C.int(device), C.uintptr_t(callback))))
 }
 
-// DriverGetVersion calls cuDriverGetVersion, bound to the driver symbol cuDriverGetVersion; in the API since CUDA 11.8.
+// DriverGetVersion calls cuDriverGetVersion, bound to the driver symbol cuDriverGetVersion; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuDriverGetVersion).
 func DriverGetVersion(driverVersion *int32) error {
 	fn := proc(75)
@@ -1982,7 +1982,7 @@ func DriverGetVersion(driverVersion *int32) error {
 	return resultError(CUresult(C.gocu_cuDriverGetVersion(C.uintptr_t(fn), unsafe.Pointer(driverVersion))))
 }
 
-// EventCreate calls cuEventCreate, bound to the driver symbol cuEventCreate; in the API since CUDA 11.8.
+// EventCreate calls cuEventCreate, bound to the driver symbol cuEventCreate; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuEventCreate).
 func EventCreate(phEvent *CUevent, Flags uint32) error {
 	fn := proc(76)
@@ -1992,7 +1992,7 @@ func EventCreate(phEvent *CUevent, Flags uint32) error {
 	return resultError(CUresult(C.gocu_cuEventCreate(C.uintptr_t(fn), unsafe.Pointer(phEvent), C.uint(Flags))))
 }
 
-// EventDestroy calls cuEventDestroy, bound to the driver symbol cuEventDestroy_v2; in the API since CUDA 11.8.
+// EventDestroy calls cuEventDestroy, bound to the driver symbol cuEventDestroy_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuEventDestroy).
 func EventDestroy(hEvent CUevent) error {
 	fn := proc(77)
@@ -2002,7 +2002,7 @@ func EventDestroy(hEvent CUevent) error {
 	return resultError(CUresult(C.gocu_cuEventDestroy_v2(C.uintptr_t(fn), C.uintptr_t(hEvent))))
 }
 
-// EventElapsedTime calls cuEventElapsedTime, bound to the driver symbol cuEventElapsedTime; in the API since CUDA 11.8.
+// EventElapsedTime calls cuEventElapsedTime, bound to the driver symbol cuEventElapsedTime; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuEventElapsedTime).
 func EventElapsedTime(pMilliseconds *float32, hStart CUevent, hEnd CUevent) error {
 	fn := proc(78)
@@ -2012,7 +2012,7 @@ func EventElapsedTime(pMilliseconds *float32, hStart CUevent, hEnd CUevent) erro
 	return resultError(CUresult(C.gocu_cuEventElapsedTime(C.uintptr_t(fn), unsafe.Pointer(pMilliseconds), C.uintptr_t(hStart), C.uintptr_t(hEnd))))
 }
 
-// EventQuery calls cuEventQuery, bound to the driver symbol cuEventQuery; in the API since CUDA 11.8.
+// EventQuery calls cuEventQuery, bound to the driver symbol cuEventQuery; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuEventQuery).
 func EventQuery(hEvent CUevent) error {
 	fn := proc(79)
@@ -2022,7 +2022,7 @@ func EventQuery(hEvent CUevent) error {
 	return resultError(CUresult(C.gocu_cuEventQuery(C.uintptr_t(fn), C.uintptr_t(hEvent))))
 }
 
-// EventRecord calls cuEventRecord, bound to the driver symbol cuEventRecord; in the API since CUDA 11.8.
+// EventRecord calls cuEventRecord, bound to the driver symbol cuEventRecord; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuEventRecord).
 func EventRecord(hEvent CUevent, hStream CUstream) error {
 	fn := proc(80)
@@ -2032,7 +2032,7 @@ func EventRecord(hEvent CUevent, hStream CUstream) error {
 	return resultError(CUresult(C.gocu_cuEventRecord(C.uintptr_t(fn), C.uintptr_t(hEvent), C.uintptr_t(hStream))))
 }
 
-// EventRecordWithFlags calls cuEventRecordWithFlags, bound to the driver symbol cuEventRecordWithFlags; in the API since CUDA 11.8.
+// EventRecordWithFlags calls cuEventRecordWithFlags, bound to the driver symbol cuEventRecordWithFlags; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuEventRecordWithFlags).
 func EventRecordWithFlags(hEvent CUevent, hStream CUstream, flags uint32) error {
 	fn := proc(81)
@@ -2042,7 +2042,7 @@ func EventRecordWithFlags(hEvent CUevent, hStream CUstream, flags uint32) error 
 	return resultError(CUresult(C.gocu_cuEventRecordWithFlags(C.uintptr_t(fn), C.uintptr_t(hEvent), C.uintptr_t(hStream), C.uint(flags))))
 }
 
-// EventSynchronize calls cuEventSynchronize, bound to the driver symbol cuEventSynchronize; in the API since CUDA 11.8.
+// EventSynchronize calls cuEventSynchronize, bound to the driver symbol cuEventSynchronize; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuEventSynchronize).
 func EventSynchronize(hEvent CUevent) error {
 	fn := proc(82)
@@ -2052,7 +2052,7 @@ func EventSynchronize(hEvent CUevent) error {
 	return resultError(CUresult(C.gocu_cuEventSynchronize(C.uintptr_t(fn), C.uintptr_t(hEvent))))
 }
 
-// ExternalMemoryGetMappedBuffer calls cuExternalMemoryGetMappedBuffer, bound to the driver symbol cuExternalMemoryGetMappedBuffer; in the API since CUDA 11.8.
+// ExternalMemoryGetMappedBuffer calls cuExternalMemoryGetMappedBuffer, bound to the driver symbol cuExternalMemoryGetMappedBuffer; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuExternalMemoryGetMappedBuffer).
 func ExternalMemoryGetMappedBuffer(devPtr *CUdeviceptr, extMem CUexternalMemory, bufferDesc *CUDA_EXTERNAL_MEMORY_BUFFER_DESC) error {
 	fn := proc(83)
@@ -2062,7 +2062,7 @@ func ExternalMemoryGetMappedBuffer(devPtr *CUdeviceptr, extMem CUexternalMemory,
 	return resultError(CUresult(C.gocu_cuExternalMemoryGetMappedBuffer(C.uintptr_t(fn), unsafe.Pointer(devPtr), C.uintptr_t(extMem), unsafe.Pointer(bufferDesc))))
 }
 
-// ExternalMemoryGetMappedMipmappedArray calls cuExternalMemoryGetMappedMipmappedArray, bound to the driver symbol cuExternalMemoryGetMappedMipmappedArray; in the API since CUDA 11.8.
+// ExternalMemoryGetMappedMipmappedArray calls cuExternalMemoryGetMappedMipmappedArray, bound to the driver symbol cuExternalMemoryGetMappedMipmappedArray; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuExternalMemoryGetMappedMipmappedArray).
 func ExternalMemoryGetMappedMipmappedArray(mipmap *CUmipmappedArray, extMem CUexternalMemory, mipmapDesc *CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC) error {
 	fn := proc(84)
@@ -2072,7 +2072,7 @@ func ExternalMemoryGetMappedMipmappedArray(mipmap *CUmipmappedArray, extMem CUex
 	return resultError(CUresult(C.gocu_cuExternalMemoryGetMappedMipmappedArray(C.uintptr_t(fn), unsafe.Pointer(mipmap), C.uintptr_t(extMem), unsafe.Pointer(mipmapDesc))))
 }
 
-// FlushGPUDirectRDMAWrites calls cuFlushGPUDirectRDMAWrites, bound to the driver symbol cuFlushGPUDirectRDMAWrites; in the API since CUDA 11.8.
+// FlushGPUDirectRDMAWrites calls cuFlushGPUDirectRDMAWrites, bound to the driver symbol cuFlushGPUDirectRDMAWrites; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuFlushGPUDirectRDMAWrites).
 func FlushGPUDirectRDMAWrites(target CUflushGPUDirectRDMAWritesTarget, scope CUflushGPUDirectRDMAWritesScope) error {
 	fn := proc(85)
@@ -2082,7 +2082,7 @@ func FlushGPUDirectRDMAWrites(target CUflushGPUDirectRDMAWritesTarget, scope CUf
 	return resultError(CUresult(C.gocu_cuFlushGPUDirectRDMAWrites(C.uintptr_t(fn), C.int(target), C.int(scope))))
 }
 
-// FuncGetAttribute calls cuFuncGetAttribute, bound to the driver symbol cuFuncGetAttribute; in the API since CUDA 11.8.
+// FuncGetAttribute calls cuFuncGetAttribute, bound to the driver symbol cuFuncGetAttribute; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuFuncGetAttribute).
 func FuncGetAttribute(pi *int32, attrib CUfunction_attribute, hfunc CUfunction) error {
 	fn := proc(86)
@@ -2092,7 +2092,7 @@ func FuncGetAttribute(pi *int32, attrib CUfunction_attribute, hfunc CUfunction) 
 	return resultError(CUresult(C.gocu_cuFuncGetAttribute(C.uintptr_t(fn), unsafe.Pointer(pi), C.int(attrib), C.uintptr_t(hfunc))))
 }
 
-// FuncGetModule calls cuFuncGetModule, bound to the driver symbol cuFuncGetModule; in the API since CUDA 11.8.
+// FuncGetModule calls cuFuncGetModule, bound to the driver symbol cuFuncGetModule; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuFuncGetModule).
 func FuncGetModule(hmod *CUmodule, hfunc CUfunction) error {
 	fn := proc(87)
@@ -2102,7 +2102,7 @@ func FuncGetModule(hmod *CUmodule, hfunc CUfunction) error {
 	return resultError(CUresult(C.gocu_cuFuncGetModule(C.uintptr_t(fn), unsafe.Pointer(hmod), C.uintptr_t(hfunc))))
 }
 
-// FuncGetName calls cuFuncGetName, bound to the driver symbol cuFuncGetName; in the API since CUDA 12.4.
+// FuncGetName calls cuFuncGetName, bound to the driver symbol cuFuncGetName; introduced in CUDA 12.4.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuFuncGetName).
 func FuncGetName(name **byte, hfunc CUfunction) error {
 	fn := proc(88)
@@ -2112,7 +2112,7 @@ func FuncGetName(name **byte, hfunc CUfunction) error {
 	return resultError(CUresult(C.gocu_cuFuncGetName(C.uintptr_t(fn), unsafe.Pointer(name), C.uintptr_t(hfunc))))
 }
 
-// FuncGetParamInfo calls cuFuncGetParamInfo, bound to the driver symbol cuFuncGetParamInfo; in the API since CUDA 12.4.
+// FuncGetParamInfo calls cuFuncGetParamInfo, bound to the driver symbol cuFuncGetParamInfo; introduced in CUDA 12.4.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuFuncGetParamInfo).
 func FuncGetParamInfo(func_ CUfunction, paramIndex uint64, paramOffset *uint64, paramSize *uint64) error {
 	fn := proc(89)
@@ -2122,7 +2122,7 @@ func FuncGetParamInfo(func_ CUfunction, paramIndex uint64, paramOffset *uint64, 
 	return resultError(CUresult(C.gocu_cuFuncGetParamInfo(C.uintptr_t(fn), C.uintptr_t(func_), C.ulong(paramIndex), unsafe.Pointer(paramOffset), unsafe.Pointer(paramSize))))
 }
 
-// FuncIsLoaded calls cuFuncIsLoaded, bound to the driver symbol cuFuncIsLoaded; in the API since CUDA 12.4.
+// FuncIsLoaded calls cuFuncIsLoaded, bound to the driver symbol cuFuncIsLoaded; introduced in CUDA 12.4.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuFuncIsLoaded).
 func FuncIsLoaded(state *CUfunctionLoadingState, function CUfunction) error {
 	fn := proc(90)
@@ -2132,7 +2132,7 @@ func FuncIsLoaded(state *CUfunctionLoadingState, function CUfunction) error {
 	return resultError(CUresult(C.gocu_cuFuncIsLoaded(C.uintptr_t(fn), unsafe.Pointer(state), C.uintptr_t(function))))
 }
 
-// FuncLoad calls cuFuncLoad, bound to the driver symbol cuFuncLoad; in the API since CUDA 12.4.
+// FuncLoad calls cuFuncLoad, bound to the driver symbol cuFuncLoad; introduced in CUDA 12.4.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuFuncLoad).
 func FuncLoad(function CUfunction) error {
 	fn := proc(91)
@@ -2142,7 +2142,7 @@ func FuncLoad(function CUfunction) error {
 	return resultError(CUresult(C.gocu_cuFuncLoad(C.uintptr_t(fn), C.uintptr_t(function))))
 }
 
-// FuncSetAttribute calls cuFuncSetAttribute, bound to the driver symbol cuFuncSetAttribute; in the API since CUDA 11.8.
+// FuncSetAttribute calls cuFuncSetAttribute, bound to the driver symbol cuFuncSetAttribute; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuFuncSetAttribute).
 func FuncSetAttribute(hfunc CUfunction, attrib CUfunction_attribute, value int32) error {
 	fn := proc(92)
@@ -2152,7 +2152,7 @@ func FuncSetAttribute(hfunc CUfunction, attrib CUfunction_attribute, value int32
 	return resultError(CUresult(C.gocu_cuFuncSetAttribute(C.uintptr_t(fn), C.uintptr_t(hfunc), C.int(attrib), C.int(value))))
 }
 
-// FuncSetBlockShape calls cuFuncSetBlockShape, bound to the driver symbol cuFuncSetBlockShape; in the API since CUDA 11.8.
+// FuncSetBlockShape calls cuFuncSetBlockShape, bound to the driver symbol cuFuncSetBlockShape; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuFuncSetBlockShape).
 func FuncSetBlockShape(hfunc CUfunction, x int32, y int32, z int32) error {
 	fn := proc(93)
@@ -2162,7 +2162,7 @@ func FuncSetBlockShape(hfunc CUfunction, x int32, y int32, z int32) error {
 	return resultError(CUresult(C.gocu_cuFuncSetBlockShape(C.uintptr_t(fn), C.uintptr_t(hfunc), C.int(x), C.int(y), C.int(z))))
 }
 
-// FuncSetCacheConfig calls cuFuncSetCacheConfig, bound to the driver symbol cuFuncSetCacheConfig; in the API since CUDA 11.8.
+// FuncSetCacheConfig calls cuFuncSetCacheConfig, bound to the driver symbol cuFuncSetCacheConfig; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuFuncSetCacheConfig).
 func FuncSetCacheConfig(hfunc CUfunction, config CUfunc_cache) error {
 	fn := proc(94)
@@ -2172,7 +2172,7 @@ func FuncSetCacheConfig(hfunc CUfunction, config CUfunc_cache) error {
 	return resultError(CUresult(C.gocu_cuFuncSetCacheConfig(C.uintptr_t(fn), C.uintptr_t(hfunc), C.int(config))))
 }
 
-// FuncSetSharedMemConfig calls cuFuncSetSharedMemConfig, bound to the driver symbol cuFuncSetSharedMemConfig; in the API since CUDA 11.8.
+// FuncSetSharedMemConfig calls cuFuncSetSharedMemConfig, bound to the driver symbol cuFuncSetSharedMemConfig; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuFuncSetSharedMemConfig).
 func FuncSetSharedMemConfig(hfunc CUfunction, config CUsharedconfig) error {
 	fn := proc(95)
@@ -2182,7 +2182,7 @@ func FuncSetSharedMemConfig(hfunc CUfunction, config CUsharedconfig) error {
 	return resultError(CUresult(C.gocu_cuFuncSetSharedMemConfig(C.uintptr_t(fn), C.uintptr_t(hfunc), C.int(config))))
 }
 
-// FuncSetSharedSize calls cuFuncSetSharedSize, bound to the driver symbol cuFuncSetSharedSize; in the API since CUDA 11.8.
+// FuncSetSharedSize calls cuFuncSetSharedSize, bound to the driver symbol cuFuncSetSharedSize; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuFuncSetSharedSize).
 func FuncSetSharedSize(hfunc CUfunction, bytes uint32) error {
 	fn := proc(96)
@@ -2192,7 +2192,7 @@ func FuncSetSharedSize(hfunc CUfunction, bytes uint32) error {
 	return resultError(CUresult(C.gocu_cuFuncSetSharedSize(C.uintptr_t(fn), C.uintptr_t(hfunc), C.uint(bytes))))
 }
 
-// GetErrorName calls cuGetErrorName, bound to the driver symbol cuGetErrorName; in the API since CUDA 11.8.
+// GetErrorName calls cuGetErrorName, bound to the driver symbol cuGetErrorName; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGetErrorName).
 func GetErrorName(error CUresult, pStr **byte) error {
 	fn := proc(97)
@@ -2202,7 +2202,7 @@ func GetErrorName(error CUresult, pStr **byte) error {
 	return resultError(CUresult(C.gocu_cuGetErrorName(C.uintptr_t(fn), C.int(error), unsafe.Pointer(pStr))))
 }
 
-// GetErrorString calls cuGetErrorString, bound to the driver symbol cuGetErrorString; in the API since CUDA 11.8.
+// GetErrorString calls cuGetErrorString, bound to the driver symbol cuGetErrorString; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGetErrorString).
 func GetErrorString(error CUresult, pStr **byte) error {
 	fn := proc(98)
@@ -2212,7 +2212,7 @@ func GetErrorString(error CUresult, pStr **byte) error {
 	return resultError(CUresult(C.gocu_cuGetErrorString(C.uintptr_t(fn), C.int(error), unsafe.Pointer(pStr))))
 }
 
-// GetExportTable calls cuGetExportTable, bound to the driver symbol cuGetExportTable; in the API since CUDA 11.8.
+// GetExportTable calls cuGetExportTable, bound to the driver symbol cuGetExportTable; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGetExportTable).
 func GetExportTable(ppExportTable *unsafe.Pointer, pExportTableId *CUuuid) error {
 	fn := proc(99)
@@ -2222,7 +2222,7 @@ func GetExportTable(ppExportTable *unsafe.Pointer, pExportTableId *CUuuid) error
 	return resultError(CUresult(C.gocu_cuGetExportTable(C.uintptr_t(fn), unsafe.Pointer(ppExportTable), unsafe.Pointer(pExportTableId))))
 }
 
-// GetProcAddress calls cuGetProcAddress, bound to the driver symbol cuGetProcAddress_v2; in the API since CUDA 12.4.
+// GetProcAddress calls cuGetProcAddress, bound to the driver symbol cuGetProcAddress_v2; introduced in CUDA 12.4.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGetProcAddress).
 func GetProcAddress(symbol *byte, pfn *unsafe.Pointer, cudaVersion int32, flags cuuint64_t, symbolStatus *CUdriverProcAddressQueryResult) error {
 	fn := proc(100)
@@ -2232,7 +2232,7 @@ func GetProcAddress(symbol *byte, pfn *unsafe.Pointer, cudaVersion int32, flags 
 	return resultError(CUresult(C.gocu_cuGetProcAddress_v2(C.uintptr_t(fn), unsafe.Pointer(symbol), unsafe.Pointer(pfn), C.int(cudaVersion), C.ulong(flags), unsafe.Pointer(symbolStatus))))
 }
 
-// GraphAddBatchMemOpNode calls cuGraphAddBatchMemOpNode, bound to the driver symbol cuGraphAddBatchMemOpNode; in the API since CUDA 11.8.
+// GraphAddBatchMemOpNode calls cuGraphAddBatchMemOpNode, bound to the driver symbol cuGraphAddBatchMemOpNode; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphAddBatchMemOpNode).
 func GraphAddBatchMemOpNode(phGraphNode *CUgraphNode, hGraph CUgraph, dependencies *CUgraphNode, numDependencies uint64, nodeParams *CUDA_BATCH_MEM_OP_NODE_PARAMS) error {
 	fn := proc(101)
@@ -2242,7 +2242,7 @@ func GraphAddBatchMemOpNode(phGraphNode *CUgraphNode, hGraph CUgraph, dependenci
 	return resultError(CUresult(C.gocu_cuGraphAddBatchMemOpNode(C.uintptr_t(fn), unsafe.Pointer(phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(dependencies), C.ulong(numDependencies), unsafe.Pointer(nodeParams))))
 }
 
-// GraphAddChildGraphNode calls cuGraphAddChildGraphNode, bound to the driver symbol cuGraphAddChildGraphNode; in the API since CUDA 11.8.
+// GraphAddChildGraphNode calls cuGraphAddChildGraphNode, bound to the driver symbol cuGraphAddChildGraphNode; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphAddChildGraphNode).
 func GraphAddChildGraphNode(phGraphNode *CUgraphNode, hGraph CUgraph, dependencies *CUgraphNode, numDependencies uint64, childGraph CUgraph) error {
 	fn := proc(102)
@@ -2252,7 +2252,7 @@ func GraphAddChildGraphNode(phGraphNode *CUgraphNode, hGraph CUgraph, dependenci
 	return resultError(CUresult(C.gocu_cuGraphAddChildGraphNode(C.uintptr_t(fn), unsafe.Pointer(phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(dependencies), C.ulong(numDependencies), C.uintptr_t(childGraph))))
 }
 
-// GraphAddDependencies calls cuGraphAddDependencies, bound to the driver symbol cuGraphAddDependencies; in the API since CUDA 11.8.
+// GraphAddDependencies calls cuGraphAddDependencies, bound to the driver symbol cuGraphAddDependencies; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphAddDependencies).
 func GraphAddDependencies(hGraph CUgraph, from *CUgraphNode, to *CUgraphNode, numDependencies uint64) error {
 	fn := proc(103)
@@ -2262,7 +2262,7 @@ func GraphAddDependencies(hGraph CUgraph, from *CUgraphNode, to *CUgraphNode, nu
 	return resultError(CUresult(C.gocu_cuGraphAddDependencies(C.uintptr_t(fn), C.uintptr_t(hGraph), unsafe.Pointer(from), unsafe.Pointer(to), C.ulong(numDependencies))))
 }
 
-// GraphAddDependencies_v2 calls cuGraphAddDependencies_v2, bound to the driver symbol cuGraphAddDependencies_v2; in the API since CUDA 12.4.
+// GraphAddDependencies_v2 calls cuGraphAddDependencies_v2, bound to the driver symbol cuGraphAddDependencies_v2; introduced in CUDA 12.4.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphAddDependencies_v2).
 func GraphAddDependencies_v2(hGraph CUgraph, from *CUgraphNode, to *CUgraphNode, edgeData *CUgraphEdgeData, numDependencies uint64) error {
 	fn := proc(104)
@@ -2272,7 +2272,7 @@ func GraphAddDependencies_v2(hGraph CUgraph, from *CUgraphNode, to *CUgraphNode,
 	return resultError(CUresult(C.gocu_cuGraphAddDependencies_v2(C.uintptr_t(fn), C.uintptr_t(hGraph), unsafe.Pointer(from), unsafe.Pointer(to), unsafe.Pointer(edgeData), C.ulong(numDependencies))))
 }
 
-// GraphAddEmptyNode calls cuGraphAddEmptyNode, bound to the driver symbol cuGraphAddEmptyNode; in the API since CUDA 11.8.
+// GraphAddEmptyNode calls cuGraphAddEmptyNode, bound to the driver symbol cuGraphAddEmptyNode; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphAddEmptyNode).
 func GraphAddEmptyNode(phGraphNode *CUgraphNode, hGraph CUgraph, dependencies *CUgraphNode, numDependencies uint64) error {
 	fn := proc(105)
@@ -2282,7 +2282,7 @@ func GraphAddEmptyNode(phGraphNode *CUgraphNode, hGraph CUgraph, dependencies *C
 	return resultError(CUresult(C.gocu_cuGraphAddEmptyNode(C.uintptr_t(fn), unsafe.Pointer(phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(dependencies), C.ulong(numDependencies))))
 }
 
-// GraphAddEventRecordNode calls cuGraphAddEventRecordNode, bound to the driver symbol cuGraphAddEventRecordNode; in the API since CUDA 11.8.
+// GraphAddEventRecordNode calls cuGraphAddEventRecordNode, bound to the driver symbol cuGraphAddEventRecordNode; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphAddEventRecordNode).
 func GraphAddEventRecordNode(phGraphNode *CUgraphNode, hGraph CUgraph, dependencies *CUgraphNode, numDependencies uint64, event CUevent) error {
 	fn := proc(106)
@@ -2292,7 +2292,7 @@ func GraphAddEventRecordNode(phGraphNode *CUgraphNode, hGraph CUgraph, dependenc
 	return resultError(CUresult(C.gocu_cuGraphAddEventRecordNode(C.uintptr_t(fn), unsafe.Pointer(phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(dependencies), C.ulong(numDependencies), C.uintptr_t(event))))
 }
 
-// GraphAddEventWaitNode calls cuGraphAddEventWaitNode, bound to the driver symbol cuGraphAddEventWaitNode; in the API since CUDA 11.8.
+// GraphAddEventWaitNode calls cuGraphAddEventWaitNode, bound to the driver symbol cuGraphAddEventWaitNode; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphAddEventWaitNode).
 func GraphAddEventWaitNode(phGraphNode *CUgraphNode, hGraph CUgraph, dependencies *CUgraphNode, numDependencies uint64, event CUevent) error {
 	fn := proc(107)
@@ -2302,7 +2302,7 @@ func GraphAddEventWaitNode(phGraphNode *CUgraphNode, hGraph CUgraph, dependencie
 	return resultError(CUresult(C.gocu_cuGraphAddEventWaitNode(C.uintptr_t(fn), unsafe.Pointer(phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(dependencies), C.ulong(numDependencies), C.uintptr_t(event))))
 }
 
-// GraphAddExternalSemaphoresSignalNode calls cuGraphAddExternalSemaphoresSignalNode, bound to the driver symbol cuGraphAddExternalSemaphoresSignalNode; in the API since CUDA 11.8.
+// GraphAddExternalSemaphoresSignalNode calls cuGraphAddExternalSemaphoresSignalNode, bound to the driver symbol cuGraphAddExternalSemaphoresSignalNode; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphAddExternalSemaphoresSignalNode).
 func GraphAddExternalSemaphoresSignalNode(phGraphNode *CUgraphNode, hGraph CUgraph, dependencies *CUgraphNode, numDependencies uint64, nodeParams *CUDA_EXT_SEM_SIGNAL_NODE_PARAMS) error {
 	fn := proc(108)
@@ -2312,7 +2312,7 @@ func GraphAddExternalSemaphoresSignalNode(phGraphNode *CUgraphNode, hGraph CUgra
 	return resultError(CUresult(C.gocu_cuGraphAddExternalSemaphoresSignalNode(C.uintptr_t(fn), unsafe.Pointer(phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(dependencies), C.ulong(numDependencies), unsafe.Pointer(nodeParams))))
 }
 
-// GraphAddExternalSemaphoresWaitNode calls cuGraphAddExternalSemaphoresWaitNode, bound to the driver symbol cuGraphAddExternalSemaphoresWaitNode; in the API since CUDA 11.8.
+// GraphAddExternalSemaphoresWaitNode calls cuGraphAddExternalSemaphoresWaitNode, bound to the driver symbol cuGraphAddExternalSemaphoresWaitNode; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphAddExternalSemaphoresWaitNode).
 func GraphAddExternalSemaphoresWaitNode(phGraphNode *CUgraphNode, hGraph CUgraph, dependencies *CUgraphNode, numDependencies uint64, nodeParams *CUDA_EXT_SEM_WAIT_NODE_PARAMS) error {
 	fn := proc(109)
@@ -2322,7 +2322,7 @@ func GraphAddExternalSemaphoresWaitNode(phGraphNode *CUgraphNode, hGraph CUgraph
 	return resultError(CUresult(C.gocu_cuGraphAddExternalSemaphoresWaitNode(C.uintptr_t(fn), unsafe.Pointer(phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(dependencies), C.ulong(numDependencies), unsafe.Pointer(nodeParams))))
 }
 
-// GraphAddHostNode calls cuGraphAddHostNode, bound to the driver symbol cuGraphAddHostNode; in the API since CUDA 11.8.
+// GraphAddHostNode calls cuGraphAddHostNode, bound to the driver symbol cuGraphAddHostNode; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphAddHostNode).
 func GraphAddHostNode(phGraphNode *CUgraphNode, hGraph CUgraph, dependencies *CUgraphNode, numDependencies uint64, nodeParams *CUDA_HOST_NODE_PARAMS) error {
 	fn := proc(110)
@@ -2332,7 +2332,7 @@ func GraphAddHostNode(phGraphNode *CUgraphNode, hGraph CUgraph, dependencies *CU
 	return resultError(CUresult(C.gocu_cuGraphAddHostNode(C.uintptr_t(fn), unsafe.Pointer(phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(dependencies), C.ulong(numDependencies), unsafe.Pointer(nodeParams))))
 }
 
-// GraphAddKernelNode calls cuGraphAddKernelNode, bound to the driver symbol cuGraphAddKernelNode_v2; in the API since CUDA 12.4.
+// GraphAddKernelNode calls cuGraphAddKernelNode, bound to the driver symbol cuGraphAddKernelNode_v2; introduced in CUDA 12.4.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphAddKernelNode).
 func GraphAddKernelNode(phGraphNode *CUgraphNode, hGraph CUgraph, dependencies *CUgraphNode, numDependencies uint64, nodeParams *CUDA_KERNEL_NODE_PARAMS) error {
 	fn := proc(111)
@@ -2342,7 +2342,7 @@ func GraphAddKernelNode(phGraphNode *CUgraphNode, hGraph CUgraph, dependencies *
 	return resultError(CUresult(C.gocu_cuGraphAddKernelNode_v2(C.uintptr_t(fn), unsafe.Pointer(phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(dependencies), C.ulong(numDependencies), unsafe.Pointer(nodeParams))))
 }
 
-// GraphAddMemAllocNode calls cuGraphAddMemAllocNode, bound to the driver symbol cuGraphAddMemAllocNode; in the API since CUDA 11.8.
+// GraphAddMemAllocNode calls cuGraphAddMemAllocNode, bound to the driver symbol cuGraphAddMemAllocNode; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphAddMemAllocNode).
 func GraphAddMemAllocNode(phGraphNode *CUgraphNode, hGraph CUgraph, dependencies *CUgraphNode, numDependencies uint64, nodeParams *CUDA_MEM_ALLOC_NODE_PARAMS) error {
 	fn := proc(112)
@@ -2352,7 +2352,7 @@ func GraphAddMemAllocNode(phGraphNode *CUgraphNode, hGraph CUgraph, dependencies
 	return resultError(CUresult(C.gocu_cuGraphAddMemAllocNode(C.uintptr_t(fn), unsafe.Pointer(phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(dependencies), C.ulong(numDependencies), unsafe.Pointer(nodeParams))))
 }
 
-// GraphAddMemFreeNode calls cuGraphAddMemFreeNode, bound to the driver symbol cuGraphAddMemFreeNode; in the API since CUDA 11.8.
+// GraphAddMemFreeNode calls cuGraphAddMemFreeNode, bound to the driver symbol cuGraphAddMemFreeNode; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphAddMemFreeNode).
 func GraphAddMemFreeNode(phGraphNode *CUgraphNode, hGraph CUgraph, dependencies *CUgraphNode, numDependencies uint64, dptr CUdeviceptr) error {
 	fn := proc(113)
@@ -2362,7 +2362,7 @@ func GraphAddMemFreeNode(phGraphNode *CUgraphNode, hGraph CUgraph, dependencies 
 	return resultError(CUresult(C.gocu_cuGraphAddMemFreeNode(C.uintptr_t(fn), unsafe.Pointer(phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(dependencies), C.ulong(numDependencies), C.ulonglong(dptr))))
 }
 
-// GraphAddMemcpyNode calls cuGraphAddMemcpyNode, bound to the driver symbol cuGraphAddMemcpyNode; in the API since CUDA 11.8.
+// GraphAddMemcpyNode calls cuGraphAddMemcpyNode, bound to the driver symbol cuGraphAddMemcpyNode; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphAddMemcpyNode).
 func GraphAddMemcpyNode(phGraphNode *CUgraphNode, hGraph CUgraph, dependencies *CUgraphNode, numDependencies uint64, copyParams *CUDA_MEMCPY3D, ctx CUcontext) error {
 	fn := proc(114)
@@ -2372,7 +2372,7 @@ func GraphAddMemcpyNode(phGraphNode *CUgraphNode, hGraph CUgraph, dependencies *
 	return resultError(CUresult(C.gocu_cuGraphAddMemcpyNode(C.uintptr_t(fn), unsafe.Pointer(phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(dependencies), C.ulong(numDependencies), unsafe.Pointer(copyParams), C.uintptr_t(ctx))))
 }
 
-// GraphAddMemsetNode calls cuGraphAddMemsetNode, bound to the driver symbol cuGraphAddMemsetNode; in the API since CUDA 11.8.
+// GraphAddMemsetNode calls cuGraphAddMemsetNode, bound to the driver symbol cuGraphAddMemsetNode; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphAddMemsetNode).
 func GraphAddMemsetNode(phGraphNode *CUgraphNode, hGraph CUgraph, dependencies *CUgraphNode, numDependencies uint64, memsetParams *CUDA_MEMSET_NODE_PARAMS, ctx CUcontext) error {
 	fn := proc(115)
@@ -2382,7 +2382,7 @@ func GraphAddMemsetNode(phGraphNode *CUgraphNode, hGraph CUgraph, dependencies *
 	return resultError(CUresult(C.gocu_cuGraphAddMemsetNode(C.uintptr_t(fn), unsafe.Pointer(phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(dependencies), C.ulong(numDependencies), unsafe.Pointer(memsetParams), C.uintptr_t(ctx))))
 }
 
-// GraphAddNode calls cuGraphAddNode, bound to the driver symbol cuGraphAddNode; in the API since CUDA 12.4.
+// GraphAddNode calls cuGraphAddNode, bound to the driver symbol cuGraphAddNode; introduced in CUDA 12.4.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphAddNode).
 func GraphAddNode(phGraphNode *CUgraphNode, hGraph CUgraph, dependencies *CUgraphNode, numDependencies uint64, nodeParams *CUgraphNodeParams) error {
 	fn := proc(116)
@@ -2392,7 +2392,7 @@ func GraphAddNode(phGraphNode *CUgraphNode, hGraph CUgraph, dependencies *CUgrap
 	return resultError(CUresult(C.gocu_cuGraphAddNode(C.uintptr_t(fn), unsafe.Pointer(phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(dependencies), C.ulong(numDependencies), unsafe.Pointer(nodeParams))))
 }
 
-// GraphAddNode_v2 calls cuGraphAddNode_v2, bound to the driver symbol cuGraphAddNode_v2; in the API since CUDA 12.4.
+// GraphAddNode_v2 calls cuGraphAddNode_v2, bound to the driver symbol cuGraphAddNode_v2; introduced in CUDA 12.4.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphAddNode_v2).
 func GraphAddNode_v2(phGraphNode *CUgraphNode, hGraph CUgraph, dependencies *CUgraphNode, dependencyData *CUgraphEdgeData, numDependencies uint64, nodeParams *CUgraphNodeParams) error {
 	fn := proc(117)
@@ -2402,7 +2402,7 @@ func GraphAddNode_v2(phGraphNode *CUgraphNode, hGraph CUgraph, dependencies *CUg
 	return resultError(CUresult(C.gocu_cuGraphAddNode_v2(C.uintptr_t(fn), unsafe.Pointer(phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(dependencies), unsafe.Pointer(dependencyData), C.ulong(numDependencies), unsafe.Pointer(nodeParams))))
 }
 
-// GraphBatchMemOpNodeGetParams calls cuGraphBatchMemOpNodeGetParams, bound to the driver symbol cuGraphBatchMemOpNodeGetParams; in the API since CUDA 11.8.
+// GraphBatchMemOpNodeGetParams calls cuGraphBatchMemOpNodeGetParams, bound to the driver symbol cuGraphBatchMemOpNodeGetParams; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphBatchMemOpNodeGetParams).
 func GraphBatchMemOpNodeGetParams(hNode CUgraphNode, nodeParams_out *CUDA_BATCH_MEM_OP_NODE_PARAMS) error {
 	fn := proc(118)
@@ -2412,7 +2412,7 @@ func GraphBatchMemOpNodeGetParams(hNode CUgraphNode, nodeParams_out *CUDA_BATCH_
 	return resultError(CUresult(C.gocu_cuGraphBatchMemOpNodeGetParams(C.uintptr_t(fn), C.uintptr_t(hNode), unsafe.Pointer(nodeParams_out))))
 }
 
-// GraphBatchMemOpNodeSetParams calls cuGraphBatchMemOpNodeSetParams, bound to the driver symbol cuGraphBatchMemOpNodeSetParams; in the API since CUDA 11.8.
+// GraphBatchMemOpNodeSetParams calls cuGraphBatchMemOpNodeSetParams, bound to the driver symbol cuGraphBatchMemOpNodeSetParams; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphBatchMemOpNodeSetParams).
 func GraphBatchMemOpNodeSetParams(hNode CUgraphNode, nodeParams *CUDA_BATCH_MEM_OP_NODE_PARAMS) error {
 	fn := proc(119)
@@ -2422,7 +2422,7 @@ func GraphBatchMemOpNodeSetParams(hNode CUgraphNode, nodeParams *CUDA_BATCH_MEM_
 	return resultError(CUresult(C.gocu_cuGraphBatchMemOpNodeSetParams(C.uintptr_t(fn), C.uintptr_t(hNode), unsafe.Pointer(nodeParams))))
 }
 
-// GraphChildGraphNodeGetGraph calls cuGraphChildGraphNodeGetGraph, bound to the driver symbol cuGraphChildGraphNodeGetGraph; in the API since CUDA 11.8.
+// GraphChildGraphNodeGetGraph calls cuGraphChildGraphNodeGetGraph, bound to the driver symbol cuGraphChildGraphNodeGetGraph; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphChildGraphNodeGetGraph).
 func GraphChildGraphNodeGetGraph(hNode CUgraphNode, phGraph *CUgraph) error {
 	fn := proc(120)
@@ -2432,7 +2432,7 @@ func GraphChildGraphNodeGetGraph(hNode CUgraphNode, phGraph *CUgraph) error {
 	return resultError(CUresult(C.gocu_cuGraphChildGraphNodeGetGraph(C.uintptr_t(fn), C.uintptr_t(hNode), unsafe.Pointer(phGraph))))
 }
 
-// GraphClone calls cuGraphClone, bound to the driver symbol cuGraphClone; in the API since CUDA 11.8.
+// GraphClone calls cuGraphClone, bound to the driver symbol cuGraphClone; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphClone).
 func GraphClone(phGraphClone *CUgraph, originalGraph CUgraph) error {
 	fn := proc(121)
@@ -2442,7 +2442,7 @@ func GraphClone(phGraphClone *CUgraph, originalGraph CUgraph) error {
 	return resultError(CUresult(C.gocu_cuGraphClone(C.uintptr_t(fn), unsafe.Pointer(phGraphClone), C.uintptr_t(originalGraph))))
 }
 
-// GraphConditionalHandleCreate calls cuGraphConditionalHandleCreate, bound to the driver symbol cuGraphConditionalHandleCreate; in the API since CUDA 12.4.
+// GraphConditionalHandleCreate calls cuGraphConditionalHandleCreate, bound to the driver symbol cuGraphConditionalHandleCreate; introduced in CUDA 12.4.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphConditionalHandleCreate).
 func GraphConditionalHandleCreate(pHandle_out *CUgraphConditionalHandle, hGraph CUgraph, ctx CUcontext, defaultLaunchValue uint32, flags uint32) error {
 	fn := proc(122)
@@ -2452,7 +2452,7 @@ func GraphConditionalHandleCreate(pHandle_out *CUgraphConditionalHandle, hGraph 
 	return resultError(CUresult(C.gocu_cuGraphConditionalHandleCreate(C.uintptr_t(fn), unsafe.Pointer(pHandle_out), C.uintptr_t(hGraph), C.uintptr_t(ctx), C.uint(defaultLaunchValue), C.uint(flags))))
 }
 
-// GraphCreate calls cuGraphCreate, bound to the driver symbol cuGraphCreate; in the API since CUDA 11.8.
+// GraphCreate calls cuGraphCreate, bound to the driver symbol cuGraphCreate; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphCreate).
 func GraphCreate(phGraph *CUgraph, flags uint32) error {
 	fn := proc(123)
@@ -2462,7 +2462,7 @@ func GraphCreate(phGraph *CUgraph, flags uint32) error {
 	return resultError(CUresult(C.gocu_cuGraphCreate(C.uintptr_t(fn), unsafe.Pointer(phGraph), C.uint(flags))))
 }
 
-// GraphDebugDotPrint calls cuGraphDebugDotPrint, bound to the driver symbol cuGraphDebugDotPrint; in the API since CUDA 11.8.
+// GraphDebugDotPrint calls cuGraphDebugDotPrint, bound to the driver symbol cuGraphDebugDotPrint; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphDebugDotPrint).
 func GraphDebugDotPrint(hGraph CUgraph, path *byte, flags uint32) error {
 	fn := proc(124)
@@ -2472,7 +2472,7 @@ func GraphDebugDotPrint(hGraph CUgraph, path *byte, flags uint32) error {
 	return resultError(CUresult(C.gocu_cuGraphDebugDotPrint(C.uintptr_t(fn), C.uintptr_t(hGraph), unsafe.Pointer(path), C.uint(flags))))
 }
 
-// GraphDestroy calls cuGraphDestroy, bound to the driver symbol cuGraphDestroy; in the API since CUDA 11.8.
+// GraphDestroy calls cuGraphDestroy, bound to the driver symbol cuGraphDestroy; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphDestroy).
 func GraphDestroy(hGraph CUgraph) error {
 	fn := proc(125)
@@ -2482,7 +2482,7 @@ func GraphDestroy(hGraph CUgraph) error {
 	return resultError(CUresult(C.gocu_cuGraphDestroy(C.uintptr_t(fn), C.uintptr_t(hGraph))))
 }
 
-// GraphDestroyNode calls cuGraphDestroyNode, bound to the driver symbol cuGraphDestroyNode; in the API since CUDA 11.8.
+// GraphDestroyNode calls cuGraphDestroyNode, bound to the driver symbol cuGraphDestroyNode; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphDestroyNode).
 func GraphDestroyNode(hNode CUgraphNode) error {
 	fn := proc(126)
@@ -2492,7 +2492,7 @@ func GraphDestroyNode(hNode CUgraphNode) error {
 	return resultError(CUresult(C.gocu_cuGraphDestroyNode(C.uintptr_t(fn), C.uintptr_t(hNode))))
 }
 
-// GraphEventRecordNodeGetEvent calls cuGraphEventRecordNodeGetEvent, bound to the driver symbol cuGraphEventRecordNodeGetEvent; in the API since CUDA 11.8.
+// GraphEventRecordNodeGetEvent calls cuGraphEventRecordNodeGetEvent, bound to the driver symbol cuGraphEventRecordNodeGetEvent; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphEventRecordNodeGetEvent).
 func GraphEventRecordNodeGetEvent(hNode CUgraphNode, event_out *CUevent) error {
 	fn := proc(127)
@@ -2502,7 +2502,7 @@ func GraphEventRecordNodeGetEvent(hNode CUgraphNode, event_out *CUevent) error {
 	return resultError(CUresult(C.gocu_cuGraphEventRecordNodeGetEvent(C.uintptr_t(fn), C.uintptr_t(hNode), unsafe.Pointer(event_out))))
 }
 
-// GraphEventRecordNodeSetEvent calls cuGraphEventRecordNodeSetEvent, bound to the driver symbol cuGraphEventRecordNodeSetEvent; in the API since CUDA 11.8.
+// GraphEventRecordNodeSetEvent calls cuGraphEventRecordNodeSetEvent, bound to the driver symbol cuGraphEventRecordNodeSetEvent; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphEventRecordNodeSetEvent).
 func GraphEventRecordNodeSetEvent(hNode CUgraphNode, event CUevent) error {
 	fn := proc(128)
@@ -2512,7 +2512,7 @@ func GraphEventRecordNodeSetEvent(hNode CUgraphNode, event CUevent) error {
 	return resultError(CUresult(C.gocu_cuGraphEventRecordNodeSetEvent(C.uintptr_t(fn), C.uintptr_t(hNode), C.uintptr_t(event))))
 }
 
-// GraphEventWaitNodeGetEvent calls cuGraphEventWaitNodeGetEvent, bound to the driver symbol cuGraphEventWaitNodeGetEvent; in the API since CUDA 11.8.
+// GraphEventWaitNodeGetEvent calls cuGraphEventWaitNodeGetEvent, bound to the driver symbol cuGraphEventWaitNodeGetEvent; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphEventWaitNodeGetEvent).
 func GraphEventWaitNodeGetEvent(hNode CUgraphNode, event_out *CUevent) error {
 	fn := proc(129)
@@ -2522,7 +2522,7 @@ func GraphEventWaitNodeGetEvent(hNode CUgraphNode, event_out *CUevent) error {
 	return resultError(CUresult(C.gocu_cuGraphEventWaitNodeGetEvent(C.uintptr_t(fn), C.uintptr_t(hNode), unsafe.Pointer(event_out))))
 }
 
-// GraphEventWaitNodeSetEvent calls cuGraphEventWaitNodeSetEvent, bound to the driver symbol cuGraphEventWaitNodeSetEvent; in the API since CUDA 11.8.
+// GraphEventWaitNodeSetEvent calls cuGraphEventWaitNodeSetEvent, bound to the driver symbol cuGraphEventWaitNodeSetEvent; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphEventWaitNodeSetEvent).
 func GraphEventWaitNodeSetEvent(hNode CUgraphNode, event CUevent) error {
 	fn := proc(130)
@@ -2532,7 +2532,7 @@ func GraphEventWaitNodeSetEvent(hNode CUgraphNode, event CUevent) error {
 	return resultError(CUresult(C.gocu_cuGraphEventWaitNodeSetEvent(C.uintptr_t(fn), C.uintptr_t(hNode), C.uintptr_t(event))))
 }
 
-// GraphExecBatchMemOpNodeSetParams calls cuGraphExecBatchMemOpNodeSetParams, bound to the driver symbol cuGraphExecBatchMemOpNodeSetParams; in the API since CUDA 11.8.
+// GraphExecBatchMemOpNodeSetParams calls cuGraphExecBatchMemOpNodeSetParams, bound to the driver symbol cuGraphExecBatchMemOpNodeSetParams; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphExecBatchMemOpNodeSetParams).
 func GraphExecBatchMemOpNodeSetParams(hGraphExec CUgraphExec, hNode CUgraphNode, nodeParams *CUDA_BATCH_MEM_OP_NODE_PARAMS) error {
 	fn := proc(131)
@@ -2542,7 +2542,7 @@ func GraphExecBatchMemOpNodeSetParams(hGraphExec CUgraphExec, hNode CUgraphNode,
 	return resultError(CUresult(C.gocu_cuGraphExecBatchMemOpNodeSetParams(C.uintptr_t(fn), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), unsafe.Pointer(nodeParams))))
 }
 
-// GraphExecChildGraphNodeSetParams calls cuGraphExecChildGraphNodeSetParams, bound to the driver symbol cuGraphExecChildGraphNodeSetParams; in the API since CUDA 11.8.
+// GraphExecChildGraphNodeSetParams calls cuGraphExecChildGraphNodeSetParams, bound to the driver symbol cuGraphExecChildGraphNodeSetParams; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphExecChildGraphNodeSetParams).
 func GraphExecChildGraphNodeSetParams(hGraphExec CUgraphExec, hNode CUgraphNode, childGraph CUgraph) error {
 	fn := proc(132)
@@ -2552,7 +2552,7 @@ func GraphExecChildGraphNodeSetParams(hGraphExec CUgraphExec, hNode CUgraphNode,
 	return resultError(CUresult(C.gocu_cuGraphExecChildGraphNodeSetParams(C.uintptr_t(fn), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), C.uintptr_t(childGraph))))
 }
 
-// GraphExecDestroy calls cuGraphExecDestroy, bound to the driver symbol cuGraphExecDestroy; in the API since CUDA 11.8.
+// GraphExecDestroy calls cuGraphExecDestroy, bound to the driver symbol cuGraphExecDestroy; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphExecDestroy).
 func GraphExecDestroy(hGraphExec CUgraphExec) error {
 	fn := proc(133)
@@ -2562,7 +2562,7 @@ func GraphExecDestroy(hGraphExec CUgraphExec) error {
 	return resultError(CUresult(C.gocu_cuGraphExecDestroy(C.uintptr_t(fn), C.uintptr_t(hGraphExec))))
 }
 
-// GraphExecEventRecordNodeSetEvent calls cuGraphExecEventRecordNodeSetEvent, bound to the driver symbol cuGraphExecEventRecordNodeSetEvent; in the API since CUDA 11.8.
+// GraphExecEventRecordNodeSetEvent calls cuGraphExecEventRecordNodeSetEvent, bound to the driver symbol cuGraphExecEventRecordNodeSetEvent; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphExecEventRecordNodeSetEvent).
 func GraphExecEventRecordNodeSetEvent(hGraphExec CUgraphExec, hNode CUgraphNode, event CUevent) error {
 	fn := proc(134)
@@ -2572,7 +2572,7 @@ func GraphExecEventRecordNodeSetEvent(hGraphExec CUgraphExec, hNode CUgraphNode,
 	return resultError(CUresult(C.gocu_cuGraphExecEventRecordNodeSetEvent(C.uintptr_t(fn), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), C.uintptr_t(event))))
 }
 
-// GraphExecEventWaitNodeSetEvent calls cuGraphExecEventWaitNodeSetEvent, bound to the driver symbol cuGraphExecEventWaitNodeSetEvent; in the API since CUDA 11.8.
+// GraphExecEventWaitNodeSetEvent calls cuGraphExecEventWaitNodeSetEvent, bound to the driver symbol cuGraphExecEventWaitNodeSetEvent; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphExecEventWaitNodeSetEvent).
 func GraphExecEventWaitNodeSetEvent(hGraphExec CUgraphExec, hNode CUgraphNode, event CUevent) error {
 	fn := proc(135)
@@ -2582,7 +2582,7 @@ func GraphExecEventWaitNodeSetEvent(hGraphExec CUgraphExec, hNode CUgraphNode, e
 	return resultError(CUresult(C.gocu_cuGraphExecEventWaitNodeSetEvent(C.uintptr_t(fn), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), C.uintptr_t(event))))
 }
 
-// GraphExecExternalSemaphoresSignalNodeSetParams calls cuGraphExecExternalSemaphoresSignalNodeSetParams, bound to the driver symbol cuGraphExecExternalSemaphoresSignalNodeSetParams; in the API since CUDA 11.8.
+// GraphExecExternalSemaphoresSignalNodeSetParams calls cuGraphExecExternalSemaphoresSignalNodeSetParams, bound to the driver symbol cuGraphExecExternalSemaphoresSignalNodeSetParams; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphExecExternalSemaphoresSignalNodeSetParams).
 func GraphExecExternalSemaphoresSignalNodeSetParams(hGraphExec CUgraphExec, hNode CUgraphNode, nodeParams *CUDA_EXT_SEM_SIGNAL_NODE_PARAMS) error {
 	fn := proc(136)
@@ -2592,7 +2592,7 @@ func GraphExecExternalSemaphoresSignalNodeSetParams(hGraphExec CUgraphExec, hNod
 	return resultError(CUresult(C.gocu_cuGraphExecExternalSemaphoresSignalNodeSetParams(C.uintptr_t(fn), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), unsafe.Pointer(nodeParams))))
 }
 
-// GraphExecExternalSemaphoresWaitNodeSetParams calls cuGraphExecExternalSemaphoresWaitNodeSetParams, bound to the driver symbol cuGraphExecExternalSemaphoresWaitNodeSetParams; in the API since CUDA 11.8.
+// GraphExecExternalSemaphoresWaitNodeSetParams calls cuGraphExecExternalSemaphoresWaitNodeSetParams, bound to the driver symbol cuGraphExecExternalSemaphoresWaitNodeSetParams; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphExecExternalSemaphoresWaitNodeSetParams).
 func GraphExecExternalSemaphoresWaitNodeSetParams(hGraphExec CUgraphExec, hNode CUgraphNode, nodeParams *CUDA_EXT_SEM_WAIT_NODE_PARAMS) error {
 	fn := proc(137)
@@ -2602,7 +2602,7 @@ func GraphExecExternalSemaphoresWaitNodeSetParams(hGraphExec CUgraphExec, hNode 
 	return resultError(CUresult(C.gocu_cuGraphExecExternalSemaphoresWaitNodeSetParams(C.uintptr_t(fn), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), unsafe.Pointer(nodeParams))))
 }
 
-// GraphExecGetFlags calls cuGraphExecGetFlags, bound to the driver symbol cuGraphExecGetFlags; in the API since CUDA 12.4.
+// GraphExecGetFlags calls cuGraphExecGetFlags, bound to the driver symbol cuGraphExecGetFlags; introduced in CUDA 12.4.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphExecGetFlags).
 func GraphExecGetFlags(hGraphExec CUgraphExec, flags *cuuint64_t) error {
 	fn := proc(138)
@@ -2612,7 +2612,7 @@ func GraphExecGetFlags(hGraphExec CUgraphExec, flags *cuuint64_t) error {
 	return resultError(CUresult(C.gocu_cuGraphExecGetFlags(C.uintptr_t(fn), C.uintptr_t(hGraphExec), unsafe.Pointer(flags))))
 }
 
-// GraphExecHostNodeSetParams calls cuGraphExecHostNodeSetParams, bound to the driver symbol cuGraphExecHostNodeSetParams; in the API since CUDA 11.8.
+// GraphExecHostNodeSetParams calls cuGraphExecHostNodeSetParams, bound to the driver symbol cuGraphExecHostNodeSetParams; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphExecHostNodeSetParams).
 func GraphExecHostNodeSetParams(hGraphExec CUgraphExec, hNode CUgraphNode, nodeParams *CUDA_HOST_NODE_PARAMS) error {
 	fn := proc(139)
@@ -2622,7 +2622,7 @@ func GraphExecHostNodeSetParams(hGraphExec CUgraphExec, hNode CUgraphNode, nodeP
 	return resultError(CUresult(C.gocu_cuGraphExecHostNodeSetParams(C.uintptr_t(fn), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), unsafe.Pointer(nodeParams))))
 }
 
-// GraphExecKernelNodeSetParams calls cuGraphExecKernelNodeSetParams, bound to the driver symbol cuGraphExecKernelNodeSetParams_v2; in the API since CUDA 12.4.
+// GraphExecKernelNodeSetParams calls cuGraphExecKernelNodeSetParams, bound to the driver symbol cuGraphExecKernelNodeSetParams_v2; introduced in CUDA 12.4.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphExecKernelNodeSetParams).
 func GraphExecKernelNodeSetParams(hGraphExec CUgraphExec, hNode CUgraphNode, nodeParams *CUDA_KERNEL_NODE_PARAMS) error {
 	fn := proc(140)
@@ -2632,7 +2632,7 @@ func GraphExecKernelNodeSetParams(hGraphExec CUgraphExec, hNode CUgraphNode, nod
 	return resultError(CUresult(C.gocu_cuGraphExecKernelNodeSetParams_v2(C.uintptr_t(fn), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), unsafe.Pointer(nodeParams))))
 }
 
-// GraphExecMemcpyNodeSetParams calls cuGraphExecMemcpyNodeSetParams, bound to the driver symbol cuGraphExecMemcpyNodeSetParams; in the API since CUDA 11.8.
+// GraphExecMemcpyNodeSetParams calls cuGraphExecMemcpyNodeSetParams, bound to the driver symbol cuGraphExecMemcpyNodeSetParams; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphExecMemcpyNodeSetParams).
 func GraphExecMemcpyNodeSetParams(hGraphExec CUgraphExec, hNode CUgraphNode, copyParams *CUDA_MEMCPY3D, ctx CUcontext) error {
 	fn := proc(141)
@@ -2642,7 +2642,7 @@ func GraphExecMemcpyNodeSetParams(hGraphExec CUgraphExec, hNode CUgraphNode, cop
 	return resultError(CUresult(C.gocu_cuGraphExecMemcpyNodeSetParams(C.uintptr_t(fn), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), unsafe.Pointer(copyParams), C.uintptr_t(ctx))))
 }
 
-// GraphExecMemsetNodeSetParams calls cuGraphExecMemsetNodeSetParams, bound to the driver symbol cuGraphExecMemsetNodeSetParams; in the API since CUDA 11.8.
+// GraphExecMemsetNodeSetParams calls cuGraphExecMemsetNodeSetParams, bound to the driver symbol cuGraphExecMemsetNodeSetParams; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphExecMemsetNodeSetParams).
 func GraphExecMemsetNodeSetParams(hGraphExec CUgraphExec, hNode CUgraphNode, memsetParams *CUDA_MEMSET_NODE_PARAMS, ctx CUcontext) error {
 	fn := proc(142)
@@ -2652,7 +2652,7 @@ func GraphExecMemsetNodeSetParams(hGraphExec CUgraphExec, hNode CUgraphNode, mem
 	return resultError(CUresult(C.gocu_cuGraphExecMemsetNodeSetParams(C.uintptr_t(fn), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), unsafe.Pointer(memsetParams), C.uintptr_t(ctx))))
 }
 
-// GraphExecNodeSetParams calls cuGraphExecNodeSetParams, bound to the driver symbol cuGraphExecNodeSetParams; in the API since CUDA 12.4.
+// GraphExecNodeSetParams calls cuGraphExecNodeSetParams, bound to the driver symbol cuGraphExecNodeSetParams; introduced in CUDA 12.4.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphExecNodeSetParams).
 func GraphExecNodeSetParams(hGraphExec CUgraphExec, hNode CUgraphNode, nodeParams *CUgraphNodeParams) error {
 	fn := proc(143)
@@ -2662,7 +2662,7 @@ func GraphExecNodeSetParams(hGraphExec CUgraphExec, hNode CUgraphNode, nodeParam
 	return resultError(CUresult(C.gocu_cuGraphExecNodeSetParams(C.uintptr_t(fn), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), unsafe.Pointer(nodeParams))))
 }
 
-// GraphExecUpdate calls cuGraphExecUpdate, bound to the driver symbol cuGraphExecUpdate_v2; in the API since CUDA 12.4.
+// GraphExecUpdate calls cuGraphExecUpdate, bound to the driver symbol cuGraphExecUpdate_v2; introduced in CUDA 12.4.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphExecUpdate).
 func GraphExecUpdate(hGraphExec CUgraphExec, hGraph CUgraph, resultInfo *CUgraphExecUpdateResultInfo) error {
 	fn := proc(144)
@@ -2672,7 +2672,7 @@ func GraphExecUpdate(hGraphExec CUgraphExec, hGraph CUgraph, resultInfo *CUgraph
 	return resultError(CUresult(C.gocu_cuGraphExecUpdate_v2(C.uintptr_t(fn), C.uintptr_t(hGraphExec), C.uintptr_t(hGraph), unsafe.Pointer(resultInfo))))
 }
 
-// GraphExternalSemaphoresSignalNodeGetParams calls cuGraphExternalSemaphoresSignalNodeGetParams, bound to the driver symbol cuGraphExternalSemaphoresSignalNodeGetParams; in the API since CUDA 11.8.
+// GraphExternalSemaphoresSignalNodeGetParams calls cuGraphExternalSemaphoresSignalNodeGetParams, bound to the driver symbol cuGraphExternalSemaphoresSignalNodeGetParams; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphExternalSemaphoresSignalNodeGetParams).
 func GraphExternalSemaphoresSignalNodeGetParams(hNode CUgraphNode, params_out *CUDA_EXT_SEM_SIGNAL_NODE_PARAMS) error {
 	fn := proc(145)
@@ -2682,7 +2682,7 @@ func GraphExternalSemaphoresSignalNodeGetParams(hNode CUgraphNode, params_out *C
 	return resultError(CUresult(C.gocu_cuGraphExternalSemaphoresSignalNodeGetParams(C.uintptr_t(fn), C.uintptr_t(hNode), unsafe.Pointer(params_out))))
 }
 
-// GraphExternalSemaphoresSignalNodeSetParams calls cuGraphExternalSemaphoresSignalNodeSetParams, bound to the driver symbol cuGraphExternalSemaphoresSignalNodeSetParams; in the API since CUDA 11.8.
+// GraphExternalSemaphoresSignalNodeSetParams calls cuGraphExternalSemaphoresSignalNodeSetParams, bound to the driver symbol cuGraphExternalSemaphoresSignalNodeSetParams; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphExternalSemaphoresSignalNodeSetParams).
 func GraphExternalSemaphoresSignalNodeSetParams(hNode CUgraphNode, nodeParams *CUDA_EXT_SEM_SIGNAL_NODE_PARAMS) error {
 	fn := proc(146)
@@ -2692,7 +2692,7 @@ func GraphExternalSemaphoresSignalNodeSetParams(hNode CUgraphNode, nodeParams *C
 	return resultError(CUresult(C.gocu_cuGraphExternalSemaphoresSignalNodeSetParams(C.uintptr_t(fn), C.uintptr_t(hNode), unsafe.Pointer(nodeParams))))
 }
 
-// GraphExternalSemaphoresWaitNodeGetParams calls cuGraphExternalSemaphoresWaitNodeGetParams, bound to the driver symbol cuGraphExternalSemaphoresWaitNodeGetParams; in the API since CUDA 11.8.
+// GraphExternalSemaphoresWaitNodeGetParams calls cuGraphExternalSemaphoresWaitNodeGetParams, bound to the driver symbol cuGraphExternalSemaphoresWaitNodeGetParams; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphExternalSemaphoresWaitNodeGetParams).
 func GraphExternalSemaphoresWaitNodeGetParams(hNode CUgraphNode, params_out *CUDA_EXT_SEM_WAIT_NODE_PARAMS) error {
 	fn := proc(147)
@@ -2702,7 +2702,7 @@ func GraphExternalSemaphoresWaitNodeGetParams(hNode CUgraphNode, params_out *CUD
 	return resultError(CUresult(C.gocu_cuGraphExternalSemaphoresWaitNodeGetParams(C.uintptr_t(fn), C.uintptr_t(hNode), unsafe.Pointer(params_out))))
 }
 
-// GraphExternalSemaphoresWaitNodeSetParams calls cuGraphExternalSemaphoresWaitNodeSetParams, bound to the driver symbol cuGraphExternalSemaphoresWaitNodeSetParams; in the API since CUDA 11.8.
+// GraphExternalSemaphoresWaitNodeSetParams calls cuGraphExternalSemaphoresWaitNodeSetParams, bound to the driver symbol cuGraphExternalSemaphoresWaitNodeSetParams; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphExternalSemaphoresWaitNodeSetParams).
 func GraphExternalSemaphoresWaitNodeSetParams(hNode CUgraphNode, nodeParams *CUDA_EXT_SEM_WAIT_NODE_PARAMS) error {
 	fn := proc(148)
@@ -2712,7 +2712,7 @@ func GraphExternalSemaphoresWaitNodeSetParams(hNode CUgraphNode, nodeParams *CUD
 	return resultError(CUresult(C.gocu_cuGraphExternalSemaphoresWaitNodeSetParams(C.uintptr_t(fn), C.uintptr_t(hNode), unsafe.Pointer(nodeParams))))
 }
 
-// GraphGetEdges calls cuGraphGetEdges, bound to the driver symbol cuGraphGetEdges; in the API since CUDA 11.8.
+// GraphGetEdges calls cuGraphGetEdges, bound to the driver symbol cuGraphGetEdges; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphGetEdges).
 func GraphGetEdges(hGraph CUgraph, from *CUgraphNode, to *CUgraphNode, numEdges *uint64) error {
 	fn := proc(149)
@@ -2722,7 +2722,7 @@ func GraphGetEdges(hGraph CUgraph, from *CUgraphNode, to *CUgraphNode, numEdges 
 	return resultError(CUresult(C.gocu_cuGraphGetEdges(C.uintptr_t(fn), C.uintptr_t(hGraph), unsafe.Pointer(from), unsafe.Pointer(to), unsafe.Pointer(numEdges))))
 }
 
-// GraphGetEdges_v2 calls cuGraphGetEdges_v2, bound to the driver symbol cuGraphGetEdges_v2; in the API since CUDA 12.4.
+// GraphGetEdges_v2 calls cuGraphGetEdges_v2, bound to the driver symbol cuGraphGetEdges_v2; introduced in CUDA 12.4.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphGetEdges_v2).
 func GraphGetEdges_v2(hGraph CUgraph, from *CUgraphNode, to *CUgraphNode, edgeData *CUgraphEdgeData, numEdges *uint64) error {
 	fn := proc(150)
@@ -2732,7 +2732,7 @@ func GraphGetEdges_v2(hGraph CUgraph, from *CUgraphNode, to *CUgraphNode, edgeDa
 	return resultError(CUresult(C.gocu_cuGraphGetEdges_v2(C.uintptr_t(fn), C.uintptr_t(hGraph), unsafe.Pointer(from), unsafe.Pointer(to), unsafe.Pointer(edgeData), unsafe.Pointer(numEdges))))
 }
 
-// GraphGetNodes calls cuGraphGetNodes, bound to the driver symbol cuGraphGetNodes; in the API since CUDA 11.8.
+// GraphGetNodes calls cuGraphGetNodes, bound to the driver symbol cuGraphGetNodes; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphGetNodes).
 func GraphGetNodes(hGraph CUgraph, nodes *CUgraphNode, numNodes *uint64) error {
 	fn := proc(151)
@@ -2742,7 +2742,7 @@ func GraphGetNodes(hGraph CUgraph, nodes *CUgraphNode, numNodes *uint64) error {
 	return resultError(CUresult(C.gocu_cuGraphGetNodes(C.uintptr_t(fn), C.uintptr_t(hGraph), unsafe.Pointer(nodes), unsafe.Pointer(numNodes))))
 }
 
-// GraphGetRootNodes calls cuGraphGetRootNodes, bound to the driver symbol cuGraphGetRootNodes; in the API since CUDA 11.8.
+// GraphGetRootNodes calls cuGraphGetRootNodes, bound to the driver symbol cuGraphGetRootNodes; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphGetRootNodes).
 func GraphGetRootNodes(hGraph CUgraph, rootNodes *CUgraphNode, numRootNodes *uint64) error {
 	fn := proc(152)
@@ -2752,7 +2752,7 @@ func GraphGetRootNodes(hGraph CUgraph, rootNodes *CUgraphNode, numRootNodes *uin
 	return resultError(CUresult(C.gocu_cuGraphGetRootNodes(C.uintptr_t(fn), C.uintptr_t(hGraph), unsafe.Pointer(rootNodes), unsafe.Pointer(numRootNodes))))
 }
 
-// GraphHostNodeGetParams calls cuGraphHostNodeGetParams, bound to the driver symbol cuGraphHostNodeGetParams; in the API since CUDA 11.8.
+// GraphHostNodeGetParams calls cuGraphHostNodeGetParams, bound to the driver symbol cuGraphHostNodeGetParams; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphHostNodeGetParams).
 func GraphHostNodeGetParams(hNode CUgraphNode, nodeParams *CUDA_HOST_NODE_PARAMS) error {
 	fn := proc(153)
@@ -2762,7 +2762,7 @@ func GraphHostNodeGetParams(hNode CUgraphNode, nodeParams *CUDA_HOST_NODE_PARAMS
 	return resultError(CUresult(C.gocu_cuGraphHostNodeGetParams(C.uintptr_t(fn), C.uintptr_t(hNode), unsafe.Pointer(nodeParams))))
 }
 
-// GraphHostNodeSetParams calls cuGraphHostNodeSetParams, bound to the driver symbol cuGraphHostNodeSetParams; in the API since CUDA 11.8.
+// GraphHostNodeSetParams calls cuGraphHostNodeSetParams, bound to the driver symbol cuGraphHostNodeSetParams; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphHostNodeSetParams).
 func GraphHostNodeSetParams(hNode CUgraphNode, nodeParams *CUDA_HOST_NODE_PARAMS) error {
 	fn := proc(154)
@@ -2772,7 +2772,7 @@ func GraphHostNodeSetParams(hNode CUgraphNode, nodeParams *CUDA_HOST_NODE_PARAMS
 	return resultError(CUresult(C.gocu_cuGraphHostNodeSetParams(C.uintptr_t(fn), C.uintptr_t(hNode), unsafe.Pointer(nodeParams))))
 }
 
-// GraphInstantiate calls cuGraphInstantiate, bound to the driver symbol cuGraphInstantiateWithFlags; in the API since CUDA 11.8.
+// GraphInstantiate calls cuGraphInstantiate, bound to the driver symbol cuGraphInstantiateWithFlags; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphInstantiate).
 func GraphInstantiate(phGraphExec *CUgraphExec, hGraph CUgraph, flags uint64) error {
 	fn := proc(155)
@@ -2782,7 +2782,7 @@ func GraphInstantiate(phGraphExec *CUgraphExec, hGraph CUgraph, flags uint64) er
 	return resultError(CUresult(C.gocu_cuGraphInstantiateWithFlags(C.uintptr_t(fn), unsafe.Pointer(phGraphExec), C.uintptr_t(hGraph), C.ulonglong(flags))))
 }
 
-// GraphInstantiateWithParams calls cuGraphInstantiateWithParams, bound to the driver symbol cuGraphInstantiateWithParams; in the API since CUDA 12.4.
+// GraphInstantiateWithParams calls cuGraphInstantiateWithParams, bound to the driver symbol cuGraphInstantiateWithParams; introduced in CUDA 12.4.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphInstantiateWithParams).
 func GraphInstantiateWithParams(phGraphExec *CUgraphExec, hGraph CUgraph, instantiateParams *CUDA_GRAPH_INSTANTIATE_PARAMS) error {
 	fn := proc(156)
@@ -2792,7 +2792,7 @@ func GraphInstantiateWithParams(phGraphExec *CUgraphExec, hGraph CUgraph, instan
 	return resultError(CUresult(C.gocu_cuGraphInstantiateWithParams(C.uintptr_t(fn), unsafe.Pointer(phGraphExec), C.uintptr_t(hGraph), unsafe.Pointer(instantiateParams))))
 }
 
-// GraphKernelNodeCopyAttributes calls cuGraphKernelNodeCopyAttributes, bound to the driver symbol cuGraphKernelNodeCopyAttributes; in the API since CUDA 11.8.
+// GraphKernelNodeCopyAttributes calls cuGraphKernelNodeCopyAttributes, bound to the driver symbol cuGraphKernelNodeCopyAttributes; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphKernelNodeCopyAttributes).
 func GraphKernelNodeCopyAttributes(dst CUgraphNode, src CUgraphNode) error {
 	fn := proc(157)
@@ -2802,7 +2802,7 @@ func GraphKernelNodeCopyAttributes(dst CUgraphNode, src CUgraphNode) error {
 	return resultError(CUresult(C.gocu_cuGraphKernelNodeCopyAttributes(C.uintptr_t(fn), C.uintptr_t(dst), C.uintptr_t(src))))
 }
 
-// GraphKernelNodeGetAttribute calls cuGraphKernelNodeGetAttribute, bound to the driver symbol cuGraphKernelNodeGetAttribute; in the API since CUDA 11.8.
+// GraphKernelNodeGetAttribute calls cuGraphKernelNodeGetAttribute, bound to the driver symbol cuGraphKernelNodeGetAttribute; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphKernelNodeGetAttribute).
 func GraphKernelNodeGetAttribute(hNode CUgraphNode, attr CUkernelNodeAttrID, value_out *CUkernelNodeAttrValue) error {
 	fn := proc(158)
@@ -2812,7 +2812,7 @@ func GraphKernelNodeGetAttribute(hNode CUgraphNode, attr CUkernelNodeAttrID, val
 	return resultError(CUresult(C.gocu_cuGraphKernelNodeGetAttribute(C.uintptr_t(fn), C.uintptr_t(hNode), C.int(attr), unsafe.Pointer(value_out))))
 }
 
-// GraphKernelNodeGetParams calls cuGraphKernelNodeGetParams, bound to the driver symbol cuGraphKernelNodeGetParams_v2; in the API since CUDA 12.4.
+// GraphKernelNodeGetParams calls cuGraphKernelNodeGetParams, bound to the driver symbol cuGraphKernelNodeGetParams_v2; introduced in CUDA 12.4.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphKernelNodeGetParams).
 func GraphKernelNodeGetParams(hNode CUgraphNode, nodeParams *CUDA_KERNEL_NODE_PARAMS) error {
 	fn := proc(159)
@@ -2822,7 +2822,7 @@ func GraphKernelNodeGetParams(hNode CUgraphNode, nodeParams *CUDA_KERNEL_NODE_PA
 	return resultError(CUresult(C.gocu_cuGraphKernelNodeGetParams_v2(C.uintptr_t(fn), C.uintptr_t(hNode), unsafe.Pointer(nodeParams))))
 }
 
-// GraphKernelNodeSetAttribute calls cuGraphKernelNodeSetAttribute, bound to the driver symbol cuGraphKernelNodeSetAttribute; in the API since CUDA 11.8.
+// GraphKernelNodeSetAttribute calls cuGraphKernelNodeSetAttribute, bound to the driver symbol cuGraphKernelNodeSetAttribute; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphKernelNodeSetAttribute).
 func GraphKernelNodeSetAttribute(hNode CUgraphNode, attr CUkernelNodeAttrID, value *CUkernelNodeAttrValue) error {
 	fn := proc(160)
@@ -2832,7 +2832,7 @@ func GraphKernelNodeSetAttribute(hNode CUgraphNode, attr CUkernelNodeAttrID, val
 	return resultError(CUresult(C.gocu_cuGraphKernelNodeSetAttribute(C.uintptr_t(fn), C.uintptr_t(hNode), C.int(attr), unsafe.Pointer(value))))
 }
 
-// GraphKernelNodeSetParams calls cuGraphKernelNodeSetParams, bound to the driver symbol cuGraphKernelNodeSetParams_v2; in the API since CUDA 12.4.
+// GraphKernelNodeSetParams calls cuGraphKernelNodeSetParams, bound to the driver symbol cuGraphKernelNodeSetParams_v2; introduced in CUDA 12.4.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphKernelNodeSetParams).
 func GraphKernelNodeSetParams(hNode CUgraphNode, nodeParams *CUDA_KERNEL_NODE_PARAMS) error {
 	fn := proc(161)
@@ -2842,7 +2842,7 @@ func GraphKernelNodeSetParams(hNode CUgraphNode, nodeParams *CUDA_KERNEL_NODE_PA
 	return resultError(CUresult(C.gocu_cuGraphKernelNodeSetParams_v2(C.uintptr_t(fn), C.uintptr_t(hNode), unsafe.Pointer(nodeParams))))
 }
 
-// GraphLaunch calls cuGraphLaunch, bound to the driver symbol cuGraphLaunch; in the API since CUDA 11.8.
+// GraphLaunch calls cuGraphLaunch, bound to the driver symbol cuGraphLaunch; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphLaunch).
 func GraphLaunch(hGraphExec CUgraphExec, hStream CUstream) error {
 	fn := proc(162)
@@ -2852,7 +2852,7 @@ func GraphLaunch(hGraphExec CUgraphExec, hStream CUstream) error {
 	return resultError(CUresult(C.gocu_cuGraphLaunch(C.uintptr_t(fn), C.uintptr_t(hGraphExec), C.uintptr_t(hStream))))
 }
 
-// GraphMemAllocNodeGetParams calls cuGraphMemAllocNodeGetParams, bound to the driver symbol cuGraphMemAllocNodeGetParams; in the API since CUDA 11.8.
+// GraphMemAllocNodeGetParams calls cuGraphMemAllocNodeGetParams, bound to the driver symbol cuGraphMemAllocNodeGetParams; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphMemAllocNodeGetParams).
 func GraphMemAllocNodeGetParams(hNode CUgraphNode, params_out *CUDA_MEM_ALLOC_NODE_PARAMS) error {
 	fn := proc(163)
@@ -2862,7 +2862,7 @@ func GraphMemAllocNodeGetParams(hNode CUgraphNode, params_out *CUDA_MEM_ALLOC_NO
 	return resultError(CUresult(C.gocu_cuGraphMemAllocNodeGetParams(C.uintptr_t(fn), C.uintptr_t(hNode), unsafe.Pointer(params_out))))
 }
 
-// GraphMemFreeNodeGetParams calls cuGraphMemFreeNodeGetParams, bound to the driver symbol cuGraphMemFreeNodeGetParams; in the API since CUDA 11.8.
+// GraphMemFreeNodeGetParams calls cuGraphMemFreeNodeGetParams, bound to the driver symbol cuGraphMemFreeNodeGetParams; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphMemFreeNodeGetParams).
 func GraphMemFreeNodeGetParams(hNode CUgraphNode, dptr_out *CUdeviceptr) error {
 	fn := proc(164)
@@ -2872,7 +2872,7 @@ func GraphMemFreeNodeGetParams(hNode CUgraphNode, dptr_out *CUdeviceptr) error {
 	return resultError(CUresult(C.gocu_cuGraphMemFreeNodeGetParams(C.uintptr_t(fn), C.uintptr_t(hNode), unsafe.Pointer(dptr_out))))
 }
 
-// GraphMemcpyNodeGetParams calls cuGraphMemcpyNodeGetParams, bound to the driver symbol cuGraphMemcpyNodeGetParams; in the API since CUDA 11.8.
+// GraphMemcpyNodeGetParams calls cuGraphMemcpyNodeGetParams, bound to the driver symbol cuGraphMemcpyNodeGetParams; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphMemcpyNodeGetParams).
 func GraphMemcpyNodeGetParams(hNode CUgraphNode, nodeParams *CUDA_MEMCPY3D) error {
 	fn := proc(165)
@@ -2882,7 +2882,7 @@ func GraphMemcpyNodeGetParams(hNode CUgraphNode, nodeParams *CUDA_MEMCPY3D) erro
 	return resultError(CUresult(C.gocu_cuGraphMemcpyNodeGetParams(C.uintptr_t(fn), C.uintptr_t(hNode), unsafe.Pointer(nodeParams))))
 }
 
-// GraphMemcpyNodeSetParams calls cuGraphMemcpyNodeSetParams, bound to the driver symbol cuGraphMemcpyNodeSetParams; in the API since CUDA 11.8.
+// GraphMemcpyNodeSetParams calls cuGraphMemcpyNodeSetParams, bound to the driver symbol cuGraphMemcpyNodeSetParams; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphMemcpyNodeSetParams).
 func GraphMemcpyNodeSetParams(hNode CUgraphNode, nodeParams *CUDA_MEMCPY3D) error {
 	fn := proc(166)
@@ -2892,7 +2892,7 @@ func GraphMemcpyNodeSetParams(hNode CUgraphNode, nodeParams *CUDA_MEMCPY3D) erro
 	return resultError(CUresult(C.gocu_cuGraphMemcpyNodeSetParams(C.uintptr_t(fn), C.uintptr_t(hNode), unsafe.Pointer(nodeParams))))
 }
 
-// GraphMemsetNodeGetParams calls cuGraphMemsetNodeGetParams, bound to the driver symbol cuGraphMemsetNodeGetParams; in the API since CUDA 11.8.
+// GraphMemsetNodeGetParams calls cuGraphMemsetNodeGetParams, bound to the driver symbol cuGraphMemsetNodeGetParams; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphMemsetNodeGetParams).
 func GraphMemsetNodeGetParams(hNode CUgraphNode, nodeParams *CUDA_MEMSET_NODE_PARAMS) error {
 	fn := proc(167)
@@ -2902,7 +2902,7 @@ func GraphMemsetNodeGetParams(hNode CUgraphNode, nodeParams *CUDA_MEMSET_NODE_PA
 	return resultError(CUresult(C.gocu_cuGraphMemsetNodeGetParams(C.uintptr_t(fn), C.uintptr_t(hNode), unsafe.Pointer(nodeParams))))
 }
 
-// GraphMemsetNodeSetParams calls cuGraphMemsetNodeSetParams, bound to the driver symbol cuGraphMemsetNodeSetParams; in the API since CUDA 11.8.
+// GraphMemsetNodeSetParams calls cuGraphMemsetNodeSetParams, bound to the driver symbol cuGraphMemsetNodeSetParams; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphMemsetNodeSetParams).
 func GraphMemsetNodeSetParams(hNode CUgraphNode, nodeParams *CUDA_MEMSET_NODE_PARAMS) error {
 	fn := proc(168)
@@ -2912,7 +2912,7 @@ func GraphMemsetNodeSetParams(hNode CUgraphNode, nodeParams *CUDA_MEMSET_NODE_PA
 	return resultError(CUresult(C.gocu_cuGraphMemsetNodeSetParams(C.uintptr_t(fn), C.uintptr_t(hNode), unsafe.Pointer(nodeParams))))
 }
 
-// GraphNodeFindInClone calls cuGraphNodeFindInClone, bound to the driver symbol cuGraphNodeFindInClone; in the API since CUDA 11.8.
+// GraphNodeFindInClone calls cuGraphNodeFindInClone, bound to the driver symbol cuGraphNodeFindInClone; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphNodeFindInClone).
 func GraphNodeFindInClone(phNode *CUgraphNode, hOriginalNode CUgraphNode, hClonedGraph CUgraph) error {
 	fn := proc(169)
@@ -2922,7 +2922,7 @@ func GraphNodeFindInClone(phNode *CUgraphNode, hOriginalNode CUgraphNode, hClone
 	return resultError(CUresult(C.gocu_cuGraphNodeFindInClone(C.uintptr_t(fn), unsafe.Pointer(phNode), C.uintptr_t(hOriginalNode), C.uintptr_t(hClonedGraph))))
 }
 
-// GraphNodeGetDependencies calls cuGraphNodeGetDependencies, bound to the driver symbol cuGraphNodeGetDependencies; in the API since CUDA 11.8.
+// GraphNodeGetDependencies calls cuGraphNodeGetDependencies, bound to the driver symbol cuGraphNodeGetDependencies; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphNodeGetDependencies).
 func GraphNodeGetDependencies(hNode CUgraphNode, dependencies *CUgraphNode, numDependencies *uint64) error {
 	fn := proc(170)
@@ -2932,7 +2932,7 @@ func GraphNodeGetDependencies(hNode CUgraphNode, dependencies *CUgraphNode, numD
 	return resultError(CUresult(C.gocu_cuGraphNodeGetDependencies(C.uintptr_t(fn), C.uintptr_t(hNode), unsafe.Pointer(dependencies), unsafe.Pointer(numDependencies))))
 }
 
-// GraphNodeGetDependencies_v2 calls cuGraphNodeGetDependencies_v2, bound to the driver symbol cuGraphNodeGetDependencies_v2; in the API since CUDA 12.4.
+// GraphNodeGetDependencies_v2 calls cuGraphNodeGetDependencies_v2, bound to the driver symbol cuGraphNodeGetDependencies_v2; introduced in CUDA 12.4.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphNodeGetDependencies_v2).
 func GraphNodeGetDependencies_v2(hNode CUgraphNode, dependencies *CUgraphNode, edgeData *CUgraphEdgeData, numDependencies *uint64) error {
 	fn := proc(171)
@@ -2942,7 +2942,7 @@ func GraphNodeGetDependencies_v2(hNode CUgraphNode, dependencies *CUgraphNode, e
 	return resultError(CUresult(C.gocu_cuGraphNodeGetDependencies_v2(C.uintptr_t(fn), C.uintptr_t(hNode), unsafe.Pointer(dependencies), unsafe.Pointer(edgeData), unsafe.Pointer(numDependencies))))
 }
 
-// GraphNodeGetDependentNodes calls cuGraphNodeGetDependentNodes, bound to the driver symbol cuGraphNodeGetDependentNodes; in the API since CUDA 11.8.
+// GraphNodeGetDependentNodes calls cuGraphNodeGetDependentNodes, bound to the driver symbol cuGraphNodeGetDependentNodes; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphNodeGetDependentNodes).
 func GraphNodeGetDependentNodes(hNode CUgraphNode, dependentNodes *CUgraphNode, numDependentNodes *uint64) error {
 	fn := proc(172)
@@ -2952,7 +2952,7 @@ func GraphNodeGetDependentNodes(hNode CUgraphNode, dependentNodes *CUgraphNode, 
 	return resultError(CUresult(C.gocu_cuGraphNodeGetDependentNodes(C.uintptr_t(fn), C.uintptr_t(hNode), unsafe.Pointer(dependentNodes), unsafe.Pointer(numDependentNodes))))
 }
 
-// GraphNodeGetDependentNodes_v2 calls cuGraphNodeGetDependentNodes_v2, bound to the driver symbol cuGraphNodeGetDependentNodes_v2; in the API since CUDA 12.4.
+// GraphNodeGetDependentNodes_v2 calls cuGraphNodeGetDependentNodes_v2, bound to the driver symbol cuGraphNodeGetDependentNodes_v2; introduced in CUDA 12.4.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphNodeGetDependentNodes_v2).
 func GraphNodeGetDependentNodes_v2(hNode CUgraphNode, dependentNodes *CUgraphNode, edgeData *CUgraphEdgeData, numDependentNodes *uint64) error {
 	fn := proc(173)
@@ -2962,7 +2962,7 @@ func GraphNodeGetDependentNodes_v2(hNode CUgraphNode, dependentNodes *CUgraphNod
 	return resultError(CUresult(C.gocu_cuGraphNodeGetDependentNodes_v2(C.uintptr_t(fn), C.uintptr_t(hNode), unsafe.Pointer(dependentNodes), unsafe.Pointer(edgeData), unsafe.Pointer(numDependentNodes))))
 }
 
-// GraphNodeGetEnabled calls cuGraphNodeGetEnabled, bound to the driver symbol cuGraphNodeGetEnabled; in the API since CUDA 11.8.
+// GraphNodeGetEnabled calls cuGraphNodeGetEnabled, bound to the driver symbol cuGraphNodeGetEnabled; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphNodeGetEnabled).
 func GraphNodeGetEnabled(hGraphExec CUgraphExec, hNode CUgraphNode, isEnabled *uint32) error {
 	fn := proc(174)
@@ -2972,7 +2972,7 @@ func GraphNodeGetEnabled(hGraphExec CUgraphExec, hNode CUgraphNode, isEnabled *u
 	return resultError(CUresult(C.gocu_cuGraphNodeGetEnabled(C.uintptr_t(fn), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), unsafe.Pointer(isEnabled))))
 }
 
-// GraphNodeGetType calls cuGraphNodeGetType, bound to the driver symbol cuGraphNodeGetType; in the API since CUDA 11.8.
+// GraphNodeGetType calls cuGraphNodeGetType, bound to the driver symbol cuGraphNodeGetType; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphNodeGetType).
 func GraphNodeGetType(hNode CUgraphNode, type_ *CUgraphNodeType) error {
 	fn := proc(175)
@@ -2982,7 +2982,7 @@ func GraphNodeGetType(hNode CUgraphNode, type_ *CUgraphNodeType) error {
 	return resultError(CUresult(C.gocu_cuGraphNodeGetType(C.uintptr_t(fn), C.uintptr_t(hNode), unsafe.Pointer(type_))))
 }
 
-// GraphNodeSetEnabled calls cuGraphNodeSetEnabled, bound to the driver symbol cuGraphNodeSetEnabled; in the API since CUDA 11.8.
+// GraphNodeSetEnabled calls cuGraphNodeSetEnabled, bound to the driver symbol cuGraphNodeSetEnabled; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphNodeSetEnabled).
 func GraphNodeSetEnabled(hGraphExec CUgraphExec, hNode CUgraphNode, isEnabled uint32) error {
 	fn := proc(176)
@@ -2992,7 +2992,7 @@ func GraphNodeSetEnabled(hGraphExec CUgraphExec, hNode CUgraphNode, isEnabled ui
 	return resultError(CUresult(C.gocu_cuGraphNodeSetEnabled(C.uintptr_t(fn), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), C.uint(isEnabled))))
 }
 
-// GraphNodeSetParams calls cuGraphNodeSetParams, bound to the driver symbol cuGraphNodeSetParams; in the API since CUDA 12.4.
+// GraphNodeSetParams calls cuGraphNodeSetParams, bound to the driver symbol cuGraphNodeSetParams; introduced in CUDA 12.4.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphNodeSetParams).
 func GraphNodeSetParams(hNode CUgraphNode, nodeParams *CUgraphNodeParams) error {
 	fn := proc(177)
@@ -3002,7 +3002,7 @@ func GraphNodeSetParams(hNode CUgraphNode, nodeParams *CUgraphNodeParams) error 
 	return resultError(CUresult(C.gocu_cuGraphNodeSetParams(C.uintptr_t(fn), C.uintptr_t(hNode), unsafe.Pointer(nodeParams))))
 }
 
-// GraphReleaseUserObject calls cuGraphReleaseUserObject, bound to the driver symbol cuGraphReleaseUserObject; in the API since CUDA 11.8.
+// GraphReleaseUserObject calls cuGraphReleaseUserObject, bound to the driver symbol cuGraphReleaseUserObject; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphReleaseUserObject).
 func GraphReleaseUserObject(graph CUgraph, object CUuserObject, count uint32) error {
 	fn := proc(178)
@@ -3012,7 +3012,7 @@ func GraphReleaseUserObject(graph CUgraph, object CUuserObject, count uint32) er
 	return resultError(CUresult(C.gocu_cuGraphReleaseUserObject(C.uintptr_t(fn), C.uintptr_t(graph), C.uintptr_t(object), C.uint(count))))
 }
 
-// GraphRemoveDependencies calls cuGraphRemoveDependencies, bound to the driver symbol cuGraphRemoveDependencies; in the API since CUDA 11.8.
+// GraphRemoveDependencies calls cuGraphRemoveDependencies, bound to the driver symbol cuGraphRemoveDependencies; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphRemoveDependencies).
 func GraphRemoveDependencies(hGraph CUgraph, from *CUgraphNode, to *CUgraphNode, numDependencies uint64) error {
 	fn := proc(179)
@@ -3022,7 +3022,7 @@ func GraphRemoveDependencies(hGraph CUgraph, from *CUgraphNode, to *CUgraphNode,
 	return resultError(CUresult(C.gocu_cuGraphRemoveDependencies(C.uintptr_t(fn), C.uintptr_t(hGraph), unsafe.Pointer(from), unsafe.Pointer(to), C.ulong(numDependencies))))
 }
 
-// GraphRemoveDependencies_v2 calls cuGraphRemoveDependencies_v2, bound to the driver symbol cuGraphRemoveDependencies_v2; in the API since CUDA 12.4.
+// GraphRemoveDependencies_v2 calls cuGraphRemoveDependencies_v2, bound to the driver symbol cuGraphRemoveDependencies_v2; introduced in CUDA 12.4.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphRemoveDependencies_v2).
 func GraphRemoveDependencies_v2(hGraph CUgraph, from *CUgraphNode, to *CUgraphNode, edgeData *CUgraphEdgeData, numDependencies uint64) error {
 	fn := proc(180)
@@ -3032,7 +3032,7 @@ func GraphRemoveDependencies_v2(hGraph CUgraph, from *CUgraphNode, to *CUgraphNo
 	return resultError(CUresult(C.gocu_cuGraphRemoveDependencies_v2(C.uintptr_t(fn), C.uintptr_t(hGraph), unsafe.Pointer(from), unsafe.Pointer(to), unsafe.Pointer(edgeData), C.ulong(numDependencies))))
 }
 
-// GraphRetainUserObject calls cuGraphRetainUserObject, bound to the driver symbol cuGraphRetainUserObject; in the API since CUDA 11.8.
+// GraphRetainUserObject calls cuGraphRetainUserObject, bound to the driver symbol cuGraphRetainUserObject; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphRetainUserObject).
 func GraphRetainUserObject(graph CUgraph, object CUuserObject, count uint32, flags uint32) error {
 	fn := proc(181)
@@ -3042,7 +3042,7 @@ func GraphRetainUserObject(graph CUgraph, object CUuserObject, count uint32, fla
 	return resultError(CUresult(C.gocu_cuGraphRetainUserObject(C.uintptr_t(fn), C.uintptr_t(graph), C.uintptr_t(object), C.uint(count), C.uint(flags))))
 }
 
-// GraphUpload calls cuGraphUpload, bound to the driver symbol cuGraphUpload; in the API since CUDA 11.8.
+// GraphUpload calls cuGraphUpload, bound to the driver symbol cuGraphUpload; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphUpload).
 func GraphUpload(hGraphExec CUgraphExec, hStream CUstream) error {
 	fn := proc(182)
@@ -3052,7 +3052,7 @@ func GraphUpload(hGraphExec CUgraphExec, hStream CUstream) error {
 	return resultError(CUresult(C.gocu_cuGraphUpload(C.uintptr_t(fn), C.uintptr_t(hGraphExec), C.uintptr_t(hStream))))
 }
 
-// GraphicsMapResources calls cuGraphicsMapResources, bound to the driver symbol cuGraphicsMapResources; in the API since CUDA 11.8.
+// GraphicsMapResources calls cuGraphicsMapResources, bound to the driver symbol cuGraphicsMapResources; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphicsMapResources).
 func GraphicsMapResources(count uint32, resources *CUgraphicsResource, hStream CUstream) error {
 	fn := proc(183)
@@ -3062,7 +3062,7 @@ func GraphicsMapResources(count uint32, resources *CUgraphicsResource, hStream C
 	return resultError(CUresult(C.gocu_cuGraphicsMapResources(C.uintptr_t(fn), C.uint(count), unsafe.Pointer(resources), C.uintptr_t(hStream))))
 }
 
-// GraphicsResourceGetMappedMipmappedArray calls cuGraphicsResourceGetMappedMipmappedArray, bound to the driver symbol cuGraphicsResourceGetMappedMipmappedArray; in the API since CUDA 11.8.
+// GraphicsResourceGetMappedMipmappedArray calls cuGraphicsResourceGetMappedMipmappedArray, bound to the driver symbol cuGraphicsResourceGetMappedMipmappedArray; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphicsResourceGetMappedMipmappedArray).
 func GraphicsResourceGetMappedMipmappedArray(pMipmappedArray *CUmipmappedArray, resource CUgraphicsResource) error {
 	fn := proc(184)
@@ -3072,7 +3072,7 @@ func GraphicsResourceGetMappedMipmappedArray(pMipmappedArray *CUmipmappedArray, 
 	return resultError(CUresult(C.gocu_cuGraphicsResourceGetMappedMipmappedArray(C.uintptr_t(fn), unsafe.Pointer(pMipmappedArray), C.uintptr_t(resource))))
 }
 
-// GraphicsResourceGetMappedPointer calls cuGraphicsResourceGetMappedPointer, bound to the driver symbol cuGraphicsResourceGetMappedPointer_v2; in the API since CUDA 11.8.
+// GraphicsResourceGetMappedPointer calls cuGraphicsResourceGetMappedPointer, bound to the driver symbol cuGraphicsResourceGetMappedPointer_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphicsResourceGetMappedPointer).
 func GraphicsResourceGetMappedPointer(pDevPtr *CUdeviceptr, pSize *uint64, resource CUgraphicsResource) error {
 	fn := proc(185)
@@ -3082,7 +3082,7 @@ func GraphicsResourceGetMappedPointer(pDevPtr *CUdeviceptr, pSize *uint64, resou
 	return resultError(CUresult(C.gocu_cuGraphicsResourceGetMappedPointer_v2(C.uintptr_t(fn), unsafe.Pointer(pDevPtr), unsafe.Pointer(pSize), C.uintptr_t(resource))))
 }
 
-// GraphicsResourceSetMapFlags calls cuGraphicsResourceSetMapFlags, bound to the driver symbol cuGraphicsResourceSetMapFlags_v2; in the API since CUDA 11.8.
+// GraphicsResourceSetMapFlags calls cuGraphicsResourceSetMapFlags, bound to the driver symbol cuGraphicsResourceSetMapFlags_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphicsResourceSetMapFlags).
 func GraphicsResourceSetMapFlags(resource CUgraphicsResource, flags uint32) error {
 	fn := proc(186)
@@ -3092,7 +3092,7 @@ func GraphicsResourceSetMapFlags(resource CUgraphicsResource, flags uint32) erro
 	return resultError(CUresult(C.gocu_cuGraphicsResourceSetMapFlags_v2(C.uintptr_t(fn), C.uintptr_t(resource), C.uint(flags))))
 }
 
-// GraphicsSubResourceGetMappedArray calls cuGraphicsSubResourceGetMappedArray, bound to the driver symbol cuGraphicsSubResourceGetMappedArray; in the API since CUDA 11.8.
+// GraphicsSubResourceGetMappedArray calls cuGraphicsSubResourceGetMappedArray, bound to the driver symbol cuGraphicsSubResourceGetMappedArray; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphicsSubResourceGetMappedArray).
 func GraphicsSubResourceGetMappedArray(pArray *CUarray, resource CUgraphicsResource, arrayIndex uint32, mipLevel uint32) error {
 	fn := proc(187)
@@ -3102,7 +3102,7 @@ func GraphicsSubResourceGetMappedArray(pArray *CUarray, resource CUgraphicsResou
 	return resultError(CUresult(C.gocu_cuGraphicsSubResourceGetMappedArray(C.uintptr_t(fn), unsafe.Pointer(pArray), C.uintptr_t(resource), C.uint(arrayIndex), C.uint(mipLevel))))
 }
 
-// GraphicsUnmapResources calls cuGraphicsUnmapResources, bound to the driver symbol cuGraphicsUnmapResources; in the API since CUDA 11.8.
+// GraphicsUnmapResources calls cuGraphicsUnmapResources, bound to the driver symbol cuGraphicsUnmapResources; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphicsUnmapResources).
 func GraphicsUnmapResources(count uint32, resources *CUgraphicsResource, hStream CUstream) error {
 	fn := proc(188)
@@ -3112,7 +3112,7 @@ func GraphicsUnmapResources(count uint32, resources *CUgraphicsResource, hStream
 	return resultError(CUresult(C.gocu_cuGraphicsUnmapResources(C.uintptr_t(fn), C.uint(count), unsafe.Pointer(resources), C.uintptr_t(hStream))))
 }
 
-// GraphicsUnregisterResource calls cuGraphicsUnregisterResource, bound to the driver symbol cuGraphicsUnregisterResource; in the API since CUDA 11.8.
+// GraphicsUnregisterResource calls cuGraphicsUnregisterResource, bound to the driver symbol cuGraphicsUnregisterResource; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGraphicsUnregisterResource).
 func GraphicsUnregisterResource(resource CUgraphicsResource) error {
 	fn := proc(189)
@@ -3122,7 +3122,7 @@ func GraphicsUnregisterResource(resource CUgraphicsResource) error {
 	return resultError(CUresult(C.gocu_cuGraphicsUnregisterResource(C.uintptr_t(fn), C.uintptr_t(resource))))
 }
 
-// GreenCtxCreate calls cuGreenCtxCreate, bound to the driver symbol cuGreenCtxCreate; in the API since CUDA 12.4.
+// GreenCtxCreate calls cuGreenCtxCreate, bound to the driver symbol cuGreenCtxCreate; introduced in CUDA 12.4.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGreenCtxCreate).
 func GreenCtxCreate(phCtx *CUgreenCtx, desc CUdevResourceDesc, dev CUdevice, flags uint32) error {
 	fn := proc(190)
@@ -3132,7 +3132,7 @@ func GreenCtxCreate(phCtx *CUgreenCtx, desc CUdevResourceDesc, dev CUdevice, fla
 	return resultError(CUresult(C.gocu_cuGreenCtxCreate(C.uintptr_t(fn), unsafe.Pointer(phCtx), C.uintptr_t(desc), C.int(dev), C.uint(flags))))
 }
 
-// GreenCtxDestroy calls cuGreenCtxDestroy, bound to the driver symbol cuGreenCtxDestroy; in the API since CUDA 12.4.
+// GreenCtxDestroy calls cuGreenCtxDestroy, bound to the driver symbol cuGreenCtxDestroy; introduced in CUDA 12.4.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGreenCtxDestroy).
 func GreenCtxDestroy(hCtx CUgreenCtx) error {
 	fn := proc(191)
@@ -3142,7 +3142,7 @@ func GreenCtxDestroy(hCtx CUgreenCtx) error {
 	return resultError(CUresult(C.gocu_cuGreenCtxDestroy(C.uintptr_t(fn), C.uintptr_t(hCtx))))
 }
 
-// GreenCtxGetDevResource calls cuGreenCtxGetDevResource, bound to the driver symbol cuGreenCtxGetDevResource; in the API since CUDA 12.4.
+// GreenCtxGetDevResource calls cuGreenCtxGetDevResource, bound to the driver symbol cuGreenCtxGetDevResource; introduced in CUDA 12.4.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGreenCtxGetDevResource).
 func GreenCtxGetDevResource(hCtx CUgreenCtx, resource *CUdevResource, type_ CUdevResourceType) error {
 	fn := proc(192)
@@ -3152,7 +3152,7 @@ func GreenCtxGetDevResource(hCtx CUgreenCtx, resource *CUdevResource, type_ CUde
 	return resultError(CUresult(C.gocu_cuGreenCtxGetDevResource(C.uintptr_t(fn), C.uintptr_t(hCtx), unsafe.Pointer(resource), C.int(type_))))
 }
 
-// GreenCtxRecordEvent calls cuGreenCtxRecordEvent, bound to the driver symbol cuGreenCtxRecordEvent; in the API since CUDA 12.4.
+// GreenCtxRecordEvent calls cuGreenCtxRecordEvent, bound to the driver symbol cuGreenCtxRecordEvent; introduced in CUDA 12.4.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGreenCtxRecordEvent).
 func GreenCtxRecordEvent(hCtx CUgreenCtx, hEvent CUevent) error {
 	fn := proc(193)
@@ -3162,7 +3162,7 @@ func GreenCtxRecordEvent(hCtx CUgreenCtx, hEvent CUevent) error {
 	return resultError(CUresult(C.gocu_cuGreenCtxRecordEvent(C.uintptr_t(fn), C.uintptr_t(hCtx), C.uintptr_t(hEvent))))
 }
 
-// GreenCtxWaitEvent calls cuGreenCtxWaitEvent, bound to the driver symbol cuGreenCtxWaitEvent; in the API since CUDA 12.4.
+// GreenCtxWaitEvent calls cuGreenCtxWaitEvent, bound to the driver symbol cuGreenCtxWaitEvent; introduced in CUDA 12.4.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGreenCtxWaitEvent).
 func GreenCtxWaitEvent(hCtx CUgreenCtx, hEvent CUevent) error {
 	fn := proc(194)
@@ -3172,7 +3172,7 @@ func GreenCtxWaitEvent(hCtx CUgreenCtx, hEvent CUevent) error {
 	return resultError(CUresult(C.gocu_cuGreenCtxWaitEvent(C.uintptr_t(fn), C.uintptr_t(hCtx), C.uintptr_t(hEvent))))
 }
 
-// ImportExternalMemory calls cuImportExternalMemory, bound to the driver symbol cuImportExternalMemory; in the API since CUDA 11.8.
+// ImportExternalMemory calls cuImportExternalMemory, bound to the driver symbol cuImportExternalMemory; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuImportExternalMemory).
 func ImportExternalMemory(extMem_out *CUexternalMemory, memHandleDesc *CUDA_EXTERNAL_MEMORY_HANDLE_DESC) error {
 	fn := proc(195)
@@ -3182,7 +3182,7 @@ func ImportExternalMemory(extMem_out *CUexternalMemory, memHandleDesc *CUDA_EXTE
 	return resultError(CUresult(C.gocu_cuImportExternalMemory(C.uintptr_t(fn), unsafe.Pointer(extMem_out), unsafe.Pointer(memHandleDesc))))
 }
 
-// ImportExternalSemaphore calls cuImportExternalSemaphore, bound to the driver symbol cuImportExternalSemaphore; in the API since CUDA 11.8.
+// ImportExternalSemaphore calls cuImportExternalSemaphore, bound to the driver symbol cuImportExternalSemaphore; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuImportExternalSemaphore).
 func ImportExternalSemaphore(extSem_out *CUexternalSemaphore, semHandleDesc *CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC) error {
 	fn := proc(196)
@@ -3192,7 +3192,7 @@ func ImportExternalSemaphore(extSem_out *CUexternalSemaphore, semHandleDesc *CUD
 	return resultError(CUresult(C.gocu_cuImportExternalSemaphore(C.uintptr_t(fn), unsafe.Pointer(extSem_out), unsafe.Pointer(semHandleDesc))))
 }
 
-// Init calls cuInit, bound to the driver symbol cuInit; in the API since CUDA 11.8.
+// Init calls cuInit, bound to the driver symbol cuInit; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuInit).
 func Init(Flags uint32) error {
 	fn := proc(197)
@@ -3202,7 +3202,7 @@ func Init(Flags uint32) error {
 	return resultError(CUresult(C.gocu_cuInit(C.uintptr_t(fn), C.uint(Flags))))
 }
 
-// IpcCloseMemHandle calls cuIpcCloseMemHandle, bound to the driver symbol cuIpcCloseMemHandle; in the API since CUDA 11.8.
+// IpcCloseMemHandle calls cuIpcCloseMemHandle, bound to the driver symbol cuIpcCloseMemHandle; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuIpcCloseMemHandle).
 func IpcCloseMemHandle(dptr CUdeviceptr) error {
 	fn := proc(198)
@@ -3212,7 +3212,7 @@ func IpcCloseMemHandle(dptr CUdeviceptr) error {
 	return resultError(CUresult(C.gocu_cuIpcCloseMemHandle(C.uintptr_t(fn), C.ulonglong(dptr))))
 }
 
-// IpcGetEventHandle calls cuIpcGetEventHandle, bound to the driver symbol cuIpcGetEventHandle; in the API since CUDA 11.8.
+// IpcGetEventHandle calls cuIpcGetEventHandle, bound to the driver symbol cuIpcGetEventHandle; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuIpcGetEventHandle).
 func IpcGetEventHandle(pHandle *CUipcEventHandle, event CUevent) error {
 	fn := proc(199)
@@ -3222,7 +3222,7 @@ func IpcGetEventHandle(pHandle *CUipcEventHandle, event CUevent) error {
 	return resultError(CUresult(C.gocu_cuIpcGetEventHandle(C.uintptr_t(fn), unsafe.Pointer(pHandle), C.uintptr_t(event))))
 }
 
-// IpcGetMemHandle calls cuIpcGetMemHandle, bound to the driver symbol cuIpcGetMemHandle; in the API since CUDA 11.8.
+// IpcGetMemHandle calls cuIpcGetMemHandle, bound to the driver symbol cuIpcGetMemHandle; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuIpcGetMemHandle).
 func IpcGetMemHandle(pHandle *CUipcMemHandle, dptr CUdeviceptr) error {
 	fn := proc(200)
@@ -3232,7 +3232,7 @@ func IpcGetMemHandle(pHandle *CUipcMemHandle, dptr CUdeviceptr) error {
 	return resultError(CUresult(C.gocu_cuIpcGetMemHandle(C.uintptr_t(fn), unsafe.Pointer(pHandle), C.ulonglong(dptr))))
 }
 
-// IpcOpenEventHandle calls cuIpcOpenEventHandle, bound to the driver symbol cuIpcOpenEventHandle; in the API since CUDA 11.8.
+// IpcOpenEventHandle calls cuIpcOpenEventHandle, bound to the driver symbol cuIpcOpenEventHandle; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuIpcOpenEventHandle).
 func IpcOpenEventHandle(phEvent *CUevent, handle CUipcEventHandle) error {
 	fn := proc(201)
@@ -3242,7 +3242,7 @@ func IpcOpenEventHandle(phEvent *CUevent, handle CUipcEventHandle) error {
 	return resultError(CUresult(C.gocu_cuIpcOpenEventHandle(C.uintptr_t(fn), unsafe.Pointer(phEvent), unsafe.Pointer(&handle))))
 }
 
-// IpcOpenMemHandle calls cuIpcOpenMemHandle, bound to the driver symbol cuIpcOpenMemHandle_v2; in the API since CUDA 11.8.
+// IpcOpenMemHandle calls cuIpcOpenMemHandle, bound to the driver symbol cuIpcOpenMemHandle_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuIpcOpenMemHandle).
 func IpcOpenMemHandle(pdptr *CUdeviceptr, handle CUipcMemHandle, Flags uint32) error {
 	fn := proc(202)
@@ -3252,7 +3252,7 @@ func IpcOpenMemHandle(pdptr *CUdeviceptr, handle CUipcMemHandle, Flags uint32) e
 	return resultError(CUresult(C.gocu_cuIpcOpenMemHandle_v2(C.uintptr_t(fn), unsafe.Pointer(pdptr), unsafe.Pointer(&handle), C.uint(Flags))))
 }
 
-// KernelGetAttribute calls cuKernelGetAttribute, bound to the driver symbol cuKernelGetAttribute; in the API since CUDA 12.4.
+// KernelGetAttribute calls cuKernelGetAttribute, bound to the driver symbol cuKernelGetAttribute; introduced in CUDA 12.4.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuKernelGetAttribute).
 func KernelGetAttribute(pi *int32, attrib CUfunction_attribute, kernel CUkernel, dev CUdevice) error {
 	fn := proc(203)
@@ -3262,7 +3262,7 @@ func KernelGetAttribute(pi *int32, attrib CUfunction_attribute, kernel CUkernel,
 	return resultError(CUresult(C.gocu_cuKernelGetAttribute(C.uintptr_t(fn), unsafe.Pointer(pi), C.int(attrib), C.uintptr_t(kernel), C.int(dev))))
 }
 
-// KernelGetFunction calls cuKernelGetFunction, bound to the driver symbol cuKernelGetFunction; in the API since CUDA 12.4.
+// KernelGetFunction calls cuKernelGetFunction, bound to the driver symbol cuKernelGetFunction; introduced in CUDA 12.4.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuKernelGetFunction).
 func KernelGetFunction(pFunc *CUfunction, kernel CUkernel) error {
 	fn := proc(204)
@@ -3272,7 +3272,7 @@ func KernelGetFunction(pFunc *CUfunction, kernel CUkernel) error {
 	return resultError(CUresult(C.gocu_cuKernelGetFunction(C.uintptr_t(fn), unsafe.Pointer(pFunc), C.uintptr_t(kernel))))
 }
 
-// KernelGetName calls cuKernelGetName, bound to the driver symbol cuKernelGetName; in the API since CUDA 12.4.
+// KernelGetName calls cuKernelGetName, bound to the driver symbol cuKernelGetName; introduced in CUDA 12.4.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuKernelGetName).
 func KernelGetName(name **byte, hfunc CUkernel) error {
 	fn := proc(205)
@@ -3282,7 +3282,7 @@ func KernelGetName(name **byte, hfunc CUkernel) error {
 	return resultError(CUresult(C.gocu_cuKernelGetName(C.uintptr_t(fn), unsafe.Pointer(name), C.uintptr_t(hfunc))))
 }
 
-// KernelGetParamInfo calls cuKernelGetParamInfo, bound to the driver symbol cuKernelGetParamInfo; in the API since CUDA 12.4.
+// KernelGetParamInfo calls cuKernelGetParamInfo, bound to the driver symbol cuKernelGetParamInfo; introduced in CUDA 12.4.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuKernelGetParamInfo).
 func KernelGetParamInfo(kernel CUkernel, paramIndex uint64, paramOffset *uint64, paramSize *uint64) error {
 	fn := proc(206)
@@ -3292,7 +3292,7 @@ func KernelGetParamInfo(kernel CUkernel, paramIndex uint64, paramOffset *uint64,
 	return resultError(CUresult(C.gocu_cuKernelGetParamInfo(C.uintptr_t(fn), C.uintptr_t(kernel), C.ulong(paramIndex), unsafe.Pointer(paramOffset), unsafe.Pointer(paramSize))))
 }
 
-// KernelSetAttribute calls cuKernelSetAttribute, bound to the driver symbol cuKernelSetAttribute; in the API since CUDA 12.4.
+// KernelSetAttribute calls cuKernelSetAttribute, bound to the driver symbol cuKernelSetAttribute; introduced in CUDA 12.4.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuKernelSetAttribute).
 func KernelSetAttribute(attrib CUfunction_attribute, val int32, kernel CUkernel, dev CUdevice) error {
 	fn := proc(207)
@@ -3302,7 +3302,7 @@ func KernelSetAttribute(attrib CUfunction_attribute, val int32, kernel CUkernel,
 	return resultError(CUresult(C.gocu_cuKernelSetAttribute(C.uintptr_t(fn), C.int(attrib), C.int(val), C.uintptr_t(kernel), C.int(dev))))
 }
 
-// KernelSetCacheConfig calls cuKernelSetCacheConfig, bound to the driver symbol cuKernelSetCacheConfig; in the API since CUDA 12.4.
+// KernelSetCacheConfig calls cuKernelSetCacheConfig, bound to the driver symbol cuKernelSetCacheConfig; introduced in CUDA 12.4.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuKernelSetCacheConfig).
 func KernelSetCacheConfig(kernel CUkernel, config CUfunc_cache, dev CUdevice) error {
 	fn := proc(208)
@@ -3312,7 +3312,7 @@ func KernelSetCacheConfig(kernel CUkernel, config CUfunc_cache, dev CUdevice) er
 	return resultError(CUresult(C.gocu_cuKernelSetCacheConfig(C.uintptr_t(fn), C.uintptr_t(kernel), C.int(config), C.int(dev))))
 }
 
-// Launch calls cuLaunch, bound to the driver symbol cuLaunch; in the API since CUDA 11.8.
+// Launch calls cuLaunch, bound to the driver symbol cuLaunch; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuLaunch).
 func Launch(f CUfunction) error {
 	fn := proc(209)
@@ -3322,7 +3322,7 @@ func Launch(f CUfunction) error {
 	return resultError(CUresult(C.gocu_cuLaunch(C.uintptr_t(fn), C.uintptr_t(f))))
 }
 
-// LaunchCooperativeKernel calls cuLaunchCooperativeKernel, bound to the driver symbol cuLaunchCooperativeKernel; in the API since CUDA 11.8.
+// LaunchCooperativeKernel calls cuLaunchCooperativeKernel, bound to the driver symbol cuLaunchCooperativeKernel; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuLaunchCooperativeKernel).
 func LaunchCooperativeKernel(f CUfunction, gridDimX uint32, gridDimY uint32, gridDimZ uint32, blockDimX uint32, blockDimY uint32, blockDimZ uint32, sharedMemBytes uint32, hStream CUstream, kernelParams *unsafe.Pointer) error {
 	fn := proc(210)
@@ -3332,7 +3332,7 @@ func LaunchCooperativeKernel(f CUfunction, gridDimX uint32, gridDimY uint32, gri
 	return resultError(CUresult(C.gocu_cuLaunchCooperativeKernel(C.uintptr_t(fn), C.uintptr_t(f), C.uint(gridDimX), C.uint(gridDimY), C.uint(gridDimZ), C.uint(blockDimX), C.uint(blockDimY), C.uint(blockDimZ), C.uint(sharedMemBytes), C.uintptr_t(hStream), unsafe.Pointer(kernelParams))))
 }
 
-// LaunchCooperativeKernelMultiDevice calls cuLaunchCooperativeKernelMultiDevice, bound to the driver symbol cuLaunchCooperativeKernelMultiDevice; in the API since CUDA 11.8.
+// LaunchCooperativeKernelMultiDevice calls cuLaunchCooperativeKernelMultiDevice, bound to the driver symbol cuLaunchCooperativeKernelMultiDevice; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuLaunchCooperativeKernelMultiDevice).
 func LaunchCooperativeKernelMultiDevice(launchParamsList *CUDA_LAUNCH_PARAMS, numDevices uint32, flags uint32) error {
 	fn := proc(211)
@@ -3342,7 +3342,7 @@ func LaunchCooperativeKernelMultiDevice(launchParamsList *CUDA_LAUNCH_PARAMS, nu
 	return resultError(CUresult(C.gocu_cuLaunchCooperativeKernelMultiDevice(C.uintptr_t(fn), unsafe.Pointer(launchParamsList), C.uint(numDevices), C.uint(flags))))
 }
 
-// LaunchGrid calls cuLaunchGrid, bound to the driver symbol cuLaunchGrid; in the API since CUDA 11.8.
+// LaunchGrid calls cuLaunchGrid, bound to the driver symbol cuLaunchGrid; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuLaunchGrid).
 func LaunchGrid(f CUfunction, grid_width int32, grid_height int32) error {
 	fn := proc(212)
@@ -3352,7 +3352,7 @@ func LaunchGrid(f CUfunction, grid_width int32, grid_height int32) error {
 	return resultError(CUresult(C.gocu_cuLaunchGrid(C.uintptr_t(fn), C.uintptr_t(f), C.int(grid_width), C.int(grid_height))))
 }
 
-// LaunchGridAsync calls cuLaunchGridAsync, bound to the driver symbol cuLaunchGridAsync; in the API since CUDA 11.8.
+// LaunchGridAsync calls cuLaunchGridAsync, bound to the driver symbol cuLaunchGridAsync; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuLaunchGridAsync).
 func LaunchGridAsync(f CUfunction, grid_width int32, grid_height int32, hStream CUstream) error {
 	fn := proc(213)
@@ -3362,7 +3362,7 @@ func LaunchGridAsync(f CUfunction, grid_width int32, grid_height int32, hStream 
 	return resultError(CUresult(C.gocu_cuLaunchGridAsync(C.uintptr_t(fn), C.uintptr_t(f), C.int(grid_width), C.int(grid_height), C.uintptr_t(hStream))))
 }
 
-// LaunchHostFunc calls cuLaunchHostFunc, bound to the driver symbol cuLaunchHostFunc; in the API since CUDA 11.8.
+// LaunchHostFunc calls cuLaunchHostFunc, bound to the driver symbol cuLaunchHostFunc; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuLaunchHostFunc).
 func LaunchHostFunc(hStream CUstream, fn_ CUhostFn, userData unsafe.Pointer) error {
 	fn := proc(214)
@@ -3372,7 +3372,7 @@ func LaunchHostFunc(hStream CUstream, fn_ CUhostFn, userData unsafe.Pointer) err
 	return resultError(CUresult(C.gocu_cuLaunchHostFunc(C.uintptr_t(fn), C.uintptr_t(hStream), C.uintptr_t(fn_), unsafe.Pointer(userData))))
 }
 
-// LaunchKernel calls cuLaunchKernel, bound to the driver symbol cuLaunchKernel; in the API since CUDA 11.8.
+// LaunchKernel calls cuLaunchKernel, bound to the driver symbol cuLaunchKernel; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuLaunchKernel).
 func LaunchKernel(f CUfunction, gridDimX uint32, gridDimY uint32, gridDimZ uint32, blockDimX uint32, blockDimY uint32, blockDimZ uint32, sharedMemBytes uint32, hStream CUstream, kernelParams *unsafe.Pointer, extra *unsafe.Pointer) error {
 	fn := proc(215)
@@ -3382,7 +3382,7 @@ func LaunchKernel(f CUfunction, gridDimX uint32, gridDimY uint32, gridDimZ uint3
 	return resultError(CUresult(C.gocu_cuLaunchKernel(C.uintptr_t(fn), C.uintptr_t(f), C.uint(gridDimX), C.uint(gridDimY), C.uint(gridDimZ), C.uint(blockDimX), C.uint(blockDimY), C.uint(blockDimZ), C.uint(sharedMemBytes), C.uintptr_t(hStream), unsafe.Pointer(kernelParams), unsafe.Pointer(extra))))
 }
 
-// LaunchKernelEx calls cuLaunchKernelEx, bound to the driver symbol cuLaunchKernelEx; in the API since CUDA 11.8.
+// LaunchKernelEx calls cuLaunchKernelEx, bound to the driver symbol cuLaunchKernelEx; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuLaunchKernelEx).
 func LaunchKernelEx(config *CUlaunchConfig, f CUfunction, kernelParams *unsafe.Pointer, extra *unsafe.Pointer) error {
 	fn := proc(216)
@@ -3392,7 +3392,7 @@ func LaunchKernelEx(config *CUlaunchConfig, f CUfunction, kernelParams *unsafe.P
 	return resultError(CUresult(C.gocu_cuLaunchKernelEx(C.uintptr_t(fn), unsafe.Pointer(config), C.uintptr_t(f), unsafe.Pointer(kernelParams), unsafe.Pointer(extra))))
 }
 
-// LibraryEnumerateKernels calls cuLibraryEnumerateKernels, bound to the driver symbol cuLibraryEnumerateKernels; in the API since CUDA 12.4.
+// LibraryEnumerateKernels calls cuLibraryEnumerateKernels, bound to the driver symbol cuLibraryEnumerateKernels; introduced in CUDA 12.4.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuLibraryEnumerateKernels).
 func LibraryEnumerateKernels(kernels *CUkernel, numKernels uint32, lib CUlibrary) error {
 	fn := proc(217)
@@ -3402,7 +3402,7 @@ func LibraryEnumerateKernels(kernels *CUkernel, numKernels uint32, lib CUlibrary
 	return resultError(CUresult(C.gocu_cuLibraryEnumerateKernels(C.uintptr_t(fn), unsafe.Pointer(kernels), C.uint(numKernels), C.uintptr_t(lib))))
 }
 
-// LibraryGetGlobal calls cuLibraryGetGlobal, bound to the driver symbol cuLibraryGetGlobal; in the API since CUDA 12.4.
+// LibraryGetGlobal calls cuLibraryGetGlobal, bound to the driver symbol cuLibraryGetGlobal; introduced in CUDA 12.4.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuLibraryGetGlobal).
 func LibraryGetGlobal(dptr *CUdeviceptr, bytes *uint64, library CUlibrary, name *byte) error {
 	fn := proc(218)
@@ -3412,7 +3412,7 @@ func LibraryGetGlobal(dptr *CUdeviceptr, bytes *uint64, library CUlibrary, name 
 	return resultError(CUresult(C.gocu_cuLibraryGetGlobal(C.uintptr_t(fn), unsafe.Pointer(dptr), unsafe.Pointer(bytes), C.uintptr_t(library), unsafe.Pointer(name))))
 }
 
-// LibraryGetKernel calls cuLibraryGetKernel, bound to the driver symbol cuLibraryGetKernel; in the API since CUDA 12.4.
+// LibraryGetKernel calls cuLibraryGetKernel, bound to the driver symbol cuLibraryGetKernel; introduced in CUDA 12.4.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuLibraryGetKernel).
 func LibraryGetKernel(pKernel *CUkernel, library CUlibrary, name *byte) error {
 	fn := proc(219)
@@ -3422,7 +3422,7 @@ func LibraryGetKernel(pKernel *CUkernel, library CUlibrary, name *byte) error {
 	return resultError(CUresult(C.gocu_cuLibraryGetKernel(C.uintptr_t(fn), unsafe.Pointer(pKernel), C.uintptr_t(library), unsafe.Pointer(name))))
 }
 
-// LibraryGetKernelCount calls cuLibraryGetKernelCount, bound to the driver symbol cuLibraryGetKernelCount; in the API since CUDA 12.4.
+// LibraryGetKernelCount calls cuLibraryGetKernelCount, bound to the driver symbol cuLibraryGetKernelCount; introduced in CUDA 12.4.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuLibraryGetKernelCount).
 func LibraryGetKernelCount(count *uint32, lib CUlibrary) error {
 	fn := proc(220)
@@ -3432,7 +3432,7 @@ func LibraryGetKernelCount(count *uint32, lib CUlibrary) error {
 	return resultError(CUresult(C.gocu_cuLibraryGetKernelCount(C.uintptr_t(fn), unsafe.Pointer(count), C.uintptr_t(lib))))
 }
 
-// LibraryGetManaged calls cuLibraryGetManaged, bound to the driver symbol cuLibraryGetManaged; in the API since CUDA 12.4.
+// LibraryGetManaged calls cuLibraryGetManaged, bound to the driver symbol cuLibraryGetManaged; introduced in CUDA 12.4.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuLibraryGetManaged).
 func LibraryGetManaged(dptr *CUdeviceptr, bytes *uint64, library CUlibrary, name *byte) error {
 	fn := proc(221)
@@ -3442,7 +3442,7 @@ func LibraryGetManaged(dptr *CUdeviceptr, bytes *uint64, library CUlibrary, name
 	return resultError(CUresult(C.gocu_cuLibraryGetManaged(C.uintptr_t(fn), unsafe.Pointer(dptr), unsafe.Pointer(bytes), C.uintptr_t(library), unsafe.Pointer(name))))
 }
 
-// LibraryGetModule calls cuLibraryGetModule, bound to the driver symbol cuLibraryGetModule; in the API since CUDA 12.4.
+// LibraryGetModule calls cuLibraryGetModule, bound to the driver symbol cuLibraryGetModule; introduced in CUDA 12.4.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuLibraryGetModule).
 func LibraryGetModule(pMod *CUmodule, library CUlibrary) error {
 	fn := proc(222)
@@ -3452,7 +3452,7 @@ func LibraryGetModule(pMod *CUmodule, library CUlibrary) error {
 	return resultError(CUresult(C.gocu_cuLibraryGetModule(C.uintptr_t(fn), unsafe.Pointer(pMod), C.uintptr_t(library))))
 }
 
-// LibraryGetUnifiedFunction calls cuLibraryGetUnifiedFunction, bound to the driver symbol cuLibraryGetUnifiedFunction; in the API since CUDA 12.4.
+// LibraryGetUnifiedFunction calls cuLibraryGetUnifiedFunction, bound to the driver symbol cuLibraryGetUnifiedFunction; introduced in CUDA 12.4.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuLibraryGetUnifiedFunction).
 func LibraryGetUnifiedFunction(fptr *unsafe.Pointer, library CUlibrary, symbol *byte) error {
 	fn := proc(223)
@@ -3462,7 +3462,7 @@ func LibraryGetUnifiedFunction(fptr *unsafe.Pointer, library CUlibrary, symbol *
 	return resultError(CUresult(C.gocu_cuLibraryGetUnifiedFunction(C.uintptr_t(fn), unsafe.Pointer(fptr), C.uintptr_t(library), unsafe.Pointer(symbol))))
 }
 
-// LibraryLoadData calls cuLibraryLoadData, bound to the driver symbol cuLibraryLoadData; in the API since CUDA 12.4.
+// LibraryLoadData calls cuLibraryLoadData, bound to the driver symbol cuLibraryLoadData; introduced in CUDA 12.4.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuLibraryLoadData).
 func LibraryLoadData(library *CUlibrary, code unsafe.Pointer, jitOptions *CUjit_option, jitOptionsValues *unsafe.Pointer, numJitOptions uint32, libraryOptions *CUlibraryOption, libraryOptionValues *unsafe.Pointer, numLibraryOptions uint32) error {
 	fn := proc(224)
@@ -3472,7 +3472,7 @@ func LibraryLoadData(library *CUlibrary, code unsafe.Pointer, jitOptions *CUjit_
 	return resultError(CUresult(C.gocu_cuLibraryLoadData(C.uintptr_t(fn), unsafe.Pointer(library), unsafe.Pointer(code), unsafe.Pointer(jitOptions), unsafe.Pointer(jitOptionsValues), C.uint(numJitOptions), unsafe.Pointer(libraryOptions), unsafe.Pointer(libraryOptionValues), C.uint(numLibraryOptions))))
 }
 
-// LibraryLoadFromFile calls cuLibraryLoadFromFile, bound to the driver symbol cuLibraryLoadFromFile; in the API since CUDA 12.4.
+// LibraryLoadFromFile calls cuLibraryLoadFromFile, bound to the driver symbol cuLibraryLoadFromFile; introduced in CUDA 12.4.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuLibraryLoadFromFile).
 func LibraryLoadFromFile(library *CUlibrary, fileName *byte, jitOptions *CUjit_option, jitOptionsValues *unsafe.Pointer, numJitOptions uint32, libraryOptions *CUlibraryOption, libraryOptionValues *unsafe.Pointer, numLibraryOptions uint32) error {
 	fn := proc(225)
@@ -3482,7 +3482,7 @@ func LibraryLoadFromFile(library *CUlibrary, fileName *byte, jitOptions *CUjit_o
 	return resultError(CUresult(C.gocu_cuLibraryLoadFromFile(C.uintptr_t(fn), unsafe.Pointer(library), unsafe.Pointer(fileName), unsafe.Pointer(jitOptions), unsafe.Pointer(jitOptionsValues), C.uint(numJitOptions), unsafe.Pointer(libraryOptions), unsafe.Pointer(libraryOptionValues), C.uint(numLibraryOptions))))
 }
 
-// LibraryUnload calls cuLibraryUnload, bound to the driver symbol cuLibraryUnload; in the API since CUDA 12.4.
+// LibraryUnload calls cuLibraryUnload, bound to the driver symbol cuLibraryUnload; introduced in CUDA 12.4.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuLibraryUnload).
 func LibraryUnload(library CUlibrary) error {
 	fn := proc(226)
@@ -3492,7 +3492,7 @@ func LibraryUnload(library CUlibrary) error {
 	return resultError(CUresult(C.gocu_cuLibraryUnload(C.uintptr_t(fn), C.uintptr_t(library))))
 }
 
-// LinkAddData calls cuLinkAddData, bound to the driver symbol cuLinkAddData_v2; in the API since CUDA 11.8.
+// LinkAddData calls cuLinkAddData, bound to the driver symbol cuLinkAddData_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuLinkAddData).
 func LinkAddData(state CUlinkState, type_ CUjitInputType, data unsafe.Pointer, size uint64, name *byte, numOptions uint32, options *CUjit_option, optionValues *unsafe.Pointer) error {
 	fn := proc(227)
@@ -3502,7 +3502,7 @@ func LinkAddData(state CUlinkState, type_ CUjitInputType, data unsafe.Pointer, s
 	return resultError(CUresult(C.gocu_cuLinkAddData_v2(C.uintptr_t(fn), C.uintptr_t(state), C.int(type_), unsafe.Pointer(data), C.ulong(size), unsafe.Pointer(name), C.uint(numOptions), unsafe.Pointer(options), unsafe.Pointer(optionValues))))
 }
 
-// LinkAddFile calls cuLinkAddFile, bound to the driver symbol cuLinkAddFile_v2; in the API since CUDA 11.8.
+// LinkAddFile calls cuLinkAddFile, bound to the driver symbol cuLinkAddFile_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuLinkAddFile).
 func LinkAddFile(state CUlinkState, type_ CUjitInputType, path *byte, numOptions uint32, options *CUjit_option, optionValues *unsafe.Pointer) error {
 	fn := proc(228)
@@ -3512,7 +3512,7 @@ func LinkAddFile(state CUlinkState, type_ CUjitInputType, path *byte, numOptions
 	return resultError(CUresult(C.gocu_cuLinkAddFile_v2(C.uintptr_t(fn), C.uintptr_t(state), C.int(type_), unsafe.Pointer(path), C.uint(numOptions), unsafe.Pointer(options), unsafe.Pointer(optionValues))))
 }
 
-// LinkComplete calls cuLinkComplete, bound to the driver symbol cuLinkComplete; in the API since CUDA 11.8.
+// LinkComplete calls cuLinkComplete, bound to the driver symbol cuLinkComplete; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuLinkComplete).
 func LinkComplete(state CUlinkState, cubinOut *unsafe.Pointer, sizeOut *uint64) error {
 	fn := proc(229)
@@ -3522,7 +3522,7 @@ func LinkComplete(state CUlinkState, cubinOut *unsafe.Pointer, sizeOut *uint64) 
 	return resultError(CUresult(C.gocu_cuLinkComplete(C.uintptr_t(fn), C.uintptr_t(state), unsafe.Pointer(cubinOut), unsafe.Pointer(sizeOut))))
 }
 
-// LinkCreate calls cuLinkCreate, bound to the driver symbol cuLinkCreate_v2; in the API since CUDA 11.8.
+// LinkCreate calls cuLinkCreate, bound to the driver symbol cuLinkCreate_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuLinkCreate).
 func LinkCreate(numOptions uint32, options *CUjit_option, optionValues *unsafe.Pointer, stateOut *CUlinkState) error {
 	fn := proc(230)
@@ -3532,7 +3532,7 @@ func LinkCreate(numOptions uint32, options *CUjit_option, optionValues *unsafe.P
 	return resultError(CUresult(C.gocu_cuLinkCreate_v2(C.uintptr_t(fn), C.uint(numOptions), unsafe.Pointer(options), unsafe.Pointer(optionValues), unsafe.Pointer(stateOut))))
 }
 
-// LinkDestroy calls cuLinkDestroy, bound to the driver symbol cuLinkDestroy; in the API since CUDA 11.8.
+// LinkDestroy calls cuLinkDestroy, bound to the driver symbol cuLinkDestroy; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuLinkDestroy).
 func LinkDestroy(state CUlinkState) error {
 	fn := proc(231)
@@ -3542,7 +3542,7 @@ func LinkDestroy(state CUlinkState) error {
 	return resultError(CUresult(C.gocu_cuLinkDestroy(C.uintptr_t(fn), C.uintptr_t(state))))
 }
 
-// MemAddressFree calls cuMemAddressFree, bound to the driver symbol cuMemAddressFree; in the API since CUDA 11.8.
+// MemAddressFree calls cuMemAddressFree, bound to the driver symbol cuMemAddressFree; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemAddressFree).
 func MemAddressFree(ptr CUdeviceptr, size uint64) error {
 	fn := proc(232)
@@ -3552,7 +3552,7 @@ func MemAddressFree(ptr CUdeviceptr, size uint64) error {
 	return resultError(CUresult(C.gocu_cuMemAddressFree(C.uintptr_t(fn), C.ulonglong(ptr), C.ulong(size))))
 }
 
-// MemAddressReserve calls cuMemAddressReserve, bound to the driver symbol cuMemAddressReserve; in the API since CUDA 11.8.
+// MemAddressReserve calls cuMemAddressReserve, bound to the driver symbol cuMemAddressReserve; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemAddressReserve).
 func MemAddressReserve(ptr *CUdeviceptr, size uint64, alignment uint64, addr CUdeviceptr, flags uint64) error {
 	fn := proc(233)
@@ -3562,7 +3562,7 @@ func MemAddressReserve(ptr *CUdeviceptr, size uint64, alignment uint64, addr CUd
 	return resultError(CUresult(C.gocu_cuMemAddressReserve(C.uintptr_t(fn), unsafe.Pointer(ptr), C.ulong(size), C.ulong(alignment), C.ulonglong(addr), C.ulonglong(flags))))
 }
 
-// MemAdvise calls cuMemAdvise, bound to the driver symbol cuMemAdvise; in the API since CUDA 11.8.
+// MemAdvise calls cuMemAdvise, bound to the driver symbol cuMemAdvise; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemAdvise).
 func MemAdvise(devPtr CUdeviceptr, count uint64, advice CUmem_advise, device CUdevice) error {
 	fn := proc(234)
@@ -3572,7 +3572,7 @@ func MemAdvise(devPtr CUdeviceptr, count uint64, advice CUmem_advise, device CUd
 	return resultError(CUresult(C.gocu_cuMemAdvise(C.uintptr_t(fn), C.ulonglong(devPtr), C.ulong(count), C.int(advice), C.int(device))))
 }
 
-// MemAdvise_v2 calls cuMemAdvise_v2, bound to the driver symbol cuMemAdvise_v2; in the API since CUDA 12.4.
+// MemAdvise_v2 calls cuMemAdvise_v2, bound to the driver symbol cuMemAdvise_v2; introduced in CUDA 12.4.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemAdvise_v2).
 func MemAdvise_v2(devPtr CUdeviceptr, count uint64, advice CUmem_advise, location CUmemLocation) error {
 	fn := proc(235)
@@ -3582,7 +3582,7 @@ func MemAdvise_v2(devPtr CUdeviceptr, count uint64, advice CUmem_advise, locatio
 	return resultError(CUresult(C.gocu_cuMemAdvise_v2(C.uintptr_t(fn), C.ulonglong(devPtr), C.ulong(count), C.int(advice), unsafe.Pointer(&location))))
 }
 
-// MemAllocAsync calls cuMemAllocAsync, bound to the driver symbol cuMemAllocAsync; in the API since CUDA 11.8.
+// MemAllocAsync calls cuMemAllocAsync, bound to the driver symbol cuMemAllocAsync; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemAllocAsync).
 func MemAllocAsync(dptr *CUdeviceptr, bytesize uint64, hStream CUstream) error {
 	fn := proc(236)
@@ -3592,7 +3592,7 @@ func MemAllocAsync(dptr *CUdeviceptr, bytesize uint64, hStream CUstream) error {
 	return resultError(CUresult(C.gocu_cuMemAllocAsync(C.uintptr_t(fn), unsafe.Pointer(dptr), C.ulong(bytesize), C.uintptr_t(hStream))))
 }
 
-// MemAllocFromPoolAsync calls cuMemAllocFromPoolAsync, bound to the driver symbol cuMemAllocFromPoolAsync; in the API since CUDA 11.8.
+// MemAllocFromPoolAsync calls cuMemAllocFromPoolAsync, bound to the driver symbol cuMemAllocFromPoolAsync; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemAllocFromPoolAsync).
 func MemAllocFromPoolAsync(dptr *CUdeviceptr, bytesize uint64, pool CUmemoryPool, hStream CUstream) error {
 	fn := proc(237)
@@ -3602,7 +3602,7 @@ func MemAllocFromPoolAsync(dptr *CUdeviceptr, bytesize uint64, pool CUmemoryPool
 	return resultError(CUresult(C.gocu_cuMemAllocFromPoolAsync(C.uintptr_t(fn), unsafe.Pointer(dptr), C.ulong(bytesize), C.uintptr_t(pool), C.uintptr_t(hStream))))
 }
 
-// MemAllocHost calls cuMemAllocHost, bound to the driver symbol cuMemAllocHost_v2; in the API since CUDA 11.8.
+// MemAllocHost calls cuMemAllocHost, bound to the driver symbol cuMemAllocHost_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemAllocHost).
 func MemAllocHost(pp *unsafe.Pointer, bytesize uint64) error {
 	fn := proc(238)
@@ -3612,7 +3612,7 @@ func MemAllocHost(pp *unsafe.Pointer, bytesize uint64) error {
 	return resultError(CUresult(C.gocu_cuMemAllocHost_v2(C.uintptr_t(fn), unsafe.Pointer(pp), C.ulong(bytesize))))
 }
 
-// MemAllocManaged calls cuMemAllocManaged, bound to the driver symbol cuMemAllocManaged; in the API since CUDA 11.8.
+// MemAllocManaged calls cuMemAllocManaged, bound to the driver symbol cuMemAllocManaged; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemAllocManaged).
 func MemAllocManaged(dptr *CUdeviceptr, bytesize uint64, flags uint32) error {
 	fn := proc(239)
@@ -3622,7 +3622,7 @@ func MemAllocManaged(dptr *CUdeviceptr, bytesize uint64, flags uint32) error {
 	return resultError(CUresult(C.gocu_cuMemAllocManaged(C.uintptr_t(fn), unsafe.Pointer(dptr), C.ulong(bytesize), C.uint(flags))))
 }
 
-// MemAllocPitch calls cuMemAllocPitch, bound to the driver symbol cuMemAllocPitch_v2; in the API since CUDA 11.8.
+// MemAllocPitch calls cuMemAllocPitch, bound to the driver symbol cuMemAllocPitch_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemAllocPitch).
 func MemAllocPitch(dptr *CUdeviceptr, pPitch *uint64, WidthInBytes uint64, Height uint64, ElementSizeBytes uint32) error {
 	fn := proc(240)
@@ -3632,7 +3632,7 @@ func MemAllocPitch(dptr *CUdeviceptr, pPitch *uint64, WidthInBytes uint64, Heigh
 	return resultError(CUresult(C.gocu_cuMemAllocPitch_v2(C.uintptr_t(fn), unsafe.Pointer(dptr), unsafe.Pointer(pPitch), C.ulong(WidthInBytes), C.ulong(Height), C.uint(ElementSizeBytes))))
 }
 
-// MemAlloc calls cuMemAlloc, bound to the driver symbol cuMemAlloc_v2; in the API since CUDA 11.8.
+// MemAlloc calls cuMemAlloc, bound to the driver symbol cuMemAlloc_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemAlloc).
 func MemAlloc(dptr *CUdeviceptr, bytesize uint64) error {
 	fn := proc(241)
@@ -3642,7 +3642,7 @@ func MemAlloc(dptr *CUdeviceptr, bytesize uint64) error {
 	return resultError(CUresult(C.gocu_cuMemAlloc_v2(C.uintptr_t(fn), unsafe.Pointer(dptr), C.ulong(bytesize))))
 }
 
-// MemCreate calls cuMemCreate, bound to the driver symbol cuMemCreate; in the API since CUDA 11.8.
+// MemCreate calls cuMemCreate, bound to the driver symbol cuMemCreate; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemCreate).
 func MemCreate(handle *CUmemGenericAllocationHandle, size uint64, prop *CUmemAllocationProp, flags uint64) error {
 	fn := proc(242)
@@ -3652,7 +3652,7 @@ func MemCreate(handle *CUmemGenericAllocationHandle, size uint64, prop *CUmemAll
 	return resultError(CUresult(C.gocu_cuMemCreate(C.uintptr_t(fn), unsafe.Pointer(handle), C.ulong(size), unsafe.Pointer(prop), C.ulonglong(flags))))
 }
 
-// MemExportToShareableHandle calls cuMemExportToShareableHandle, bound to the driver symbol cuMemExportToShareableHandle; in the API since CUDA 11.8.
+// MemExportToShareableHandle calls cuMemExportToShareableHandle, bound to the driver symbol cuMemExportToShareableHandle; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemExportToShareableHandle).
 func MemExportToShareableHandle(shareableHandle unsafe.Pointer, handle CUmemGenericAllocationHandle, handleType CUmemAllocationHandleType, flags uint64) error {
 	fn := proc(243)
@@ -3662,7 +3662,7 @@ func MemExportToShareableHandle(shareableHandle unsafe.Pointer, handle CUmemGene
 	return resultError(CUresult(C.gocu_cuMemExportToShareableHandle(C.uintptr_t(fn), unsafe.Pointer(shareableHandle), C.ulonglong(handle), C.int(handleType), C.ulonglong(flags))))
 }
 
-// MemFreeAsync calls cuMemFreeAsync, bound to the driver symbol cuMemFreeAsync; in the API since CUDA 11.8.
+// MemFreeAsync calls cuMemFreeAsync, bound to the driver symbol cuMemFreeAsync; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemFreeAsync).
 func MemFreeAsync(dptr CUdeviceptr, hStream CUstream) error {
 	fn := proc(244)
@@ -3672,7 +3672,7 @@ func MemFreeAsync(dptr CUdeviceptr, hStream CUstream) error {
 	return resultError(CUresult(C.gocu_cuMemFreeAsync(C.uintptr_t(fn), C.ulonglong(dptr), C.uintptr_t(hStream))))
 }
 
-// MemFreeHost calls cuMemFreeHost, bound to the driver symbol cuMemFreeHost; in the API since CUDA 11.8.
+// MemFreeHost calls cuMemFreeHost, bound to the driver symbol cuMemFreeHost; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemFreeHost).
 func MemFreeHost(p unsafe.Pointer) error {
 	fn := proc(245)
@@ -3682,7 +3682,7 @@ func MemFreeHost(p unsafe.Pointer) error {
 	return resultError(CUresult(C.gocu_cuMemFreeHost(C.uintptr_t(fn), unsafe.Pointer(p))))
 }
 
-// MemFree calls cuMemFree, bound to the driver symbol cuMemFree_v2; in the API since CUDA 11.8.
+// MemFree calls cuMemFree, bound to the driver symbol cuMemFree_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemFree).
 func MemFree(dptr CUdeviceptr) error {
 	fn := proc(246)
@@ -3692,7 +3692,7 @@ func MemFree(dptr CUdeviceptr) error {
 	return resultError(CUresult(C.gocu_cuMemFree_v2(C.uintptr_t(fn), C.ulonglong(dptr))))
 }
 
-// MemGetAccess calls cuMemGetAccess, bound to the driver symbol cuMemGetAccess; in the API since CUDA 11.8.
+// MemGetAccess calls cuMemGetAccess, bound to the driver symbol cuMemGetAccess; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemGetAccess).
 func MemGetAccess(flags *uint64, location *CUmemLocation, ptr CUdeviceptr) error {
 	fn := proc(247)
@@ -3702,7 +3702,7 @@ func MemGetAccess(flags *uint64, location *CUmemLocation, ptr CUdeviceptr) error
 	return resultError(CUresult(C.gocu_cuMemGetAccess(C.uintptr_t(fn), unsafe.Pointer(flags), unsafe.Pointer(location), C.ulonglong(ptr))))
 }
 
-// MemGetAddressRange calls cuMemGetAddressRange, bound to the driver symbol cuMemGetAddressRange_v2; in the API since CUDA 11.8.
+// MemGetAddressRange calls cuMemGetAddressRange, bound to the driver symbol cuMemGetAddressRange_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemGetAddressRange).
 func MemGetAddressRange(pbase *CUdeviceptr, psize *uint64, dptr CUdeviceptr) error {
 	fn := proc(248)
@@ -3712,7 +3712,7 @@ func MemGetAddressRange(pbase *CUdeviceptr, psize *uint64, dptr CUdeviceptr) err
 	return resultError(CUresult(C.gocu_cuMemGetAddressRange_v2(C.uintptr_t(fn), unsafe.Pointer(pbase), unsafe.Pointer(psize), C.ulonglong(dptr))))
 }
 
-// MemGetAllocationGranularity calls cuMemGetAllocationGranularity, bound to the driver symbol cuMemGetAllocationGranularity; in the API since CUDA 11.8.
+// MemGetAllocationGranularity calls cuMemGetAllocationGranularity, bound to the driver symbol cuMemGetAllocationGranularity; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemGetAllocationGranularity).
 func MemGetAllocationGranularity(granularity *uint64, prop *CUmemAllocationProp, option CUmemAllocationGranularity_flags) error {
 	fn := proc(249)
@@ -3722,7 +3722,7 @@ func MemGetAllocationGranularity(granularity *uint64, prop *CUmemAllocationProp,
 	return resultError(CUresult(C.gocu_cuMemGetAllocationGranularity(C.uintptr_t(fn), unsafe.Pointer(granularity), unsafe.Pointer(prop), C.int(option))))
 }
 
-// MemGetAllocationPropertiesFromHandle calls cuMemGetAllocationPropertiesFromHandle, bound to the driver symbol cuMemGetAllocationPropertiesFromHandle; in the API since CUDA 11.8.
+// MemGetAllocationPropertiesFromHandle calls cuMemGetAllocationPropertiesFromHandle, bound to the driver symbol cuMemGetAllocationPropertiesFromHandle; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemGetAllocationPropertiesFromHandle).
 func MemGetAllocationPropertiesFromHandle(prop *CUmemAllocationProp, handle CUmemGenericAllocationHandle) error {
 	fn := proc(250)
@@ -3732,7 +3732,7 @@ func MemGetAllocationPropertiesFromHandle(prop *CUmemAllocationProp, handle CUme
 	return resultError(CUresult(C.gocu_cuMemGetAllocationPropertiesFromHandle(C.uintptr_t(fn), unsafe.Pointer(prop), C.ulonglong(handle))))
 }
 
-// MemGetHandleForAddressRange calls cuMemGetHandleForAddressRange, bound to the driver symbol cuMemGetHandleForAddressRange; in the API since CUDA 11.8.
+// MemGetHandleForAddressRange calls cuMemGetHandleForAddressRange, bound to the driver symbol cuMemGetHandleForAddressRange; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemGetHandleForAddressRange).
 func MemGetHandleForAddressRange(handle unsafe.Pointer, dptr CUdeviceptr, size uint64, handleType CUmemRangeHandleType, flags uint64) error {
 	fn := proc(251)
@@ -3742,7 +3742,7 @@ func MemGetHandleForAddressRange(handle unsafe.Pointer, dptr CUdeviceptr, size u
 	return resultError(CUresult(C.gocu_cuMemGetHandleForAddressRange(C.uintptr_t(fn), unsafe.Pointer(handle), C.ulonglong(dptr), C.ulong(size), C.int(handleType), C.ulonglong(flags))))
 }
 
-// MemGetInfo calls cuMemGetInfo, bound to the driver symbol cuMemGetInfo_v2; in the API since CUDA 11.8.
+// MemGetInfo calls cuMemGetInfo, bound to the driver symbol cuMemGetInfo_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemGetInfo).
 func MemGetInfo(free *uint64, total *uint64) error {
 	fn := proc(252)
@@ -3752,7 +3752,7 @@ func MemGetInfo(free *uint64, total *uint64) error {
 	return resultError(CUresult(C.gocu_cuMemGetInfo_v2(C.uintptr_t(fn), unsafe.Pointer(free), unsafe.Pointer(total))))
 }
 
-// MemHostAlloc calls cuMemHostAlloc, bound to the driver symbol cuMemHostAlloc; in the API since CUDA 11.8.
+// MemHostAlloc calls cuMemHostAlloc, bound to the driver symbol cuMemHostAlloc; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemHostAlloc).
 func MemHostAlloc(pp *unsafe.Pointer, bytesize uint64, Flags uint32) error {
 	fn := proc(253)
@@ -3762,7 +3762,7 @@ func MemHostAlloc(pp *unsafe.Pointer, bytesize uint64, Flags uint32) error {
 	return resultError(CUresult(C.gocu_cuMemHostAlloc(C.uintptr_t(fn), unsafe.Pointer(pp), C.ulong(bytesize), C.uint(Flags))))
 }
 
-// MemHostGetDevicePointer calls cuMemHostGetDevicePointer, bound to the driver symbol cuMemHostGetDevicePointer_v2; in the API since CUDA 11.8.
+// MemHostGetDevicePointer calls cuMemHostGetDevicePointer, bound to the driver symbol cuMemHostGetDevicePointer_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemHostGetDevicePointer).
 func MemHostGetDevicePointer(pdptr *CUdeviceptr, p unsafe.Pointer, Flags uint32) error {
 	fn := proc(254)
@@ -3772,7 +3772,7 @@ func MemHostGetDevicePointer(pdptr *CUdeviceptr, p unsafe.Pointer, Flags uint32)
 	return resultError(CUresult(C.gocu_cuMemHostGetDevicePointer_v2(C.uintptr_t(fn), unsafe.Pointer(pdptr), unsafe.Pointer(p), C.uint(Flags))))
 }
 
-// MemHostGetFlags calls cuMemHostGetFlags, bound to the driver symbol cuMemHostGetFlags; in the API since CUDA 11.8.
+// MemHostGetFlags calls cuMemHostGetFlags, bound to the driver symbol cuMemHostGetFlags; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemHostGetFlags).
 func MemHostGetFlags(pFlags *uint32, p unsafe.Pointer) error {
 	fn := proc(255)
@@ -3782,7 +3782,7 @@ func MemHostGetFlags(pFlags *uint32, p unsafe.Pointer) error {
 	return resultError(CUresult(C.gocu_cuMemHostGetFlags(C.uintptr_t(fn), unsafe.Pointer(pFlags), unsafe.Pointer(p))))
 }
 
-// MemHostRegister calls cuMemHostRegister, bound to the driver symbol cuMemHostRegister_v2; in the API since CUDA 11.8.
+// MemHostRegister calls cuMemHostRegister, bound to the driver symbol cuMemHostRegister_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemHostRegister).
 func MemHostRegister(p unsafe.Pointer, bytesize uint64, Flags uint32) error {
 	fn := proc(256)
@@ -3792,7 +3792,7 @@ func MemHostRegister(p unsafe.Pointer, bytesize uint64, Flags uint32) error {
 	return resultError(CUresult(C.gocu_cuMemHostRegister_v2(C.uintptr_t(fn), unsafe.Pointer(p), C.ulong(bytesize), C.uint(Flags))))
 }
 
-// MemHostUnregister calls cuMemHostUnregister, bound to the driver symbol cuMemHostUnregister; in the API since CUDA 11.8.
+// MemHostUnregister calls cuMemHostUnregister, bound to the driver symbol cuMemHostUnregister; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemHostUnregister).
 func MemHostUnregister(p unsafe.Pointer) error {
 	fn := proc(257)
@@ -3802,7 +3802,7 @@ func MemHostUnregister(p unsafe.Pointer) error {
 	return resultError(CUresult(C.gocu_cuMemHostUnregister(C.uintptr_t(fn), unsafe.Pointer(p))))
 }
 
-// MemImportFromShareableHandle calls cuMemImportFromShareableHandle, bound to the driver symbol cuMemImportFromShareableHandle; in the API since CUDA 11.8.
+// MemImportFromShareableHandle calls cuMemImportFromShareableHandle, bound to the driver symbol cuMemImportFromShareableHandle; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemImportFromShareableHandle).
 func MemImportFromShareableHandle(handle *CUmemGenericAllocationHandle, osHandle unsafe.Pointer, shHandleType CUmemAllocationHandleType) error {
 	fn := proc(258)
@@ -3812,7 +3812,7 @@ func MemImportFromShareableHandle(handle *CUmemGenericAllocationHandle, osHandle
 	return resultError(CUresult(C.gocu_cuMemImportFromShareableHandle(C.uintptr_t(fn), unsafe.Pointer(handle), unsafe.Pointer(osHandle), C.int(shHandleType))))
 }
 
-// MemMap calls cuMemMap, bound to the driver symbol cuMemMap; in the API since CUDA 11.8.
+// MemMap calls cuMemMap, bound to the driver symbol cuMemMap; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemMap).
 func MemMap(ptr CUdeviceptr, size uint64, offset uint64, handle CUmemGenericAllocationHandle, flags uint64) error {
 	fn := proc(259)
@@ -3822,7 +3822,7 @@ func MemMap(ptr CUdeviceptr, size uint64, offset uint64, handle CUmemGenericAllo
 	return resultError(CUresult(C.gocu_cuMemMap(C.uintptr_t(fn), C.ulonglong(ptr), C.ulong(size), C.ulong(offset), C.ulonglong(handle), C.ulonglong(flags))))
 }
 
-// MemMapArrayAsync calls cuMemMapArrayAsync, bound to the driver symbol cuMemMapArrayAsync; in the API since CUDA 11.8.
+// MemMapArrayAsync calls cuMemMapArrayAsync, bound to the driver symbol cuMemMapArrayAsync; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemMapArrayAsync).
 func MemMapArrayAsync(mapInfoList *CUarrayMapInfo, count uint32, hStream CUstream) error {
 	fn := proc(260)
@@ -3832,7 +3832,7 @@ func MemMapArrayAsync(mapInfoList *CUarrayMapInfo, count uint32, hStream CUstrea
 	return resultError(CUresult(C.gocu_cuMemMapArrayAsync(C.uintptr_t(fn), unsafe.Pointer(mapInfoList), C.uint(count), C.uintptr_t(hStream))))
 }
 
-// MemPoolCreate calls cuMemPoolCreate, bound to the driver symbol cuMemPoolCreate; in the API since CUDA 11.8.
+// MemPoolCreate calls cuMemPoolCreate, bound to the driver symbol cuMemPoolCreate; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemPoolCreate).
 func MemPoolCreate(pool *CUmemoryPool, poolProps *CUmemPoolProps) error {
 	fn := proc(261)
@@ -3842,7 +3842,7 @@ func MemPoolCreate(pool *CUmemoryPool, poolProps *CUmemPoolProps) error {
 	return resultError(CUresult(C.gocu_cuMemPoolCreate(C.uintptr_t(fn), unsafe.Pointer(pool), unsafe.Pointer(poolProps))))
 }
 
-// MemPoolDestroy calls cuMemPoolDestroy, bound to the driver symbol cuMemPoolDestroy; in the API since CUDA 11.8.
+// MemPoolDestroy calls cuMemPoolDestroy, bound to the driver symbol cuMemPoolDestroy; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemPoolDestroy).
 func MemPoolDestroy(pool CUmemoryPool) error {
 	fn := proc(262)
@@ -3852,7 +3852,7 @@ func MemPoolDestroy(pool CUmemoryPool) error {
 	return resultError(CUresult(C.gocu_cuMemPoolDestroy(C.uintptr_t(fn), C.uintptr_t(pool))))
 }
 
-// MemPoolExportPointer calls cuMemPoolExportPointer, bound to the driver symbol cuMemPoolExportPointer; in the API since CUDA 11.8.
+// MemPoolExportPointer calls cuMemPoolExportPointer, bound to the driver symbol cuMemPoolExportPointer; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemPoolExportPointer).
 func MemPoolExportPointer(shareData_out *CUmemPoolPtrExportData, ptr CUdeviceptr) error {
 	fn := proc(263)
@@ -3862,7 +3862,7 @@ func MemPoolExportPointer(shareData_out *CUmemPoolPtrExportData, ptr CUdeviceptr
 	return resultError(CUresult(C.gocu_cuMemPoolExportPointer(C.uintptr_t(fn), unsafe.Pointer(shareData_out), C.ulonglong(ptr))))
 }
 
-// MemPoolExportToShareableHandle calls cuMemPoolExportToShareableHandle, bound to the driver symbol cuMemPoolExportToShareableHandle; in the API since CUDA 11.8.
+// MemPoolExportToShareableHandle calls cuMemPoolExportToShareableHandle, bound to the driver symbol cuMemPoolExportToShareableHandle; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemPoolExportToShareableHandle).
 func MemPoolExportToShareableHandle(handle_out unsafe.Pointer, pool CUmemoryPool, handleType CUmemAllocationHandleType, flags uint64) error {
 	fn := proc(264)
@@ -3872,7 +3872,7 @@ func MemPoolExportToShareableHandle(handle_out unsafe.Pointer, pool CUmemoryPool
 	return resultError(CUresult(C.gocu_cuMemPoolExportToShareableHandle(C.uintptr_t(fn), unsafe.Pointer(handle_out), C.uintptr_t(pool), C.int(handleType), C.ulonglong(flags))))
 }
 
-// MemPoolGetAccess calls cuMemPoolGetAccess, bound to the driver symbol cuMemPoolGetAccess; in the API since CUDA 11.8.
+// MemPoolGetAccess calls cuMemPoolGetAccess, bound to the driver symbol cuMemPoolGetAccess; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemPoolGetAccess).
 func MemPoolGetAccess(flags *CUmemAccess_flags, memPool CUmemoryPool, location *CUmemLocation) error {
 	fn := proc(265)
@@ -3882,7 +3882,7 @@ func MemPoolGetAccess(flags *CUmemAccess_flags, memPool CUmemoryPool, location *
 	return resultError(CUresult(C.gocu_cuMemPoolGetAccess(C.uintptr_t(fn), unsafe.Pointer(flags), C.uintptr_t(memPool), unsafe.Pointer(location))))
 }
 
-// MemPoolGetAttribute calls cuMemPoolGetAttribute, bound to the driver symbol cuMemPoolGetAttribute; in the API since CUDA 11.8.
+// MemPoolGetAttribute calls cuMemPoolGetAttribute, bound to the driver symbol cuMemPoolGetAttribute; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemPoolGetAttribute).
 func MemPoolGetAttribute(pool CUmemoryPool, attr CUmemPool_attribute, value unsafe.Pointer) error {
 	fn := proc(266)
@@ -3892,7 +3892,7 @@ func MemPoolGetAttribute(pool CUmemoryPool, attr CUmemPool_attribute, value unsa
 	return resultError(CUresult(C.gocu_cuMemPoolGetAttribute(C.uintptr_t(fn), C.uintptr_t(pool), C.int(attr), unsafe.Pointer(value))))
 }
 
-// MemPoolImportFromShareableHandle calls cuMemPoolImportFromShareableHandle, bound to the driver symbol cuMemPoolImportFromShareableHandle; in the API since CUDA 11.8.
+// MemPoolImportFromShareableHandle calls cuMemPoolImportFromShareableHandle, bound to the driver symbol cuMemPoolImportFromShareableHandle; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemPoolImportFromShareableHandle).
 func MemPoolImportFromShareableHandle(pool_out *CUmemoryPool, handle unsafe.Pointer, handleType CUmemAllocationHandleType, flags uint64) error {
 	fn := proc(267)
@@ -3902,7 +3902,7 @@ func MemPoolImportFromShareableHandle(pool_out *CUmemoryPool, handle unsafe.Poin
 	return resultError(CUresult(C.gocu_cuMemPoolImportFromShareableHandle(C.uintptr_t(fn), unsafe.Pointer(pool_out), unsafe.Pointer(handle), C.int(handleType), C.ulonglong(flags))))
 }
 
-// MemPoolImportPointer calls cuMemPoolImportPointer, bound to the driver symbol cuMemPoolImportPointer; in the API since CUDA 11.8.
+// MemPoolImportPointer calls cuMemPoolImportPointer, bound to the driver symbol cuMemPoolImportPointer; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemPoolImportPointer).
 func MemPoolImportPointer(ptr_out *CUdeviceptr, pool CUmemoryPool, shareData *CUmemPoolPtrExportData) error {
 	fn := proc(268)
@@ -3912,7 +3912,7 @@ func MemPoolImportPointer(ptr_out *CUdeviceptr, pool CUmemoryPool, shareData *CU
 	return resultError(CUresult(C.gocu_cuMemPoolImportPointer(C.uintptr_t(fn), unsafe.Pointer(ptr_out), C.uintptr_t(pool), unsafe.Pointer(shareData))))
 }
 
-// MemPoolSetAccess calls cuMemPoolSetAccess, bound to the driver symbol cuMemPoolSetAccess; in the API since CUDA 11.8.
+// MemPoolSetAccess calls cuMemPoolSetAccess, bound to the driver symbol cuMemPoolSetAccess; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemPoolSetAccess).
 func MemPoolSetAccess(pool CUmemoryPool, map_ *CUmemAccessDesc, count uint64) error {
 	fn := proc(269)
@@ -3922,7 +3922,7 @@ func MemPoolSetAccess(pool CUmemoryPool, map_ *CUmemAccessDesc, count uint64) er
 	return resultError(CUresult(C.gocu_cuMemPoolSetAccess(C.uintptr_t(fn), C.uintptr_t(pool), unsafe.Pointer(map_), C.ulong(count))))
 }
 
-// MemPoolSetAttribute calls cuMemPoolSetAttribute, bound to the driver symbol cuMemPoolSetAttribute; in the API since CUDA 11.8.
+// MemPoolSetAttribute calls cuMemPoolSetAttribute, bound to the driver symbol cuMemPoolSetAttribute; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemPoolSetAttribute).
 func MemPoolSetAttribute(pool CUmemoryPool, attr CUmemPool_attribute, value unsafe.Pointer) error {
 	fn := proc(270)
@@ -3932,7 +3932,7 @@ func MemPoolSetAttribute(pool CUmemoryPool, attr CUmemPool_attribute, value unsa
 	return resultError(CUresult(C.gocu_cuMemPoolSetAttribute(C.uintptr_t(fn), C.uintptr_t(pool), C.int(attr), unsafe.Pointer(value))))
 }
 
-// MemPoolTrimTo calls cuMemPoolTrimTo, bound to the driver symbol cuMemPoolTrimTo; in the API since CUDA 11.8.
+// MemPoolTrimTo calls cuMemPoolTrimTo, bound to the driver symbol cuMemPoolTrimTo; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemPoolTrimTo).
 func MemPoolTrimTo(pool CUmemoryPool, minBytesToKeep uint64) error {
 	fn := proc(271)
@@ -3942,7 +3942,7 @@ func MemPoolTrimTo(pool CUmemoryPool, minBytesToKeep uint64) error {
 	return resultError(CUresult(C.gocu_cuMemPoolTrimTo(C.uintptr_t(fn), C.uintptr_t(pool), C.ulong(minBytesToKeep))))
 }
 
-// MemPrefetchAsync calls cuMemPrefetchAsync, bound to the driver symbol cuMemPrefetchAsync; in the API since CUDA 11.8.
+// MemPrefetchAsync calls cuMemPrefetchAsync, bound to the driver symbol cuMemPrefetchAsync; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemPrefetchAsync).
 func MemPrefetchAsync(devPtr CUdeviceptr, count uint64, dstDevice CUdevice, hStream CUstream) error {
 	fn := proc(272)
@@ -3952,7 +3952,7 @@ func MemPrefetchAsync(devPtr CUdeviceptr, count uint64, dstDevice CUdevice, hStr
 	return resultError(CUresult(C.gocu_cuMemPrefetchAsync(C.uintptr_t(fn), C.ulonglong(devPtr), C.ulong(count), C.int(dstDevice), C.uintptr_t(hStream))))
 }
 
-// MemPrefetchAsync_v2 calls cuMemPrefetchAsync_v2, bound to the driver symbol cuMemPrefetchAsync_v2; in the API since CUDA 12.4.
+// MemPrefetchAsync_v2 calls cuMemPrefetchAsync_v2, bound to the driver symbol cuMemPrefetchAsync_v2; introduced in CUDA 12.4.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemPrefetchAsync_v2).
 func MemPrefetchAsync_v2(devPtr CUdeviceptr, count uint64, location CUmemLocation, flags uint32, hStream CUstream) error {
 	fn := proc(273)
@@ -3962,7 +3962,7 @@ func MemPrefetchAsync_v2(devPtr CUdeviceptr, count uint64, location CUmemLocatio
 	return resultError(CUresult(C.gocu_cuMemPrefetchAsync_v2(C.uintptr_t(fn), C.ulonglong(devPtr), C.ulong(count), unsafe.Pointer(&location), C.uint(flags), C.uintptr_t(hStream))))
 }
 
-// MemRangeGetAttribute calls cuMemRangeGetAttribute, bound to the driver symbol cuMemRangeGetAttribute; in the API since CUDA 11.8.
+// MemRangeGetAttribute calls cuMemRangeGetAttribute, bound to the driver symbol cuMemRangeGetAttribute; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemRangeGetAttribute).
 func MemRangeGetAttribute(data unsafe.Pointer, dataSize uint64, attribute CUmem_range_attribute, devPtr CUdeviceptr, count uint64) error {
 	fn := proc(274)
@@ -3972,7 +3972,7 @@ func MemRangeGetAttribute(data unsafe.Pointer, dataSize uint64, attribute CUmem_
 	return resultError(CUresult(C.gocu_cuMemRangeGetAttribute(C.uintptr_t(fn), unsafe.Pointer(data), C.ulong(dataSize), C.int(attribute), C.ulonglong(devPtr), C.ulong(count))))
 }
 
-// MemRangeGetAttributes calls cuMemRangeGetAttributes, bound to the driver symbol cuMemRangeGetAttributes; in the API since CUDA 11.8.
+// MemRangeGetAttributes calls cuMemRangeGetAttributes, bound to the driver symbol cuMemRangeGetAttributes; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemRangeGetAttributes).
 func MemRangeGetAttributes(data *unsafe.Pointer, dataSizes *uint64, attributes *CUmem_range_attribute, numAttributes uint64, devPtr CUdeviceptr, count uint64) error {
 	fn := proc(275)
@@ -3982,7 +3982,7 @@ func MemRangeGetAttributes(data *unsafe.Pointer, dataSizes *uint64, attributes *
 	return resultError(CUresult(C.gocu_cuMemRangeGetAttributes(C.uintptr_t(fn), unsafe.Pointer(data), unsafe.Pointer(dataSizes), unsafe.Pointer(attributes), C.ulong(numAttributes), C.ulonglong(devPtr), C.ulong(count))))
 }
 
-// MemRelease calls cuMemRelease, bound to the driver symbol cuMemRelease; in the API since CUDA 11.8.
+// MemRelease calls cuMemRelease, bound to the driver symbol cuMemRelease; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemRelease).
 func MemRelease(handle CUmemGenericAllocationHandle) error {
 	fn := proc(276)
@@ -3992,7 +3992,7 @@ func MemRelease(handle CUmemGenericAllocationHandle) error {
 	return resultError(CUresult(C.gocu_cuMemRelease(C.uintptr_t(fn), C.ulonglong(handle))))
 }
 
-// MemRetainAllocationHandle calls cuMemRetainAllocationHandle, bound to the driver symbol cuMemRetainAllocationHandle; in the API since CUDA 11.8.
+// MemRetainAllocationHandle calls cuMemRetainAllocationHandle, bound to the driver symbol cuMemRetainAllocationHandle; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemRetainAllocationHandle).
 func MemRetainAllocationHandle(handle *CUmemGenericAllocationHandle, addr unsafe.Pointer) error {
 	fn := proc(277)
@@ -4002,7 +4002,7 @@ func MemRetainAllocationHandle(handle *CUmemGenericAllocationHandle, addr unsafe
 	return resultError(CUresult(C.gocu_cuMemRetainAllocationHandle(C.uintptr_t(fn), unsafe.Pointer(handle), unsafe.Pointer(addr))))
 }
 
-// MemSetAccess calls cuMemSetAccess, bound to the driver symbol cuMemSetAccess; in the API since CUDA 11.8.
+// MemSetAccess calls cuMemSetAccess, bound to the driver symbol cuMemSetAccess; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemSetAccess).
 func MemSetAccess(ptr CUdeviceptr, size uint64, desc *CUmemAccessDesc, count uint64) error {
 	fn := proc(278)
@@ -4012,7 +4012,7 @@ func MemSetAccess(ptr CUdeviceptr, size uint64, desc *CUmemAccessDesc, count uin
 	return resultError(CUresult(C.gocu_cuMemSetAccess(C.uintptr_t(fn), C.ulonglong(ptr), C.ulong(size), unsafe.Pointer(desc), C.ulong(count))))
 }
 
-// MemUnmap calls cuMemUnmap, bound to the driver symbol cuMemUnmap; in the API since CUDA 11.8.
+// MemUnmap calls cuMemUnmap, bound to the driver symbol cuMemUnmap; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemUnmap).
 func MemUnmap(ptr CUdeviceptr, size uint64) error {
 	fn := proc(279)
@@ -4022,7 +4022,7 @@ func MemUnmap(ptr CUdeviceptr, size uint64) error {
 	return resultError(CUresult(C.gocu_cuMemUnmap(C.uintptr_t(fn), C.ulonglong(ptr), C.ulong(size))))
 }
 
-// Memcpy calls cuMemcpy, bound to the driver symbol cuMemcpy; in the API since CUDA 11.8.
+// Memcpy calls cuMemcpy, bound to the driver symbol cuMemcpy; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemcpy).
 func Memcpy(dst CUdeviceptr, src CUdeviceptr, ByteCount uint64) error {
 	fn := proc(280)
@@ -4032,7 +4032,7 @@ func Memcpy(dst CUdeviceptr, src CUdeviceptr, ByteCount uint64) error {
 	return resultError(CUresult(C.gocu_cuMemcpy(C.uintptr_t(fn), C.ulonglong(dst), C.ulonglong(src), C.ulong(ByteCount))))
 }
 
-// Memcpy2DAsync calls cuMemcpy2DAsync, bound to the driver symbol cuMemcpy2DAsync_v2; in the API since CUDA 11.8.
+// Memcpy2DAsync calls cuMemcpy2DAsync, bound to the driver symbol cuMemcpy2DAsync_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemcpy2DAsync).
 func Memcpy2DAsync(pCopy *CUDA_MEMCPY2D, hStream CUstream) error {
 	fn := proc(281)
@@ -4042,7 +4042,7 @@ func Memcpy2DAsync(pCopy *CUDA_MEMCPY2D, hStream CUstream) error {
 	return resultError(CUresult(C.gocu_cuMemcpy2DAsync_v2(C.uintptr_t(fn), unsafe.Pointer(pCopy), C.uintptr_t(hStream))))
 }
 
-// Memcpy2DUnaligned calls cuMemcpy2DUnaligned, bound to the driver symbol cuMemcpy2DUnaligned_v2; in the API since CUDA 11.8.
+// Memcpy2DUnaligned calls cuMemcpy2DUnaligned, bound to the driver symbol cuMemcpy2DUnaligned_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemcpy2DUnaligned).
 func Memcpy2DUnaligned(pCopy *CUDA_MEMCPY2D) error {
 	fn := proc(282)
@@ -4052,7 +4052,7 @@ func Memcpy2DUnaligned(pCopy *CUDA_MEMCPY2D) error {
 	return resultError(CUresult(C.gocu_cuMemcpy2DUnaligned_v2(C.uintptr_t(fn), unsafe.Pointer(pCopy))))
 }
 
-// Memcpy2D calls cuMemcpy2D, bound to the driver symbol cuMemcpy2D_v2; in the API since CUDA 11.8.
+// Memcpy2D calls cuMemcpy2D, bound to the driver symbol cuMemcpy2D_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemcpy2D).
 func Memcpy2D(pCopy *CUDA_MEMCPY2D) error {
 	fn := proc(283)
@@ -4062,7 +4062,7 @@ func Memcpy2D(pCopy *CUDA_MEMCPY2D) error {
 	return resultError(CUresult(C.gocu_cuMemcpy2D_v2(C.uintptr_t(fn), unsafe.Pointer(pCopy))))
 }
 
-// Memcpy3DAsync calls cuMemcpy3DAsync, bound to the driver symbol cuMemcpy3DAsync_v2; in the API since CUDA 11.8.
+// Memcpy3DAsync calls cuMemcpy3DAsync, bound to the driver symbol cuMemcpy3DAsync_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemcpy3DAsync).
 func Memcpy3DAsync(pCopy *CUDA_MEMCPY3D, hStream CUstream) error {
 	fn := proc(284)
@@ -4072,7 +4072,7 @@ func Memcpy3DAsync(pCopy *CUDA_MEMCPY3D, hStream CUstream) error {
 	return resultError(CUresult(C.gocu_cuMemcpy3DAsync_v2(C.uintptr_t(fn), unsafe.Pointer(pCopy), C.uintptr_t(hStream))))
 }
 
-// Memcpy3DPeer calls cuMemcpy3DPeer, bound to the driver symbol cuMemcpy3DPeer; in the API since CUDA 11.8.
+// Memcpy3DPeer calls cuMemcpy3DPeer, bound to the driver symbol cuMemcpy3DPeer; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemcpy3DPeer).
 func Memcpy3DPeer(pCopy *CUDA_MEMCPY3D_PEER) error {
 	fn := proc(285)
@@ -4082,7 +4082,7 @@ func Memcpy3DPeer(pCopy *CUDA_MEMCPY3D_PEER) error {
 	return resultError(CUresult(C.gocu_cuMemcpy3DPeer(C.uintptr_t(fn), unsafe.Pointer(pCopy))))
 }
 
-// Memcpy3DPeerAsync calls cuMemcpy3DPeerAsync, bound to the driver symbol cuMemcpy3DPeerAsync; in the API since CUDA 11.8.
+// Memcpy3DPeerAsync calls cuMemcpy3DPeerAsync, bound to the driver symbol cuMemcpy3DPeerAsync; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemcpy3DPeerAsync).
 func Memcpy3DPeerAsync(pCopy *CUDA_MEMCPY3D_PEER, hStream CUstream) error {
 	fn := proc(286)
@@ -4092,7 +4092,7 @@ func Memcpy3DPeerAsync(pCopy *CUDA_MEMCPY3D_PEER, hStream CUstream) error {
 	return resultError(CUresult(C.gocu_cuMemcpy3DPeerAsync(C.uintptr_t(fn), unsafe.Pointer(pCopy), C.uintptr_t(hStream))))
 }
 
-// Memcpy3D calls cuMemcpy3D, bound to the driver symbol cuMemcpy3D_v2; in the API since CUDA 11.8.
+// Memcpy3D calls cuMemcpy3D, bound to the driver symbol cuMemcpy3D_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemcpy3D).
 func Memcpy3D(pCopy *CUDA_MEMCPY3D) error {
 	fn := proc(287)
@@ -4102,7 +4102,7 @@ func Memcpy3D(pCopy *CUDA_MEMCPY3D) error {
 	return resultError(CUresult(C.gocu_cuMemcpy3D_v2(C.uintptr_t(fn), unsafe.Pointer(pCopy))))
 }
 
-// MemcpyAsync calls cuMemcpyAsync, bound to the driver symbol cuMemcpyAsync; in the API since CUDA 11.8.
+// MemcpyAsync calls cuMemcpyAsync, bound to the driver symbol cuMemcpyAsync; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemcpyAsync).
 func MemcpyAsync(dst CUdeviceptr, src CUdeviceptr, ByteCount uint64, hStream CUstream) error {
 	fn := proc(288)
@@ -4112,7 +4112,7 @@ func MemcpyAsync(dst CUdeviceptr, src CUdeviceptr, ByteCount uint64, hStream CUs
 	return resultError(CUresult(C.gocu_cuMemcpyAsync(C.uintptr_t(fn), C.ulonglong(dst), C.ulonglong(src), C.ulong(ByteCount), C.uintptr_t(hStream))))
 }
 
-// MemcpyAtoA calls cuMemcpyAtoA, bound to the driver symbol cuMemcpyAtoA_v2; in the API since CUDA 11.8.
+// MemcpyAtoA calls cuMemcpyAtoA, bound to the driver symbol cuMemcpyAtoA_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemcpyAtoA).
 func MemcpyAtoA(dstArray CUarray, dstOffset uint64, srcArray CUarray, srcOffset uint64, ByteCount uint64) error {
 	fn := proc(289)
@@ -4122,7 +4122,7 @@ func MemcpyAtoA(dstArray CUarray, dstOffset uint64, srcArray CUarray, srcOffset 
 	return resultError(CUresult(C.gocu_cuMemcpyAtoA_v2(C.uintptr_t(fn), C.uintptr_t(dstArray), C.ulong(dstOffset), C.uintptr_t(srcArray), C.ulong(srcOffset), C.ulong(ByteCount))))
 }
 
-// MemcpyAtoD calls cuMemcpyAtoD, bound to the driver symbol cuMemcpyAtoD_v2; in the API since CUDA 11.8.
+// MemcpyAtoD calls cuMemcpyAtoD, bound to the driver symbol cuMemcpyAtoD_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemcpyAtoD).
 func MemcpyAtoD(dstDevice CUdeviceptr, srcArray CUarray, srcOffset uint64, ByteCount uint64) error {
 	fn := proc(290)
@@ -4132,7 +4132,7 @@ func MemcpyAtoD(dstDevice CUdeviceptr, srcArray CUarray, srcOffset uint64, ByteC
 	return resultError(CUresult(C.gocu_cuMemcpyAtoD_v2(C.uintptr_t(fn), C.ulonglong(dstDevice), C.uintptr_t(srcArray), C.ulong(srcOffset), C.ulong(ByteCount))))
 }
 
-// MemcpyAtoHAsync calls cuMemcpyAtoHAsync, bound to the driver symbol cuMemcpyAtoHAsync_v2; in the API since CUDA 11.8.
+// MemcpyAtoHAsync calls cuMemcpyAtoHAsync, bound to the driver symbol cuMemcpyAtoHAsync_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemcpyAtoHAsync).
 func MemcpyAtoHAsync(dstHost unsafe.Pointer, srcArray CUarray, srcOffset uint64, ByteCount uint64, hStream CUstream) error {
 	fn := proc(291)
@@ -4142,7 +4142,7 @@ func MemcpyAtoHAsync(dstHost unsafe.Pointer, srcArray CUarray, srcOffset uint64,
 	return resultError(CUresult(C.gocu_cuMemcpyAtoHAsync_v2(C.uintptr_t(fn), unsafe.Pointer(dstHost), C.uintptr_t(srcArray), C.ulong(srcOffset), C.ulong(ByteCount), C.uintptr_t(hStream))))
 }
 
-// MemcpyAtoH calls cuMemcpyAtoH, bound to the driver symbol cuMemcpyAtoH_v2; in the API since CUDA 11.8.
+// MemcpyAtoH calls cuMemcpyAtoH, bound to the driver symbol cuMemcpyAtoH_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemcpyAtoH).
 func MemcpyAtoH(dstHost unsafe.Pointer, srcArray CUarray, srcOffset uint64, ByteCount uint64) error {
 	fn := proc(292)
@@ -4152,7 +4152,7 @@ func MemcpyAtoH(dstHost unsafe.Pointer, srcArray CUarray, srcOffset uint64, Byte
 	return resultError(CUresult(C.gocu_cuMemcpyAtoH_v2(C.uintptr_t(fn), unsafe.Pointer(dstHost), C.uintptr_t(srcArray), C.ulong(srcOffset), C.ulong(ByteCount))))
 }
 
-// MemcpyDtoA calls cuMemcpyDtoA, bound to the driver symbol cuMemcpyDtoA_v2; in the API since CUDA 11.8.
+// MemcpyDtoA calls cuMemcpyDtoA, bound to the driver symbol cuMemcpyDtoA_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemcpyDtoA).
 func MemcpyDtoA(dstArray CUarray, dstOffset uint64, srcDevice CUdeviceptr, ByteCount uint64) error {
 	fn := proc(293)
@@ -4162,7 +4162,7 @@ func MemcpyDtoA(dstArray CUarray, dstOffset uint64, srcDevice CUdeviceptr, ByteC
 	return resultError(CUresult(C.gocu_cuMemcpyDtoA_v2(C.uintptr_t(fn), C.uintptr_t(dstArray), C.ulong(dstOffset), C.ulonglong(srcDevice), C.ulong(ByteCount))))
 }
 
-// MemcpyDtoDAsync calls cuMemcpyDtoDAsync, bound to the driver symbol cuMemcpyDtoDAsync_v2; in the API since CUDA 11.8.
+// MemcpyDtoDAsync calls cuMemcpyDtoDAsync, bound to the driver symbol cuMemcpyDtoDAsync_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemcpyDtoDAsync).
 func MemcpyDtoDAsync(dstDevice CUdeviceptr, srcDevice CUdeviceptr, ByteCount uint64, hStream CUstream) error {
 	fn := proc(294)
@@ -4172,7 +4172,7 @@ func MemcpyDtoDAsync(dstDevice CUdeviceptr, srcDevice CUdeviceptr, ByteCount uin
 	return resultError(CUresult(C.gocu_cuMemcpyDtoDAsync_v2(C.uintptr_t(fn), C.ulonglong(dstDevice), C.ulonglong(srcDevice), C.ulong(ByteCount), C.uintptr_t(hStream))))
 }
 
-// MemcpyDtoD calls cuMemcpyDtoD, bound to the driver symbol cuMemcpyDtoD_v2; in the API since CUDA 11.8.
+// MemcpyDtoD calls cuMemcpyDtoD, bound to the driver symbol cuMemcpyDtoD_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemcpyDtoD).
 func MemcpyDtoD(dstDevice CUdeviceptr, srcDevice CUdeviceptr, ByteCount uint64) error {
 	fn := proc(295)
@@ -4182,7 +4182,7 @@ func MemcpyDtoD(dstDevice CUdeviceptr, srcDevice CUdeviceptr, ByteCount uint64) 
 	return resultError(CUresult(C.gocu_cuMemcpyDtoD_v2(C.uintptr_t(fn), C.ulonglong(dstDevice), C.ulonglong(srcDevice), C.ulong(ByteCount))))
 }
 
-// MemcpyDtoHAsync calls cuMemcpyDtoHAsync, bound to the driver symbol cuMemcpyDtoHAsync_v2; in the API since CUDA 11.8.
+// MemcpyDtoHAsync calls cuMemcpyDtoHAsync, bound to the driver symbol cuMemcpyDtoHAsync_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemcpyDtoHAsync).
 func MemcpyDtoHAsync(dstHost unsafe.Pointer, srcDevice CUdeviceptr, ByteCount uint64, hStream CUstream) error {
 	fn := proc(296)
@@ -4192,7 +4192,7 @@ func MemcpyDtoHAsync(dstHost unsafe.Pointer, srcDevice CUdeviceptr, ByteCount ui
 	return resultError(CUresult(C.gocu_cuMemcpyDtoHAsync_v2(C.uintptr_t(fn), unsafe.Pointer(dstHost), C.ulonglong(srcDevice), C.ulong(ByteCount), C.uintptr_t(hStream))))
 }
 
-// MemcpyDtoH calls cuMemcpyDtoH, bound to the driver symbol cuMemcpyDtoH_v2; in the API since CUDA 11.8.
+// MemcpyDtoH calls cuMemcpyDtoH, bound to the driver symbol cuMemcpyDtoH_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemcpyDtoH).
 func MemcpyDtoH(dstHost unsafe.Pointer, srcDevice CUdeviceptr, ByteCount uint64) error {
 	fn := proc(297)
@@ -4202,7 +4202,7 @@ func MemcpyDtoH(dstHost unsafe.Pointer, srcDevice CUdeviceptr, ByteCount uint64)
 	return resultError(CUresult(C.gocu_cuMemcpyDtoH_v2(C.uintptr_t(fn), unsafe.Pointer(dstHost), C.ulonglong(srcDevice), C.ulong(ByteCount))))
 }
 
-// MemcpyHtoAAsync calls cuMemcpyHtoAAsync, bound to the driver symbol cuMemcpyHtoAAsync_v2; in the API since CUDA 11.8.
+// MemcpyHtoAAsync calls cuMemcpyHtoAAsync, bound to the driver symbol cuMemcpyHtoAAsync_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemcpyHtoAAsync).
 func MemcpyHtoAAsync(dstArray CUarray, dstOffset uint64, srcHost unsafe.Pointer, ByteCount uint64, hStream CUstream) error {
 	fn := proc(298)
@@ -4212,7 +4212,7 @@ func MemcpyHtoAAsync(dstArray CUarray, dstOffset uint64, srcHost unsafe.Pointer,
 	return resultError(CUresult(C.gocu_cuMemcpyHtoAAsync_v2(C.uintptr_t(fn), C.uintptr_t(dstArray), C.ulong(dstOffset), unsafe.Pointer(srcHost), C.ulong(ByteCount), C.uintptr_t(hStream))))
 }
 
-// MemcpyHtoA calls cuMemcpyHtoA, bound to the driver symbol cuMemcpyHtoA_v2; in the API since CUDA 11.8.
+// MemcpyHtoA calls cuMemcpyHtoA, bound to the driver symbol cuMemcpyHtoA_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemcpyHtoA).
 func MemcpyHtoA(dstArray CUarray, dstOffset uint64, srcHost unsafe.Pointer, ByteCount uint64) error {
 	fn := proc(299)
@@ -4222,7 +4222,7 @@ func MemcpyHtoA(dstArray CUarray, dstOffset uint64, srcHost unsafe.Pointer, Byte
 	return resultError(CUresult(C.gocu_cuMemcpyHtoA_v2(C.uintptr_t(fn), C.uintptr_t(dstArray), C.ulong(dstOffset), unsafe.Pointer(srcHost), C.ulong(ByteCount))))
 }
 
-// MemcpyHtoDAsync calls cuMemcpyHtoDAsync, bound to the driver symbol cuMemcpyHtoDAsync_v2; in the API since CUDA 11.8.
+// MemcpyHtoDAsync calls cuMemcpyHtoDAsync, bound to the driver symbol cuMemcpyHtoDAsync_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemcpyHtoDAsync).
 func MemcpyHtoDAsync(dstDevice CUdeviceptr, srcHost unsafe.Pointer, ByteCount uint64, hStream CUstream) error {
 	fn := proc(300)
@@ -4232,7 +4232,7 @@ func MemcpyHtoDAsync(dstDevice CUdeviceptr, srcHost unsafe.Pointer, ByteCount ui
 	return resultError(CUresult(C.gocu_cuMemcpyHtoDAsync_v2(C.uintptr_t(fn), C.ulonglong(dstDevice), unsafe.Pointer(srcHost), C.ulong(ByteCount), C.uintptr_t(hStream))))
 }
 
-// MemcpyHtoD calls cuMemcpyHtoD, bound to the driver symbol cuMemcpyHtoD_v2; in the API since CUDA 11.8.
+// MemcpyHtoD calls cuMemcpyHtoD, bound to the driver symbol cuMemcpyHtoD_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemcpyHtoD).
 func MemcpyHtoD(dstDevice CUdeviceptr, srcHost unsafe.Pointer, ByteCount uint64) error {
 	fn := proc(301)
@@ -4242,7 +4242,7 @@ func MemcpyHtoD(dstDevice CUdeviceptr, srcHost unsafe.Pointer, ByteCount uint64)
 	return resultError(CUresult(C.gocu_cuMemcpyHtoD_v2(C.uintptr_t(fn), C.ulonglong(dstDevice), unsafe.Pointer(srcHost), C.ulong(ByteCount))))
 }
 
-// MemcpyPeer calls cuMemcpyPeer, bound to the driver symbol cuMemcpyPeer; in the API since CUDA 11.8.
+// MemcpyPeer calls cuMemcpyPeer, bound to the driver symbol cuMemcpyPeer; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemcpyPeer).
 func MemcpyPeer(dstDevice CUdeviceptr, dstContext CUcontext, srcDevice CUdeviceptr, srcContext CUcontext, ByteCount uint64) error {
 	fn := proc(302)
@@ -4252,7 +4252,7 @@ func MemcpyPeer(dstDevice CUdeviceptr, dstContext CUcontext, srcDevice CUdevicep
 	return resultError(CUresult(C.gocu_cuMemcpyPeer(C.uintptr_t(fn), C.ulonglong(dstDevice), C.uintptr_t(dstContext), C.ulonglong(srcDevice), C.uintptr_t(srcContext), C.ulong(ByteCount))))
 }
 
-// MemcpyPeerAsync calls cuMemcpyPeerAsync, bound to the driver symbol cuMemcpyPeerAsync; in the API since CUDA 11.8.
+// MemcpyPeerAsync calls cuMemcpyPeerAsync, bound to the driver symbol cuMemcpyPeerAsync; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemcpyPeerAsync).
 func MemcpyPeerAsync(dstDevice CUdeviceptr, dstContext CUcontext, srcDevice CUdeviceptr, srcContext CUcontext, ByteCount uint64, hStream CUstream) error {
 	fn := proc(303)
@@ -4262,7 +4262,7 @@ func MemcpyPeerAsync(dstDevice CUdeviceptr, dstContext CUcontext, srcDevice CUde
 	return resultError(CUresult(C.gocu_cuMemcpyPeerAsync(C.uintptr_t(fn), C.ulonglong(dstDevice), C.uintptr_t(dstContext), C.ulonglong(srcDevice), C.uintptr_t(srcContext), C.ulong(ByteCount), C.uintptr_t(hStream))))
 }
 
-// MemsetD16Async calls cuMemsetD16Async, bound to the driver symbol cuMemsetD16Async; in the API since CUDA 11.8.
+// MemsetD16Async calls cuMemsetD16Async, bound to the driver symbol cuMemsetD16Async; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemsetD16Async).
 func MemsetD16Async(dstDevice CUdeviceptr, us uint16, N uint64, hStream CUstream) error {
 	fn := proc(304)
@@ -4272,7 +4272,7 @@ func MemsetD16Async(dstDevice CUdeviceptr, us uint16, N uint64, hStream CUstream
 	return resultError(CUresult(C.gocu_cuMemsetD16Async(C.uintptr_t(fn), C.ulonglong(dstDevice), C.ushort(us), C.ulong(N), C.uintptr_t(hStream))))
 }
 
-// MemsetD16 calls cuMemsetD16, bound to the driver symbol cuMemsetD16_v2; in the API since CUDA 11.8.
+// MemsetD16 calls cuMemsetD16, bound to the driver symbol cuMemsetD16_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemsetD16).
 func MemsetD16(dstDevice CUdeviceptr, us uint16, N uint64) error {
 	fn := proc(305)
@@ -4282,7 +4282,7 @@ func MemsetD16(dstDevice CUdeviceptr, us uint16, N uint64) error {
 	return resultError(CUresult(C.gocu_cuMemsetD16_v2(C.uintptr_t(fn), C.ulonglong(dstDevice), C.ushort(us), C.ulong(N))))
 }
 
-// MemsetD2D16Async calls cuMemsetD2D16Async, bound to the driver symbol cuMemsetD2D16Async; in the API since CUDA 11.8.
+// MemsetD2D16Async calls cuMemsetD2D16Async, bound to the driver symbol cuMemsetD2D16Async; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemsetD2D16Async).
 func MemsetD2D16Async(dstDevice CUdeviceptr, dstPitch uint64, us uint16, Width uint64, Height uint64, hStream CUstream) error {
 	fn := proc(306)
@@ -4292,7 +4292,7 @@ func MemsetD2D16Async(dstDevice CUdeviceptr, dstPitch uint64, us uint16, Width u
 	return resultError(CUresult(C.gocu_cuMemsetD2D16Async(C.uintptr_t(fn), C.ulonglong(dstDevice), C.ulong(dstPitch), C.ushort(us), C.ulong(Width), C.ulong(Height), C.uintptr_t(hStream))))
 }
 
-// MemsetD2D16 calls cuMemsetD2D16, bound to the driver symbol cuMemsetD2D16_v2; in the API since CUDA 11.8.
+// MemsetD2D16 calls cuMemsetD2D16, bound to the driver symbol cuMemsetD2D16_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemsetD2D16).
 func MemsetD2D16(dstDevice CUdeviceptr, dstPitch uint64, us uint16, Width uint64, Height uint64) error {
 	fn := proc(307)
@@ -4302,7 +4302,7 @@ func MemsetD2D16(dstDevice CUdeviceptr, dstPitch uint64, us uint16, Width uint64
 	return resultError(CUresult(C.gocu_cuMemsetD2D16_v2(C.uintptr_t(fn), C.ulonglong(dstDevice), C.ulong(dstPitch), C.ushort(us), C.ulong(Width), C.ulong(Height))))
 }
 
-// MemsetD2D32Async calls cuMemsetD2D32Async, bound to the driver symbol cuMemsetD2D32Async; in the API since CUDA 11.8.
+// MemsetD2D32Async calls cuMemsetD2D32Async, bound to the driver symbol cuMemsetD2D32Async; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemsetD2D32Async).
 func MemsetD2D32Async(dstDevice CUdeviceptr, dstPitch uint64, ui uint32, Width uint64, Height uint64, hStream CUstream) error {
 	fn := proc(308)
@@ -4312,7 +4312,7 @@ func MemsetD2D32Async(dstDevice CUdeviceptr, dstPitch uint64, ui uint32, Width u
 	return resultError(CUresult(C.gocu_cuMemsetD2D32Async(C.uintptr_t(fn), C.ulonglong(dstDevice), C.ulong(dstPitch), C.uint(ui), C.ulong(Width), C.ulong(Height), C.uintptr_t(hStream))))
 }
 
-// MemsetD2D32 calls cuMemsetD2D32, bound to the driver symbol cuMemsetD2D32_v2; in the API since CUDA 11.8.
+// MemsetD2D32 calls cuMemsetD2D32, bound to the driver symbol cuMemsetD2D32_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemsetD2D32).
 func MemsetD2D32(dstDevice CUdeviceptr, dstPitch uint64, ui uint32, Width uint64, Height uint64) error {
 	fn := proc(309)
@@ -4322,7 +4322,7 @@ func MemsetD2D32(dstDevice CUdeviceptr, dstPitch uint64, ui uint32, Width uint64
 	return resultError(CUresult(C.gocu_cuMemsetD2D32_v2(C.uintptr_t(fn), C.ulonglong(dstDevice), C.ulong(dstPitch), C.uint(ui), C.ulong(Width), C.ulong(Height))))
 }
 
-// MemsetD2D8Async calls cuMemsetD2D8Async, bound to the driver symbol cuMemsetD2D8Async; in the API since CUDA 11.8.
+// MemsetD2D8Async calls cuMemsetD2D8Async, bound to the driver symbol cuMemsetD2D8Async; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemsetD2D8Async).
 func MemsetD2D8Async(dstDevice CUdeviceptr, dstPitch uint64, uc uint8, Width uint64, Height uint64, hStream CUstream) error {
 	fn := proc(310)
@@ -4332,7 +4332,7 @@ func MemsetD2D8Async(dstDevice CUdeviceptr, dstPitch uint64, uc uint8, Width uin
 	return resultError(CUresult(C.gocu_cuMemsetD2D8Async(C.uintptr_t(fn), C.ulonglong(dstDevice), C.ulong(dstPitch), C.uchar(uc), C.ulong(Width), C.ulong(Height), C.uintptr_t(hStream))))
 }
 
-// MemsetD2D8 calls cuMemsetD2D8, bound to the driver symbol cuMemsetD2D8_v2; in the API since CUDA 11.8.
+// MemsetD2D8 calls cuMemsetD2D8, bound to the driver symbol cuMemsetD2D8_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemsetD2D8).
 func MemsetD2D8(dstDevice CUdeviceptr, dstPitch uint64, uc uint8, Width uint64, Height uint64) error {
 	fn := proc(311)
@@ -4342,7 +4342,7 @@ func MemsetD2D8(dstDevice CUdeviceptr, dstPitch uint64, uc uint8, Width uint64, 
 	return resultError(CUresult(C.gocu_cuMemsetD2D8_v2(C.uintptr_t(fn), C.ulonglong(dstDevice), C.ulong(dstPitch), C.uchar(uc), C.ulong(Width), C.ulong(Height))))
 }
 
-// MemsetD32Async calls cuMemsetD32Async, bound to the driver symbol cuMemsetD32Async; in the API since CUDA 11.8.
+// MemsetD32Async calls cuMemsetD32Async, bound to the driver symbol cuMemsetD32Async; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemsetD32Async).
 func MemsetD32Async(dstDevice CUdeviceptr, ui uint32, N uint64, hStream CUstream) error {
 	fn := proc(312)
@@ -4352,7 +4352,7 @@ func MemsetD32Async(dstDevice CUdeviceptr, ui uint32, N uint64, hStream CUstream
 	return resultError(CUresult(C.gocu_cuMemsetD32Async(C.uintptr_t(fn), C.ulonglong(dstDevice), C.uint(ui), C.ulong(N), C.uintptr_t(hStream))))
 }
 
-// MemsetD32 calls cuMemsetD32, bound to the driver symbol cuMemsetD32_v2; in the API since CUDA 11.8.
+// MemsetD32 calls cuMemsetD32, bound to the driver symbol cuMemsetD32_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemsetD32).
 func MemsetD32(dstDevice CUdeviceptr, ui uint32, N uint64) error {
 	fn := proc(313)
@@ -4362,7 +4362,7 @@ func MemsetD32(dstDevice CUdeviceptr, ui uint32, N uint64) error {
 	return resultError(CUresult(C.gocu_cuMemsetD32_v2(C.uintptr_t(fn), C.ulonglong(dstDevice), C.uint(ui), C.ulong(N))))
 }
 
-// MemsetD8Async calls cuMemsetD8Async, bound to the driver symbol cuMemsetD8Async; in the API since CUDA 11.8.
+// MemsetD8Async calls cuMemsetD8Async, bound to the driver symbol cuMemsetD8Async; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemsetD8Async).
 func MemsetD8Async(dstDevice CUdeviceptr, uc uint8, N uint64, hStream CUstream) error {
 	fn := proc(314)
@@ -4372,7 +4372,7 @@ func MemsetD8Async(dstDevice CUdeviceptr, uc uint8, N uint64, hStream CUstream) 
 	return resultError(CUresult(C.gocu_cuMemsetD8Async(C.uintptr_t(fn), C.ulonglong(dstDevice), C.uchar(uc), C.ulong(N), C.uintptr_t(hStream))))
 }
 
-// MemsetD8 calls cuMemsetD8, bound to the driver symbol cuMemsetD8_v2; in the API since CUDA 11.8.
+// MemsetD8 calls cuMemsetD8, bound to the driver symbol cuMemsetD8_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemsetD8).
 func MemsetD8(dstDevice CUdeviceptr, uc uint8, N uint64) error {
 	fn := proc(315)
@@ -4382,7 +4382,7 @@ func MemsetD8(dstDevice CUdeviceptr, uc uint8, N uint64) error {
 	return resultError(CUresult(C.gocu_cuMemsetD8_v2(C.uintptr_t(fn), C.ulonglong(dstDevice), C.uchar(uc), C.ulong(N))))
 }
 
-// MipmappedArrayCreate calls cuMipmappedArrayCreate, bound to the driver symbol cuMipmappedArrayCreate; in the API since CUDA 11.8.
+// MipmappedArrayCreate calls cuMipmappedArrayCreate, bound to the driver symbol cuMipmappedArrayCreate; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMipmappedArrayCreate).
 func MipmappedArrayCreate(pHandle *CUmipmappedArray, pMipmappedArrayDesc *CUDA_ARRAY3D_DESCRIPTOR, numMipmapLevels uint32) error {
 	fn := proc(316)
@@ -4392,7 +4392,7 @@ func MipmappedArrayCreate(pHandle *CUmipmappedArray, pMipmappedArrayDesc *CUDA_A
 	return resultError(CUresult(C.gocu_cuMipmappedArrayCreate(C.uintptr_t(fn), unsafe.Pointer(pHandle), unsafe.Pointer(pMipmappedArrayDesc), C.uint(numMipmapLevels))))
 }
 
-// MipmappedArrayDestroy calls cuMipmappedArrayDestroy, bound to the driver symbol cuMipmappedArrayDestroy; in the API since CUDA 11.8.
+// MipmappedArrayDestroy calls cuMipmappedArrayDestroy, bound to the driver symbol cuMipmappedArrayDestroy; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMipmappedArrayDestroy).
 func MipmappedArrayDestroy(hMipmappedArray CUmipmappedArray) error {
 	fn := proc(317)
@@ -4402,7 +4402,7 @@ func MipmappedArrayDestroy(hMipmappedArray CUmipmappedArray) error {
 	return resultError(CUresult(C.gocu_cuMipmappedArrayDestroy(C.uintptr_t(fn), C.uintptr_t(hMipmappedArray))))
 }
 
-// MipmappedArrayGetLevel calls cuMipmappedArrayGetLevel, bound to the driver symbol cuMipmappedArrayGetLevel; in the API since CUDA 11.8.
+// MipmappedArrayGetLevel calls cuMipmappedArrayGetLevel, bound to the driver symbol cuMipmappedArrayGetLevel; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMipmappedArrayGetLevel).
 func MipmappedArrayGetLevel(pLevelArray *CUarray, hMipmappedArray CUmipmappedArray, level uint32) error {
 	fn := proc(318)
@@ -4412,7 +4412,7 @@ func MipmappedArrayGetLevel(pLevelArray *CUarray, hMipmappedArray CUmipmappedArr
 	return resultError(CUresult(C.gocu_cuMipmappedArrayGetLevel(C.uintptr_t(fn), unsafe.Pointer(pLevelArray), C.uintptr_t(hMipmappedArray), C.uint(level))))
 }
 
-// MipmappedArrayGetMemoryRequirements calls cuMipmappedArrayGetMemoryRequirements, bound to the driver symbol cuMipmappedArrayGetMemoryRequirements; in the API since CUDA 11.8.
+// MipmappedArrayGetMemoryRequirements calls cuMipmappedArrayGetMemoryRequirements, bound to the driver symbol cuMipmappedArrayGetMemoryRequirements; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMipmappedArrayGetMemoryRequirements).
 func MipmappedArrayGetMemoryRequirements(memoryRequirements *CUDA_ARRAY_MEMORY_REQUIREMENTS, mipmap CUmipmappedArray, device CUdevice) error {
 	fn := proc(319)
@@ -4422,7 +4422,7 @@ func MipmappedArrayGetMemoryRequirements(memoryRequirements *CUDA_ARRAY_MEMORY_R
 	return resultError(CUresult(C.gocu_cuMipmappedArrayGetMemoryRequirements(C.uintptr_t(fn), unsafe.Pointer(memoryRequirements), C.uintptr_t(mipmap), C.int(device))))
 }
 
-// MipmappedArrayGetSparseProperties calls cuMipmappedArrayGetSparseProperties, bound to the driver symbol cuMipmappedArrayGetSparseProperties; in the API since CUDA 11.8.
+// MipmappedArrayGetSparseProperties calls cuMipmappedArrayGetSparseProperties, bound to the driver symbol cuMipmappedArrayGetSparseProperties; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMipmappedArrayGetSparseProperties).
 func MipmappedArrayGetSparseProperties(sparseProperties *CUDA_ARRAY_SPARSE_PROPERTIES, mipmap CUmipmappedArray) error {
 	fn := proc(320)
@@ -4432,7 +4432,7 @@ func MipmappedArrayGetSparseProperties(sparseProperties *CUDA_ARRAY_SPARSE_PROPE
 	return resultError(CUresult(C.gocu_cuMipmappedArrayGetSparseProperties(C.uintptr_t(fn), unsafe.Pointer(sparseProperties), C.uintptr_t(mipmap))))
 }
 
-// ModuleEnumerateFunctions calls cuModuleEnumerateFunctions, bound to the driver symbol cuModuleEnumerateFunctions; in the API since CUDA 12.4.
+// ModuleEnumerateFunctions calls cuModuleEnumerateFunctions, bound to the driver symbol cuModuleEnumerateFunctions; introduced in CUDA 12.4.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuModuleEnumerateFunctions).
 func ModuleEnumerateFunctions(functions *CUfunction, numFunctions uint32, mod CUmodule) error {
 	fn := proc(321)
@@ -4442,7 +4442,7 @@ func ModuleEnumerateFunctions(functions *CUfunction, numFunctions uint32, mod CU
 	return resultError(CUresult(C.gocu_cuModuleEnumerateFunctions(C.uintptr_t(fn), unsafe.Pointer(functions), C.uint(numFunctions), C.uintptr_t(mod))))
 }
 
-// ModuleGetFunction calls cuModuleGetFunction, bound to the driver symbol cuModuleGetFunction; in the API since CUDA 11.8.
+// ModuleGetFunction calls cuModuleGetFunction, bound to the driver symbol cuModuleGetFunction; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuModuleGetFunction).
 func ModuleGetFunction(hfunc *CUfunction, hmod CUmodule, name *byte) error {
 	fn := proc(322)
@@ -4452,7 +4452,7 @@ func ModuleGetFunction(hfunc *CUfunction, hmod CUmodule, name *byte) error {
 	return resultError(CUresult(C.gocu_cuModuleGetFunction(C.uintptr_t(fn), unsafe.Pointer(hfunc), C.uintptr_t(hmod), unsafe.Pointer(name))))
 }
 
-// ModuleGetFunctionCount calls cuModuleGetFunctionCount, bound to the driver symbol cuModuleGetFunctionCount; in the API since CUDA 12.4.
+// ModuleGetFunctionCount calls cuModuleGetFunctionCount, bound to the driver symbol cuModuleGetFunctionCount; introduced in CUDA 12.4.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuModuleGetFunctionCount).
 func ModuleGetFunctionCount(count *uint32, mod CUmodule) error {
 	fn := proc(323)
@@ -4462,7 +4462,7 @@ func ModuleGetFunctionCount(count *uint32, mod CUmodule) error {
 	return resultError(CUresult(C.gocu_cuModuleGetFunctionCount(C.uintptr_t(fn), unsafe.Pointer(count), C.uintptr_t(mod))))
 }
 
-// ModuleGetGlobal calls cuModuleGetGlobal, bound to the driver symbol cuModuleGetGlobal_v2; in the API since CUDA 11.8.
+// ModuleGetGlobal calls cuModuleGetGlobal, bound to the driver symbol cuModuleGetGlobal_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuModuleGetGlobal).
 func ModuleGetGlobal(dptr *CUdeviceptr, bytes *uint64, hmod CUmodule, name *byte) error {
 	fn := proc(324)
@@ -4472,7 +4472,7 @@ func ModuleGetGlobal(dptr *CUdeviceptr, bytes *uint64, hmod CUmodule, name *byte
 	return resultError(CUresult(C.gocu_cuModuleGetGlobal_v2(C.uintptr_t(fn), unsafe.Pointer(dptr), unsafe.Pointer(bytes), C.uintptr_t(hmod), unsafe.Pointer(name))))
 }
 
-// ModuleGetLoadingMode calls cuModuleGetLoadingMode, bound to the driver symbol cuModuleGetLoadingMode; in the API since CUDA 11.8.
+// ModuleGetLoadingMode calls cuModuleGetLoadingMode, bound to the driver symbol cuModuleGetLoadingMode; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuModuleGetLoadingMode).
 func ModuleGetLoadingMode(mode *CUmoduleLoadingMode) error {
 	fn := proc(325)
@@ -4482,7 +4482,7 @@ func ModuleGetLoadingMode(mode *CUmoduleLoadingMode) error {
 	return resultError(CUresult(C.gocu_cuModuleGetLoadingMode(C.uintptr_t(fn), unsafe.Pointer(mode))))
 }
 
-// ModuleGetSurfRef calls cuModuleGetSurfRef, bound to the driver symbol cuModuleGetSurfRef; in the API since CUDA 11.8.
+// ModuleGetSurfRef calls cuModuleGetSurfRef, bound to the driver symbol cuModuleGetSurfRef; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuModuleGetSurfRef).
 func ModuleGetSurfRef(pSurfRef *CUsurfref, hmod CUmodule, name *byte) error {
 	fn := proc(326)
@@ -4492,7 +4492,7 @@ func ModuleGetSurfRef(pSurfRef *CUsurfref, hmod CUmodule, name *byte) error {
 	return resultError(CUresult(C.gocu_cuModuleGetSurfRef(C.uintptr_t(fn), unsafe.Pointer(pSurfRef), C.uintptr_t(hmod), unsafe.Pointer(name))))
 }
 
-// ModuleGetTexRef calls cuModuleGetTexRef, bound to the driver symbol cuModuleGetTexRef; in the API since CUDA 11.8.
+// ModuleGetTexRef calls cuModuleGetTexRef, bound to the driver symbol cuModuleGetTexRef; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuModuleGetTexRef).
 func ModuleGetTexRef(pTexRef *CUtexref, hmod CUmodule, name *byte) error {
 	fn := proc(327)
@@ -4502,7 +4502,7 @@ func ModuleGetTexRef(pTexRef *CUtexref, hmod CUmodule, name *byte) error {
 	return resultError(CUresult(C.gocu_cuModuleGetTexRef(C.uintptr_t(fn), unsafe.Pointer(pTexRef), C.uintptr_t(hmod), unsafe.Pointer(name))))
 }
 
-// ModuleLoad calls cuModuleLoad, bound to the driver symbol cuModuleLoad; in the API since CUDA 11.8.
+// ModuleLoad calls cuModuleLoad, bound to the driver symbol cuModuleLoad; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuModuleLoad).
 func ModuleLoad(module *CUmodule, fname *byte) error {
 	fn := proc(328)
@@ -4512,7 +4512,7 @@ func ModuleLoad(module *CUmodule, fname *byte) error {
 	return resultError(CUresult(C.gocu_cuModuleLoad(C.uintptr_t(fn), unsafe.Pointer(module), unsafe.Pointer(fname))))
 }
 
-// ModuleLoadData calls cuModuleLoadData, bound to the driver symbol cuModuleLoadData; in the API since CUDA 11.8.
+// ModuleLoadData calls cuModuleLoadData, bound to the driver symbol cuModuleLoadData; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuModuleLoadData).
 func ModuleLoadData(module *CUmodule, image unsafe.Pointer) error {
 	fn := proc(329)
@@ -4522,7 +4522,7 @@ func ModuleLoadData(module *CUmodule, image unsafe.Pointer) error {
 	return resultError(CUresult(C.gocu_cuModuleLoadData(C.uintptr_t(fn), unsafe.Pointer(module), unsafe.Pointer(image))))
 }
 
-// ModuleLoadDataEx calls cuModuleLoadDataEx, bound to the driver symbol cuModuleLoadDataEx; in the API since CUDA 11.8.
+// ModuleLoadDataEx calls cuModuleLoadDataEx, bound to the driver symbol cuModuleLoadDataEx; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuModuleLoadDataEx).
 func ModuleLoadDataEx(module *CUmodule, image unsafe.Pointer, numOptions uint32, options *CUjit_option, optionValues *unsafe.Pointer) error {
 	fn := proc(330)
@@ -4532,7 +4532,7 @@ func ModuleLoadDataEx(module *CUmodule, image unsafe.Pointer, numOptions uint32,
 	return resultError(CUresult(C.gocu_cuModuleLoadDataEx(C.uintptr_t(fn), unsafe.Pointer(module), unsafe.Pointer(image), C.uint(numOptions), unsafe.Pointer(options), unsafe.Pointer(optionValues))))
 }
 
-// ModuleLoadFatBinary calls cuModuleLoadFatBinary, bound to the driver symbol cuModuleLoadFatBinary; in the API since CUDA 11.8.
+// ModuleLoadFatBinary calls cuModuleLoadFatBinary, bound to the driver symbol cuModuleLoadFatBinary; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuModuleLoadFatBinary).
 func ModuleLoadFatBinary(module *CUmodule, fatCubin unsafe.Pointer) error {
 	fn := proc(331)
@@ -4542,7 +4542,7 @@ func ModuleLoadFatBinary(module *CUmodule, fatCubin unsafe.Pointer) error {
 	return resultError(CUresult(C.gocu_cuModuleLoadFatBinary(C.uintptr_t(fn), unsafe.Pointer(module), unsafe.Pointer(fatCubin))))
 }
 
-// ModuleUnload calls cuModuleUnload, bound to the driver symbol cuModuleUnload; in the API since CUDA 11.8.
+// ModuleUnload calls cuModuleUnload, bound to the driver symbol cuModuleUnload; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuModuleUnload).
 func ModuleUnload(hmod CUmodule) error {
 	fn := proc(332)
@@ -4552,7 +4552,7 @@ func ModuleUnload(hmod CUmodule) error {
 	return resultError(CUresult(C.gocu_cuModuleUnload(C.uintptr_t(fn), C.uintptr_t(hmod))))
 }
 
-// MulticastAddDevice calls cuMulticastAddDevice, bound to the driver symbol cuMulticastAddDevice; in the API since CUDA 12.4.
+// MulticastAddDevice calls cuMulticastAddDevice, bound to the driver symbol cuMulticastAddDevice; introduced in CUDA 12.4.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMulticastAddDevice).
 func MulticastAddDevice(mcHandle CUmemGenericAllocationHandle, dev CUdevice) error {
 	fn := proc(333)
@@ -4562,7 +4562,7 @@ func MulticastAddDevice(mcHandle CUmemGenericAllocationHandle, dev CUdevice) err
 	return resultError(CUresult(C.gocu_cuMulticastAddDevice(C.uintptr_t(fn), C.ulonglong(mcHandle), C.int(dev))))
 }
 
-// MulticastBindAddr calls cuMulticastBindAddr, bound to the driver symbol cuMulticastBindAddr; in the API since CUDA 12.4.
+// MulticastBindAddr calls cuMulticastBindAddr, bound to the driver symbol cuMulticastBindAddr; introduced in CUDA 12.4.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMulticastBindAddr).
 func MulticastBindAddr(mcHandle CUmemGenericAllocationHandle, mcOffset uint64, memptr CUdeviceptr, size uint64, flags uint64) error {
 	fn := proc(334)
@@ -4572,7 +4572,7 @@ func MulticastBindAddr(mcHandle CUmemGenericAllocationHandle, mcOffset uint64, m
 	return resultError(CUresult(C.gocu_cuMulticastBindAddr(C.uintptr_t(fn), C.ulonglong(mcHandle), C.ulong(mcOffset), C.ulonglong(memptr), C.ulong(size), C.ulonglong(flags))))
 }
 
-// MulticastBindMem calls cuMulticastBindMem, bound to the driver symbol cuMulticastBindMem; in the API since CUDA 12.4.
+// MulticastBindMem calls cuMulticastBindMem, bound to the driver symbol cuMulticastBindMem; introduced in CUDA 12.4.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMulticastBindMem).
 func MulticastBindMem(mcHandle CUmemGenericAllocationHandle, mcOffset uint64, memHandle CUmemGenericAllocationHandle, memOffset uint64, size uint64, flags uint64) error {
 	fn := proc(335)
@@ -4582,7 +4582,7 @@ func MulticastBindMem(mcHandle CUmemGenericAllocationHandle, mcOffset uint64, me
 	return resultError(CUresult(C.gocu_cuMulticastBindMem(C.uintptr_t(fn), C.ulonglong(mcHandle), C.ulong(mcOffset), C.ulonglong(memHandle), C.ulong(memOffset), C.ulong(size), C.ulonglong(flags))))
 }
 
-// MulticastCreate calls cuMulticastCreate, bound to the driver symbol cuMulticastCreate; in the API since CUDA 12.4.
+// MulticastCreate calls cuMulticastCreate, bound to the driver symbol cuMulticastCreate; introduced in CUDA 12.4.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMulticastCreate).
 func MulticastCreate(mcHandle *CUmemGenericAllocationHandle, prop *CUmulticastObjectProp) error {
 	fn := proc(336)
@@ -4592,7 +4592,7 @@ func MulticastCreate(mcHandle *CUmemGenericAllocationHandle, prop *CUmulticastOb
 	return resultError(CUresult(C.gocu_cuMulticastCreate(C.uintptr_t(fn), unsafe.Pointer(mcHandle), unsafe.Pointer(prop))))
 }
 
-// MulticastGetGranularity calls cuMulticastGetGranularity, bound to the driver symbol cuMulticastGetGranularity; in the API since CUDA 12.4.
+// MulticastGetGranularity calls cuMulticastGetGranularity, bound to the driver symbol cuMulticastGetGranularity; introduced in CUDA 12.4.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMulticastGetGranularity).
 func MulticastGetGranularity(granularity *uint64, prop *CUmulticastObjectProp, option CUmulticastGranularity_flags) error {
 	fn := proc(337)
@@ -4602,7 +4602,7 @@ func MulticastGetGranularity(granularity *uint64, prop *CUmulticastObjectProp, o
 	return resultError(CUresult(C.gocu_cuMulticastGetGranularity(C.uintptr_t(fn), unsafe.Pointer(granularity), unsafe.Pointer(prop), C.int(option))))
 }
 
-// MulticastUnbind calls cuMulticastUnbind, bound to the driver symbol cuMulticastUnbind; in the API since CUDA 12.4.
+// MulticastUnbind calls cuMulticastUnbind, bound to the driver symbol cuMulticastUnbind; introduced in CUDA 12.4.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMulticastUnbind).
 func MulticastUnbind(mcHandle CUmemGenericAllocationHandle, dev CUdevice, mcOffset uint64, size uint64) error {
 	fn := proc(338)
@@ -4612,7 +4612,7 @@ func MulticastUnbind(mcHandle CUmemGenericAllocationHandle, dev CUdevice, mcOffs
 	return resultError(CUresult(C.gocu_cuMulticastUnbind(C.uintptr_t(fn), C.ulonglong(mcHandle), C.int(dev), C.ulong(mcOffset), C.ulong(size))))
 }
 
-// OccupancyAvailableDynamicSMemPerBlock calls cuOccupancyAvailableDynamicSMemPerBlock, bound to the driver symbol cuOccupancyAvailableDynamicSMemPerBlock; in the API since CUDA 11.8.
+// OccupancyAvailableDynamicSMemPerBlock calls cuOccupancyAvailableDynamicSMemPerBlock, bound to the driver symbol cuOccupancyAvailableDynamicSMemPerBlock; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuOccupancyAvailableDynamicSMemPerBlock).
 func OccupancyAvailableDynamicSMemPerBlock(dynamicSmemSize *uint64, func_ CUfunction, numBlocks int32, blockSize int32) error {
 	fn := proc(339)
@@ -4622,7 +4622,7 @@ func OccupancyAvailableDynamicSMemPerBlock(dynamicSmemSize *uint64, func_ CUfunc
 	return resultError(CUresult(C.gocu_cuOccupancyAvailableDynamicSMemPerBlock(C.uintptr_t(fn), unsafe.Pointer(dynamicSmemSize), C.uintptr_t(func_), C.int(numBlocks), C.int(blockSize))))
 }
 
-// OccupancyMaxActiveBlocksPerMultiprocessor calls cuOccupancyMaxActiveBlocksPerMultiprocessor, bound to the driver symbol cuOccupancyMaxActiveBlocksPerMultiprocessor; in the API since CUDA 11.8.
+// OccupancyMaxActiveBlocksPerMultiprocessor calls cuOccupancyMaxActiveBlocksPerMultiprocessor, bound to the driver symbol cuOccupancyMaxActiveBlocksPerMultiprocessor; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuOccupancyMaxActiveBlocksPerMultiprocessor).
 func OccupancyMaxActiveBlocksPerMultiprocessor(numBlocks *int32, func_ CUfunction, blockSize int32, dynamicSMemSize uint64) error {
 	fn := proc(340)
@@ -4632,7 +4632,7 @@ func OccupancyMaxActiveBlocksPerMultiprocessor(numBlocks *int32, func_ CUfunctio
 	return resultError(CUresult(C.gocu_cuOccupancyMaxActiveBlocksPerMultiprocessor(C.uintptr_t(fn), unsafe.Pointer(numBlocks), C.uintptr_t(func_), C.int(blockSize), C.ulong(dynamicSMemSize))))
 }
 
-// OccupancyMaxActiveBlocksPerMultiprocessorWithFlags calls cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, bound to the driver symbol cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags; in the API since CUDA 11.8.
+// OccupancyMaxActiveBlocksPerMultiprocessorWithFlags calls cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, bound to the driver symbol cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags).
 func OccupancyMaxActiveBlocksPerMultiprocessorWithFlags(numBlocks *int32, func_ CUfunction, blockSize int32, dynamicSMemSize uint64, flags uint32) error {
 	fn := proc(341)
@@ -4642,7 +4642,7 @@ func OccupancyMaxActiveBlocksPerMultiprocessorWithFlags(numBlocks *int32, func_ 
 	return resultError(CUresult(C.gocu_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(C.uintptr_t(fn), unsafe.Pointer(numBlocks), C.uintptr_t(func_), C.int(blockSize), C.ulong(dynamicSMemSize), C.uint(flags))))
 }
 
-// OccupancyMaxActiveClusters calls cuOccupancyMaxActiveClusters, bound to the driver symbol cuOccupancyMaxActiveClusters; in the API since CUDA 11.8.
+// OccupancyMaxActiveClusters calls cuOccupancyMaxActiveClusters, bound to the driver symbol cuOccupancyMaxActiveClusters; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuOccupancyMaxActiveClusters).
 func OccupancyMaxActiveClusters(numClusters *int32, func_ CUfunction, config *CUlaunchConfig) error {
 	fn := proc(342)
@@ -4652,7 +4652,7 @@ func OccupancyMaxActiveClusters(numClusters *int32, func_ CUfunction, config *CU
 	return resultError(CUresult(C.gocu_cuOccupancyMaxActiveClusters(C.uintptr_t(fn), unsafe.Pointer(numClusters), C.uintptr_t(func_), unsafe.Pointer(config))))
 }
 
-// OccupancyMaxPotentialBlockSize calls cuOccupancyMaxPotentialBlockSize, bound to the driver symbol cuOccupancyMaxPotentialBlockSize; in the API since CUDA 11.8.
+// OccupancyMaxPotentialBlockSize calls cuOccupancyMaxPotentialBlockSize, bound to the driver symbol cuOccupancyMaxPotentialBlockSize; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuOccupancyMaxPotentialBlockSize).
 func OccupancyMaxPotentialBlockSize(minGridSize *int32, blockSize *int32, func_ CUfunction, blockSizeToDynamicSMemSize CUoccupancyB2DSize, dynamicSMemSize uint64, blockSizeLimit int32) error {
 	fn := proc(343)
@@ -4662,7 +4662,7 @@ func OccupancyMaxPotentialBlockSize(minGridSize *int32, blockSize *int32, func_ 
 	return resultError(CUresult(C.gocu_cuOccupancyMaxPotentialBlockSize(C.uintptr_t(fn), unsafe.Pointer(minGridSize), unsafe.Pointer(blockSize), C.uintptr_t(func_), C.uintptr_t(blockSizeToDynamicSMemSize), C.ulong(dynamicSMemSize), C.int(blockSizeLimit))))
 }
 
-// OccupancyMaxPotentialBlockSizeWithFlags calls cuOccupancyMaxPotentialBlockSizeWithFlags, bound to the driver symbol cuOccupancyMaxPotentialBlockSizeWithFlags; in the API since CUDA 11.8.
+// OccupancyMaxPotentialBlockSizeWithFlags calls cuOccupancyMaxPotentialBlockSizeWithFlags, bound to the driver symbol cuOccupancyMaxPotentialBlockSizeWithFlags; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuOccupancyMaxPotentialBlockSizeWithFlags).
 func OccupancyMaxPotentialBlockSizeWithFlags(minGridSize *int32, blockSize *int32, func_ CUfunction, blockSizeToDynamicSMemSize CUoccupancyB2DSize, dynamicSMemSize uint64, blockSizeLimit int32, flags uint32) error {
 	fn := proc(344)
@@ -4672,7 +4672,7 @@ func OccupancyMaxPotentialBlockSizeWithFlags(minGridSize *int32, blockSize *int3
 	return resultError(CUresult(C.gocu_cuOccupancyMaxPotentialBlockSizeWithFlags(C.uintptr_t(fn), unsafe.Pointer(minGridSize), unsafe.Pointer(blockSize), C.uintptr_t(func_), C.uintptr_t(blockSizeToDynamicSMemSize), C.ulong(dynamicSMemSize), C.int(blockSizeLimit), C.uint(flags))))
 }
 
-// OccupancyMaxPotentialClusterSize calls cuOccupancyMaxPotentialClusterSize, bound to the driver symbol cuOccupancyMaxPotentialClusterSize; in the API since CUDA 11.8.
+// OccupancyMaxPotentialClusterSize calls cuOccupancyMaxPotentialClusterSize, bound to the driver symbol cuOccupancyMaxPotentialClusterSize; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuOccupancyMaxPotentialClusterSize).
 func OccupancyMaxPotentialClusterSize(clusterSize *int32, func_ CUfunction, config *CUlaunchConfig) error {
 	fn := proc(345)
@@ -4682,7 +4682,7 @@ func OccupancyMaxPotentialClusterSize(clusterSize *int32, func_ CUfunction, conf
 	return resultError(CUresult(C.gocu_cuOccupancyMaxPotentialClusterSize(C.uintptr_t(fn), unsafe.Pointer(clusterSize), C.uintptr_t(func_), unsafe.Pointer(config))))
 }
 
-// ParamSetSize calls cuParamSetSize, bound to the driver symbol cuParamSetSize; in the API since CUDA 11.8.
+// ParamSetSize calls cuParamSetSize, bound to the driver symbol cuParamSetSize; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuParamSetSize).
 func ParamSetSize(hfunc CUfunction, numbytes uint32) error {
 	fn := proc(346)
@@ -4692,7 +4692,7 @@ func ParamSetSize(hfunc CUfunction, numbytes uint32) error {
 	return resultError(CUresult(C.gocu_cuParamSetSize(C.uintptr_t(fn), C.uintptr_t(hfunc), C.uint(numbytes))))
 }
 
-// ParamSetTexRef calls cuParamSetTexRef, bound to the driver symbol cuParamSetTexRef; in the API since CUDA 11.8.
+// ParamSetTexRef calls cuParamSetTexRef, bound to the driver symbol cuParamSetTexRef; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuParamSetTexRef).
 func ParamSetTexRef(hfunc CUfunction, texunit int32, hTexRef CUtexref) error {
 	fn := proc(347)
@@ -4702,7 +4702,7 @@ func ParamSetTexRef(hfunc CUfunction, texunit int32, hTexRef CUtexref) error {
 	return resultError(CUresult(C.gocu_cuParamSetTexRef(C.uintptr_t(fn), C.uintptr_t(hfunc), C.int(texunit), C.uintptr_t(hTexRef))))
 }
 
-// ParamSetf calls cuParamSetf, bound to the driver symbol cuParamSetf; in the API since CUDA 11.8.
+// ParamSetf calls cuParamSetf, bound to the driver symbol cuParamSetf; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuParamSetf).
 func ParamSetf(hfunc CUfunction, offset int32, value float32) error {
 	fn := proc(348)
@@ -4712,7 +4712,7 @@ func ParamSetf(hfunc CUfunction, offset int32, value float32) error {
 	return resultError(CUresult(C.gocu_cuParamSetf(C.uintptr_t(fn), C.uintptr_t(hfunc), C.int(offset), C.float(value))))
 }
 
-// ParamSeti calls cuParamSeti, bound to the driver symbol cuParamSeti; in the API since CUDA 11.8.
+// ParamSeti calls cuParamSeti, bound to the driver symbol cuParamSeti; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuParamSeti).
 func ParamSeti(hfunc CUfunction, offset int32, value uint32) error {
 	fn := proc(349)
@@ -4722,7 +4722,7 @@ func ParamSeti(hfunc CUfunction, offset int32, value uint32) error {
 	return resultError(CUresult(C.gocu_cuParamSeti(C.uintptr_t(fn), C.uintptr_t(hfunc), C.int(offset), C.uint(value))))
 }
 
-// ParamSetv calls cuParamSetv, bound to the driver symbol cuParamSetv; in the API since CUDA 11.8.
+// ParamSetv calls cuParamSetv, bound to the driver symbol cuParamSetv; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuParamSetv).
 func ParamSetv(hfunc CUfunction, offset int32, ptr unsafe.Pointer, numbytes uint32) error {
 	fn := proc(350)
@@ -4732,7 +4732,7 @@ func ParamSetv(hfunc CUfunction, offset int32, ptr unsafe.Pointer, numbytes uint
 	return resultError(CUresult(C.gocu_cuParamSetv(C.uintptr_t(fn), C.uintptr_t(hfunc), C.int(offset), unsafe.Pointer(ptr), C.uint(numbytes))))
 }
 
-// PointerGetAttribute calls cuPointerGetAttribute, bound to the driver symbol cuPointerGetAttribute; in the API since CUDA 11.8.
+// PointerGetAttribute calls cuPointerGetAttribute, bound to the driver symbol cuPointerGetAttribute; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuPointerGetAttribute).
 func PointerGetAttribute(data unsafe.Pointer, attribute CUpointer_attribute, ptr CUdeviceptr) error {
 	fn := proc(351)
@@ -4742,7 +4742,7 @@ func PointerGetAttribute(data unsafe.Pointer, attribute CUpointer_attribute, ptr
 	return resultError(CUresult(C.gocu_cuPointerGetAttribute(C.uintptr_t(fn), unsafe.Pointer(data), C.int(attribute), C.ulonglong(ptr))))
 }
 
-// PointerGetAttributes calls cuPointerGetAttributes, bound to the driver symbol cuPointerGetAttributes; in the API since CUDA 11.8.
+// PointerGetAttributes calls cuPointerGetAttributes, bound to the driver symbol cuPointerGetAttributes; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuPointerGetAttributes).
 func PointerGetAttributes(numAttributes uint32, attributes *CUpointer_attribute, data *unsafe.Pointer, ptr CUdeviceptr) error {
 	fn := proc(352)
@@ -4752,7 +4752,7 @@ func PointerGetAttributes(numAttributes uint32, attributes *CUpointer_attribute,
 	return resultError(CUresult(C.gocu_cuPointerGetAttributes(C.uintptr_t(fn), C.uint(numAttributes), unsafe.Pointer(attributes), unsafe.Pointer(data), C.ulonglong(ptr))))
 }
 
-// PointerSetAttribute calls cuPointerSetAttribute, bound to the driver symbol cuPointerSetAttribute; in the API since CUDA 11.8.
+// PointerSetAttribute calls cuPointerSetAttribute, bound to the driver symbol cuPointerSetAttribute; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuPointerSetAttribute).
 func PointerSetAttribute(value unsafe.Pointer, attribute CUpointer_attribute, ptr CUdeviceptr) error {
 	fn := proc(353)
@@ -4762,7 +4762,7 @@ func PointerSetAttribute(value unsafe.Pointer, attribute CUpointer_attribute, pt
 	return resultError(CUresult(C.gocu_cuPointerSetAttribute(C.uintptr_t(fn), unsafe.Pointer(value), C.int(attribute), C.ulonglong(ptr))))
 }
 
-// SignalExternalSemaphoresAsync calls cuSignalExternalSemaphoresAsync, bound to the driver symbol cuSignalExternalSemaphoresAsync; in the API since CUDA 11.8.
+// SignalExternalSemaphoresAsync calls cuSignalExternalSemaphoresAsync, bound to the driver symbol cuSignalExternalSemaphoresAsync; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuSignalExternalSemaphoresAsync).
 func SignalExternalSemaphoresAsync(extSemArray *CUexternalSemaphore, paramsArray *CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS, numExtSems uint32, stream CUstream) error {
 	fn := proc(354)
@@ -4772,7 +4772,7 @@ func SignalExternalSemaphoresAsync(extSemArray *CUexternalSemaphore, paramsArray
 	return resultError(CUresult(C.gocu_cuSignalExternalSemaphoresAsync(C.uintptr_t(fn), unsafe.Pointer(extSemArray), unsafe.Pointer(paramsArray), C.uint(numExtSems), C.uintptr_t(stream))))
 }
 
-// StreamAddCallback calls cuStreamAddCallback, bound to the driver symbol cuStreamAddCallback; in the API since CUDA 11.8.
+// StreamAddCallback calls cuStreamAddCallback, bound to the driver symbol cuStreamAddCallback; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuStreamAddCallback).
 func StreamAddCallback(hStream CUstream, callback CUstreamCallback, userData unsafe.Pointer, flags uint32) error {
 	fn := proc(355)
@@ -4782,7 +4782,7 @@ func StreamAddCallback(hStream CUstream, callback CUstreamCallback, userData uns
 	return resultError(CUresult(C.gocu_cuStreamAddCallback(C.uintptr_t(fn), C.uintptr_t(hStream), C.uintptr_t(callback), unsafe.Pointer(userData), C.uint(flags))))
 }
 
-// StreamAttachMemAsync calls cuStreamAttachMemAsync, bound to the driver symbol cuStreamAttachMemAsync; in the API since CUDA 11.8.
+// StreamAttachMemAsync calls cuStreamAttachMemAsync, bound to the driver symbol cuStreamAttachMemAsync; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuStreamAttachMemAsync).
 func StreamAttachMemAsync(hStream CUstream, dptr CUdeviceptr, length uint64, flags uint32) error {
 	fn := proc(356)
@@ -4792,7 +4792,7 @@ func StreamAttachMemAsync(hStream CUstream, dptr CUdeviceptr, length uint64, fla
 	return resultError(CUresult(C.gocu_cuStreamAttachMemAsync(C.uintptr_t(fn), C.uintptr_t(hStream), C.ulonglong(dptr), C.ulong(length), C.uint(flags))))
 }
 
-// StreamBatchMemOp calls cuStreamBatchMemOp, bound to the driver symbol cuStreamBatchMemOp_v2; in the API since CUDA 11.8.
+// StreamBatchMemOp calls cuStreamBatchMemOp, bound to the driver symbol cuStreamBatchMemOp_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuStreamBatchMemOp).
 func StreamBatchMemOp(stream CUstream, count uint32, paramArray *CUstreamBatchMemOpParams, flags uint32) error {
 	fn := proc(357)
@@ -4802,7 +4802,7 @@ func StreamBatchMemOp(stream CUstream, count uint32, paramArray *CUstreamBatchMe
 	return resultError(CUresult(C.gocu_cuStreamBatchMemOp_v2(C.uintptr_t(fn), C.uintptr_t(stream), C.uint(count), unsafe.Pointer(paramArray), C.uint(flags))))
 }
 
-// StreamBeginCaptureToGraph calls cuStreamBeginCaptureToGraph, bound to the driver symbol cuStreamBeginCaptureToGraph; in the API since CUDA 12.4.
+// StreamBeginCaptureToGraph calls cuStreamBeginCaptureToGraph, bound to the driver symbol cuStreamBeginCaptureToGraph; introduced in CUDA 12.4.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuStreamBeginCaptureToGraph).
 func StreamBeginCaptureToGraph(hStream CUstream, hGraph CUgraph, dependencies *CUgraphNode, dependencyData *CUgraphEdgeData, numDependencies uint64, mode CUstreamCaptureMode) error {
 	fn := proc(358)
@@ -4812,7 +4812,7 @@ func StreamBeginCaptureToGraph(hStream CUstream, hGraph CUgraph, dependencies *C
 	return resultError(CUresult(C.gocu_cuStreamBeginCaptureToGraph(C.uintptr_t(fn), C.uintptr_t(hStream), C.uintptr_t(hGraph), unsafe.Pointer(dependencies), unsafe.Pointer(dependencyData), C.ulong(numDependencies), C.int(mode))))
 }
 
-// StreamBeginCapture calls cuStreamBeginCapture, bound to the driver symbol cuStreamBeginCapture_v2; in the API since CUDA 11.8.
+// StreamBeginCapture calls cuStreamBeginCapture, bound to the driver symbol cuStreamBeginCapture_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuStreamBeginCapture).
 func StreamBeginCapture(hStream CUstream, mode CUstreamCaptureMode) error {
 	fn := proc(359)
@@ -4822,7 +4822,7 @@ func StreamBeginCapture(hStream CUstream, mode CUstreamCaptureMode) error {
 	return resultError(CUresult(C.gocu_cuStreamBeginCapture_v2(C.uintptr_t(fn), C.uintptr_t(hStream), C.int(mode))))
 }
 
-// StreamCopyAttributes calls cuStreamCopyAttributes, bound to the driver symbol cuStreamCopyAttributes; in the API since CUDA 11.8.
+// StreamCopyAttributes calls cuStreamCopyAttributes, bound to the driver symbol cuStreamCopyAttributes; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuStreamCopyAttributes).
 func StreamCopyAttributes(dst CUstream, src CUstream) error {
 	fn := proc(360)
@@ -4832,7 +4832,7 @@ func StreamCopyAttributes(dst CUstream, src CUstream) error {
 	return resultError(CUresult(C.gocu_cuStreamCopyAttributes(C.uintptr_t(fn), C.uintptr_t(dst), C.uintptr_t(src))))
 }
 
-// StreamCreate calls cuStreamCreate, bound to the driver symbol cuStreamCreate; in the API since CUDA 11.8.
+// StreamCreate calls cuStreamCreate, bound to the driver symbol cuStreamCreate; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuStreamCreate).
 func StreamCreate(phStream *CUstream, Flags uint32) error {
 	fn := proc(361)
@@ -4842,7 +4842,7 @@ func StreamCreate(phStream *CUstream, Flags uint32) error {
 	return resultError(CUresult(C.gocu_cuStreamCreate(C.uintptr_t(fn), unsafe.Pointer(phStream), C.uint(Flags))))
 }
 
-// StreamCreateWithPriority calls cuStreamCreateWithPriority, bound to the driver symbol cuStreamCreateWithPriority; in the API since CUDA 11.8.
+// StreamCreateWithPriority calls cuStreamCreateWithPriority, bound to the driver symbol cuStreamCreateWithPriority; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuStreamCreateWithPriority).
 func StreamCreateWithPriority(phStream *CUstream, flags uint32, priority int32) error {
 	fn := proc(362)
@@ -4852,7 +4852,7 @@ func StreamCreateWithPriority(phStream *CUstream, flags uint32, priority int32) 
 	return resultError(CUresult(C.gocu_cuStreamCreateWithPriority(C.uintptr_t(fn), unsafe.Pointer(phStream), C.uint(flags), C.int(priority))))
 }
 
-// StreamDestroy calls cuStreamDestroy, bound to the driver symbol cuStreamDestroy_v2; in the API since CUDA 11.8.
+// StreamDestroy calls cuStreamDestroy, bound to the driver symbol cuStreamDestroy_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuStreamDestroy).
 func StreamDestroy(hStream CUstream) error {
 	fn := proc(363)
@@ -4862,7 +4862,7 @@ func StreamDestroy(hStream CUstream) error {
 	return resultError(CUresult(C.gocu_cuStreamDestroy_v2(C.uintptr_t(fn), C.uintptr_t(hStream))))
 }
 
-// StreamEndCapture calls cuStreamEndCapture, bound to the driver symbol cuStreamEndCapture; in the API since CUDA 11.8.
+// StreamEndCapture calls cuStreamEndCapture, bound to the driver symbol cuStreamEndCapture; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuStreamEndCapture).
 func StreamEndCapture(hStream CUstream, phGraph *CUgraph) error {
 	fn := proc(364)
@@ -4872,7 +4872,7 @@ func StreamEndCapture(hStream CUstream, phGraph *CUgraph) error {
 	return resultError(CUresult(C.gocu_cuStreamEndCapture(C.uintptr_t(fn), C.uintptr_t(hStream), unsafe.Pointer(phGraph))))
 }
 
-// StreamGetAttribute calls cuStreamGetAttribute, bound to the driver symbol cuStreamGetAttribute; in the API since CUDA 11.8.
+// StreamGetAttribute calls cuStreamGetAttribute, bound to the driver symbol cuStreamGetAttribute; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuStreamGetAttribute).
 func StreamGetAttribute(hStream CUstream, attr CUstreamAttrID, value_out *CUstreamAttrValue) error {
 	fn := proc(365)
@@ -4882,7 +4882,7 @@ func StreamGetAttribute(hStream CUstream, attr CUstreamAttrID, value_out *CUstre
 	return resultError(CUresult(C.gocu_cuStreamGetAttribute(C.uintptr_t(fn), C.uintptr_t(hStream), C.int(attr), unsafe.Pointer(value_out))))
 }
 
-// StreamGetCaptureInfo calls cuStreamGetCaptureInfo, bound to the driver symbol cuStreamGetCaptureInfo_v2; in the API since CUDA 11.8.
+// StreamGetCaptureInfo calls cuStreamGetCaptureInfo, bound to the driver symbol cuStreamGetCaptureInfo_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuStreamGetCaptureInfo).
 func StreamGetCaptureInfo(hStream CUstream, captureStatus_out *CUstreamCaptureStatus, id_out *cuuint64_t, graph_out *CUgraph, dependencies_out **CUgraphNode, numDependencies_out *uint64) error {
 	fn := proc(366)
@@ -4892,7 +4892,7 @@ func StreamGetCaptureInfo(hStream CUstream, captureStatus_out *CUstreamCaptureSt
 	return resultError(CUresult(C.gocu_cuStreamGetCaptureInfo_v2(C.uintptr_t(fn), C.uintptr_t(hStream), unsafe.Pointer(captureStatus_out), unsafe.Pointer(id_out), unsafe.Pointer(graph_out), unsafe.Pointer(dependencies_out), unsafe.Pointer(numDependencies_out))))
 }
 
-// StreamGetCaptureInfo_v3 calls cuStreamGetCaptureInfo_v3, bound to the driver symbol cuStreamGetCaptureInfo_v3; in the API since CUDA 12.4.
+// StreamGetCaptureInfo_v3 calls cuStreamGetCaptureInfo_v3, bound to the driver symbol cuStreamGetCaptureInfo_v3; introduced in CUDA 12.4.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuStreamGetCaptureInfo_v3).
 func StreamGetCaptureInfo_v3(hStream CUstream, captureStatus_out *CUstreamCaptureStatus, id_out *cuuint64_t, graph_out *CUgraph, dependencies_out **CUgraphNode, edgeData_out **CUgraphEdgeData, numDependencies_out *uint64) error {
 	fn := proc(367)
@@ -4902,7 +4902,7 @@ func StreamGetCaptureInfo_v3(hStream CUstream, captureStatus_out *CUstreamCaptur
 	return resultError(CUresult(C.gocu_cuStreamGetCaptureInfo_v3(C.uintptr_t(fn), C.uintptr_t(hStream), unsafe.Pointer(captureStatus_out), unsafe.Pointer(id_out), unsafe.Pointer(graph_out), unsafe.Pointer(dependencies_out), unsafe.Pointer(edgeData_out), unsafe.Pointer(numDependencies_out))))
 }
 
-// StreamGetCtx calls cuStreamGetCtx, bound to the driver symbol cuStreamGetCtx; in the API since CUDA 11.8.
+// StreamGetCtx calls cuStreamGetCtx, bound to the driver symbol cuStreamGetCtx; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuStreamGetCtx).
 func StreamGetCtx(hStream CUstream, pctx *CUcontext) error {
 	fn := proc(368)
@@ -4912,7 +4912,7 @@ func StreamGetCtx(hStream CUstream, pctx *CUcontext) error {
 	return resultError(CUresult(C.gocu_cuStreamGetCtx(C.uintptr_t(fn), C.uintptr_t(hStream), unsafe.Pointer(pctx))))
 }
 
-// StreamGetFlags calls cuStreamGetFlags, bound to the driver symbol cuStreamGetFlags; in the API since CUDA 11.8.
+// StreamGetFlags calls cuStreamGetFlags, bound to the driver symbol cuStreamGetFlags; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuStreamGetFlags).
 func StreamGetFlags(hStream CUstream, flags *uint32) error {
 	fn := proc(369)
@@ -4922,7 +4922,7 @@ func StreamGetFlags(hStream CUstream, flags *uint32) error {
 	return resultError(CUresult(C.gocu_cuStreamGetFlags(C.uintptr_t(fn), C.uintptr_t(hStream), unsafe.Pointer(flags))))
 }
 
-// StreamGetGreenCtx calls cuStreamGetGreenCtx, bound to the driver symbol cuStreamGetGreenCtx; in the API since CUDA 12.4.
+// StreamGetGreenCtx calls cuStreamGetGreenCtx, bound to the driver symbol cuStreamGetGreenCtx; introduced in CUDA 12.4.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuStreamGetGreenCtx).
 func StreamGetGreenCtx(hStream CUstream, phCtx *CUgreenCtx) error {
 	fn := proc(370)
@@ -4932,7 +4932,7 @@ func StreamGetGreenCtx(hStream CUstream, phCtx *CUgreenCtx) error {
 	return resultError(CUresult(C.gocu_cuStreamGetGreenCtx(C.uintptr_t(fn), C.uintptr_t(hStream), unsafe.Pointer(phCtx))))
 }
 
-// StreamGetId calls cuStreamGetId, bound to the driver symbol cuStreamGetId; in the API since CUDA 12.4.
+// StreamGetId calls cuStreamGetId, bound to the driver symbol cuStreamGetId; introduced in CUDA 12.4.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuStreamGetId).
 func StreamGetId(hStream CUstream, streamId *uint64) error {
 	fn := proc(371)
@@ -4942,7 +4942,7 @@ func StreamGetId(hStream CUstream, streamId *uint64) error {
 	return resultError(CUresult(C.gocu_cuStreamGetId(C.uintptr_t(fn), C.uintptr_t(hStream), unsafe.Pointer(streamId))))
 }
 
-// StreamGetPriority calls cuStreamGetPriority, bound to the driver symbol cuStreamGetPriority; in the API since CUDA 11.8.
+// StreamGetPriority calls cuStreamGetPriority, bound to the driver symbol cuStreamGetPriority; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuStreamGetPriority).
 func StreamGetPriority(hStream CUstream, priority *int32) error {
 	fn := proc(372)
@@ -4952,7 +4952,7 @@ func StreamGetPriority(hStream CUstream, priority *int32) error {
 	return resultError(CUresult(C.gocu_cuStreamGetPriority(C.uintptr_t(fn), C.uintptr_t(hStream), unsafe.Pointer(priority))))
 }
 
-// StreamIsCapturing calls cuStreamIsCapturing, bound to the driver symbol cuStreamIsCapturing; in the API since CUDA 11.8.
+// StreamIsCapturing calls cuStreamIsCapturing, bound to the driver symbol cuStreamIsCapturing; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuStreamIsCapturing).
 func StreamIsCapturing(hStream CUstream, captureStatus *CUstreamCaptureStatus) error {
 	fn := proc(373)
@@ -4962,7 +4962,7 @@ func StreamIsCapturing(hStream CUstream, captureStatus *CUstreamCaptureStatus) e
 	return resultError(CUresult(C.gocu_cuStreamIsCapturing(C.uintptr_t(fn), C.uintptr_t(hStream), unsafe.Pointer(captureStatus))))
 }
 
-// StreamQuery calls cuStreamQuery, bound to the driver symbol cuStreamQuery; in the API since CUDA 11.8.
+// StreamQuery calls cuStreamQuery, bound to the driver symbol cuStreamQuery; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuStreamQuery).
 func StreamQuery(hStream CUstream) error {
 	fn := proc(374)
@@ -4972,7 +4972,7 @@ func StreamQuery(hStream CUstream) error {
 	return resultError(CUresult(C.gocu_cuStreamQuery(C.uintptr_t(fn), C.uintptr_t(hStream))))
 }
 
-// StreamSetAttribute calls cuStreamSetAttribute, bound to the driver symbol cuStreamSetAttribute; in the API since CUDA 11.8.
+// StreamSetAttribute calls cuStreamSetAttribute, bound to the driver symbol cuStreamSetAttribute; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuStreamSetAttribute).
 func StreamSetAttribute(hStream CUstream, attr CUstreamAttrID, value *CUstreamAttrValue) error {
 	fn := proc(375)
@@ -4982,7 +4982,7 @@ func StreamSetAttribute(hStream CUstream, attr CUstreamAttrID, value *CUstreamAt
 	return resultError(CUresult(C.gocu_cuStreamSetAttribute(C.uintptr_t(fn), C.uintptr_t(hStream), C.int(attr), unsafe.Pointer(value))))
 }
 
-// StreamSynchronize calls cuStreamSynchronize, bound to the driver symbol cuStreamSynchronize; in the API since CUDA 11.8.
+// StreamSynchronize calls cuStreamSynchronize, bound to the driver symbol cuStreamSynchronize; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuStreamSynchronize).
 func StreamSynchronize(hStream CUstream) error {
 	fn := proc(376)
@@ -4992,7 +4992,7 @@ func StreamSynchronize(hStream CUstream) error {
 	return resultError(CUresult(C.gocu_cuStreamSynchronize(C.uintptr_t(fn), C.uintptr_t(hStream))))
 }
 
-// StreamUpdateCaptureDependencies calls cuStreamUpdateCaptureDependencies, bound to the driver symbol cuStreamUpdateCaptureDependencies; in the API since CUDA 11.8.
+// StreamUpdateCaptureDependencies calls cuStreamUpdateCaptureDependencies, bound to the driver symbol cuStreamUpdateCaptureDependencies; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuStreamUpdateCaptureDependencies).
 func StreamUpdateCaptureDependencies(hStream CUstream, dependencies *CUgraphNode, numDependencies uint64, flags uint32) error {
 	fn := proc(377)
@@ -5002,7 +5002,7 @@ func StreamUpdateCaptureDependencies(hStream CUstream, dependencies *CUgraphNode
 	return resultError(CUresult(C.gocu_cuStreamUpdateCaptureDependencies(C.uintptr_t(fn), C.uintptr_t(hStream), unsafe.Pointer(dependencies), C.ulong(numDependencies), C.uint(flags))))
 }
 
-// StreamUpdateCaptureDependencies_v2 calls cuStreamUpdateCaptureDependencies_v2, bound to the driver symbol cuStreamUpdateCaptureDependencies_v2; in the API since CUDA 12.4.
+// StreamUpdateCaptureDependencies_v2 calls cuStreamUpdateCaptureDependencies_v2, bound to the driver symbol cuStreamUpdateCaptureDependencies_v2; introduced in CUDA 12.4.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuStreamUpdateCaptureDependencies_v2).
 func StreamUpdateCaptureDependencies_v2(hStream CUstream, dependencies *CUgraphNode, dependencyData *CUgraphEdgeData, numDependencies uint64, flags uint32) error {
 	fn := proc(378)
@@ -5012,7 +5012,7 @@ func StreamUpdateCaptureDependencies_v2(hStream CUstream, dependencies *CUgraphN
 	return resultError(CUresult(C.gocu_cuStreamUpdateCaptureDependencies_v2(C.uintptr_t(fn), C.uintptr_t(hStream), unsafe.Pointer(dependencies), unsafe.Pointer(dependencyData), C.ulong(numDependencies), C.uint(flags))))
 }
 
-// StreamWaitEvent calls cuStreamWaitEvent, bound to the driver symbol cuStreamWaitEvent; in the API since CUDA 11.8.
+// StreamWaitEvent calls cuStreamWaitEvent, bound to the driver symbol cuStreamWaitEvent; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuStreamWaitEvent).
 func StreamWaitEvent(hStream CUstream, hEvent CUevent, Flags uint32) error {
 	fn := proc(379)
@@ -5022,7 +5022,7 @@ func StreamWaitEvent(hStream CUstream, hEvent CUevent, Flags uint32) error {
 	return resultError(CUresult(C.gocu_cuStreamWaitEvent(C.uintptr_t(fn), C.uintptr_t(hStream), C.uintptr_t(hEvent), C.uint(Flags))))
 }
 
-// StreamWaitValue32 calls cuStreamWaitValue32, bound to the driver symbol cuStreamWaitValue32_v2; in the API since CUDA 11.8.
+// StreamWaitValue32 calls cuStreamWaitValue32, bound to the driver symbol cuStreamWaitValue32_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuStreamWaitValue32).
 func StreamWaitValue32(stream CUstream, addr CUdeviceptr, value cuuint32_t, flags uint32) error {
 	fn := proc(380)
@@ -5032,7 +5032,7 @@ func StreamWaitValue32(stream CUstream, addr CUdeviceptr, value cuuint32_t, flag
 	return resultError(CUresult(C.gocu_cuStreamWaitValue32_v2(C.uintptr_t(fn), C.uintptr_t(stream), C.ulonglong(addr), C.uint(value), C.uint(flags))))
 }
 
-// StreamWaitValue64 calls cuStreamWaitValue64, bound to the driver symbol cuStreamWaitValue64_v2; in the API since CUDA 11.8.
+// StreamWaitValue64 calls cuStreamWaitValue64, bound to the driver symbol cuStreamWaitValue64_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuStreamWaitValue64).
 func StreamWaitValue64(stream CUstream, addr CUdeviceptr, value cuuint64_t, flags uint32) error {
 	fn := proc(381)
@@ -5042,7 +5042,7 @@ func StreamWaitValue64(stream CUstream, addr CUdeviceptr, value cuuint64_t, flag
 	return resultError(CUresult(C.gocu_cuStreamWaitValue64_v2(C.uintptr_t(fn), C.uintptr_t(stream), C.ulonglong(addr), C.ulong(value), C.uint(flags))))
 }
 
-// StreamWriteValue32 calls cuStreamWriteValue32, bound to the driver symbol cuStreamWriteValue32_v2; in the API since CUDA 11.8.
+// StreamWriteValue32 calls cuStreamWriteValue32, bound to the driver symbol cuStreamWriteValue32_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuStreamWriteValue32).
 func StreamWriteValue32(stream CUstream, addr CUdeviceptr, value cuuint32_t, flags uint32) error {
 	fn := proc(382)
@@ -5052,7 +5052,7 @@ func StreamWriteValue32(stream CUstream, addr CUdeviceptr, value cuuint32_t, fla
 	return resultError(CUresult(C.gocu_cuStreamWriteValue32_v2(C.uintptr_t(fn), C.uintptr_t(stream), C.ulonglong(addr), C.uint(value), C.uint(flags))))
 }
 
-// StreamWriteValue64 calls cuStreamWriteValue64, bound to the driver symbol cuStreamWriteValue64_v2; in the API since CUDA 11.8.
+// StreamWriteValue64 calls cuStreamWriteValue64, bound to the driver symbol cuStreamWriteValue64_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuStreamWriteValue64).
 func StreamWriteValue64(stream CUstream, addr CUdeviceptr, value cuuint64_t, flags uint32) error {
 	fn := proc(383)
@@ -5062,7 +5062,7 @@ func StreamWriteValue64(stream CUstream, addr CUdeviceptr, value cuuint64_t, fla
 	return resultError(CUresult(C.gocu_cuStreamWriteValue64_v2(C.uintptr_t(fn), C.uintptr_t(stream), C.ulonglong(addr), C.ulong(value), C.uint(flags))))
 }
 
-// SurfObjectCreate calls cuSurfObjectCreate, bound to the driver symbol cuSurfObjectCreate; in the API since CUDA 11.8.
+// SurfObjectCreate calls cuSurfObjectCreate, bound to the driver symbol cuSurfObjectCreate; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuSurfObjectCreate).
 func SurfObjectCreate(pSurfObject *CUsurfObject, pResDesc *CUDA_RESOURCE_DESC) error {
 	fn := proc(384)
@@ -5072,7 +5072,7 @@ func SurfObjectCreate(pSurfObject *CUsurfObject, pResDesc *CUDA_RESOURCE_DESC) e
 	return resultError(CUresult(C.gocu_cuSurfObjectCreate(C.uintptr_t(fn), unsafe.Pointer(pSurfObject), unsafe.Pointer(pResDesc))))
 }
 
-// SurfObjectDestroy calls cuSurfObjectDestroy, bound to the driver symbol cuSurfObjectDestroy; in the API since CUDA 11.8.
+// SurfObjectDestroy calls cuSurfObjectDestroy, bound to the driver symbol cuSurfObjectDestroy; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuSurfObjectDestroy).
 func SurfObjectDestroy(surfObject CUsurfObject) error {
 	fn := proc(385)
@@ -5082,7 +5082,7 @@ func SurfObjectDestroy(surfObject CUsurfObject) error {
 	return resultError(CUresult(C.gocu_cuSurfObjectDestroy(C.uintptr_t(fn), C.ulonglong(surfObject))))
 }
 
-// SurfObjectGetResourceDesc calls cuSurfObjectGetResourceDesc, bound to the driver symbol cuSurfObjectGetResourceDesc; in the API since CUDA 11.8.
+// SurfObjectGetResourceDesc calls cuSurfObjectGetResourceDesc, bound to the driver symbol cuSurfObjectGetResourceDesc; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuSurfObjectGetResourceDesc).
 func SurfObjectGetResourceDesc(pResDesc *CUDA_RESOURCE_DESC, surfObject CUsurfObject) error {
 	fn := proc(386)
@@ -5092,7 +5092,7 @@ func SurfObjectGetResourceDesc(pResDesc *CUDA_RESOURCE_DESC, surfObject CUsurfOb
 	return resultError(CUresult(C.gocu_cuSurfObjectGetResourceDesc(C.uintptr_t(fn), unsafe.Pointer(pResDesc), C.ulonglong(surfObject))))
 }
 
-// SurfRefGetArray calls cuSurfRefGetArray, bound to the driver symbol cuSurfRefGetArray; in the API since CUDA 11.8.
+// SurfRefGetArray calls cuSurfRefGetArray, bound to the driver symbol cuSurfRefGetArray; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuSurfRefGetArray).
 func SurfRefGetArray(phArray *CUarray, hSurfRef CUsurfref) error {
 	fn := proc(387)
@@ -5102,7 +5102,7 @@ func SurfRefGetArray(phArray *CUarray, hSurfRef CUsurfref) error {
 	return resultError(CUresult(C.gocu_cuSurfRefGetArray(C.uintptr_t(fn), unsafe.Pointer(phArray), C.uintptr_t(hSurfRef))))
 }
 
-// SurfRefSetArray calls cuSurfRefSetArray, bound to the driver symbol cuSurfRefSetArray; in the API since CUDA 11.8.
+// SurfRefSetArray calls cuSurfRefSetArray, bound to the driver symbol cuSurfRefSetArray; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuSurfRefSetArray).
 func SurfRefSetArray(hSurfRef CUsurfref, hArray CUarray, Flags uint32) error {
 	fn := proc(388)
@@ -5112,7 +5112,7 @@ func SurfRefSetArray(hSurfRef CUsurfref, hArray CUarray, Flags uint32) error {
 	return resultError(CUresult(C.gocu_cuSurfRefSetArray(C.uintptr_t(fn), C.uintptr_t(hSurfRef), C.uintptr_t(hArray), C.uint(Flags))))
 }
 
-// TensorMapEncodeIm2col calls cuTensorMapEncodeIm2col, bound to the driver symbol cuTensorMapEncodeIm2col; in the API since CUDA 12.4.
+// TensorMapEncodeIm2col calls cuTensorMapEncodeIm2col, bound to the driver symbol cuTensorMapEncodeIm2col; introduced in CUDA 12.4.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuTensorMapEncodeIm2col).
 func TensorMapEncodeIm2col(tensorMap *CUtensorMap, tensorDataType CUtensorMapDataType, tensorRank cuuint32_t, globalAddress unsafe.Pointer, globalDim *cuuint64_t, globalStrides *cuuint64_t, pixelBoxLowerCorner *int32, pixelBoxUpperCorner *int32, channelsPerPixel cuuint32_t, pixelsPerColumn cuuint32_t, elementStrides *cuuint32_t, interleave CUtensorMapInterleave, swizzle CUtensorMapSwizzle, l2Promotion CUtensorMapL2promotion, oobFill CUtensorMapFloatOOBfill) error {
 	fn := proc(389)
@@ -5122,7 +5122,7 @@ func TensorMapEncodeIm2col(tensorMap *CUtensorMap, tensorDataType CUtensorMapDat
 	return resultError(CUresult(C.gocu_cuTensorMapEncodeIm2col(C.uintptr_t(fn), unsafe.Pointer(tensorMap), C.int(tensorDataType), C.uint(tensorRank), unsafe.Pointer(globalAddress), unsafe.Pointer(globalDim), unsafe.Pointer(globalStrides), unsafe.Pointer(pixelBoxLowerCorner), unsafe.Pointer(pixelBoxUpperCorner), C.uint(channelsPerPixel), C.uint(pixelsPerColumn), unsafe.Pointer(elementStrides), C.int(interleave), C.int(swizzle), C.int(l2Promotion), C.int(oobFill))))
 }
 
-// TensorMapEncodeTiled calls cuTensorMapEncodeTiled, bound to the driver symbol cuTensorMapEncodeTiled; in the API since CUDA 12.4.
+// TensorMapEncodeTiled calls cuTensorMapEncodeTiled, bound to the driver symbol cuTensorMapEncodeTiled; introduced in CUDA 12.4.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuTensorMapEncodeTiled).
 func TensorMapEncodeTiled(tensorMap *CUtensorMap, tensorDataType CUtensorMapDataType, tensorRank cuuint32_t, globalAddress unsafe.Pointer, globalDim *cuuint64_t, globalStrides *cuuint64_t, boxDim *cuuint32_t, elementStrides *cuuint32_t, interleave CUtensorMapInterleave, swizzle CUtensorMapSwizzle, l2Promotion CUtensorMapL2promotion, oobFill CUtensorMapFloatOOBfill) error {
 	fn := proc(390)
@@ -5132,7 +5132,7 @@ func TensorMapEncodeTiled(tensorMap *CUtensorMap, tensorDataType CUtensorMapData
 	return resultError(CUresult(C.gocu_cuTensorMapEncodeTiled(C.uintptr_t(fn), unsafe.Pointer(tensorMap), C.int(tensorDataType), C.uint(tensorRank), unsafe.Pointer(globalAddress), unsafe.Pointer(globalDim), unsafe.Pointer(globalStrides), unsafe.Pointer(boxDim), unsafe.Pointer(elementStrides), C.int(interleave), C.int(swizzle), C.int(l2Promotion), C.int(oobFill))))
 }
 
-// TensorMapReplaceAddress calls cuTensorMapReplaceAddress, bound to the driver symbol cuTensorMapReplaceAddress; in the API since CUDA 12.4.
+// TensorMapReplaceAddress calls cuTensorMapReplaceAddress, bound to the driver symbol cuTensorMapReplaceAddress; introduced in CUDA 12.4.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuTensorMapReplaceAddress).
 func TensorMapReplaceAddress(tensorMap *CUtensorMap, globalAddress unsafe.Pointer) error {
 	fn := proc(391)
@@ -5142,7 +5142,7 @@ func TensorMapReplaceAddress(tensorMap *CUtensorMap, globalAddress unsafe.Pointe
 	return resultError(CUresult(C.gocu_cuTensorMapReplaceAddress(C.uintptr_t(fn), unsafe.Pointer(tensorMap), unsafe.Pointer(globalAddress))))
 }
 
-// TexObjectCreate calls cuTexObjectCreate, bound to the driver symbol cuTexObjectCreate; in the API since CUDA 11.8.
+// TexObjectCreate calls cuTexObjectCreate, bound to the driver symbol cuTexObjectCreate; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuTexObjectCreate).
 func TexObjectCreate(pTexObject *CUtexObject, pResDesc *CUDA_RESOURCE_DESC, pTexDesc *CUDA_TEXTURE_DESC, pResViewDesc *CUDA_RESOURCE_VIEW_DESC) error {
 	fn := proc(392)
@@ -5152,7 +5152,7 @@ func TexObjectCreate(pTexObject *CUtexObject, pResDesc *CUDA_RESOURCE_DESC, pTex
 	return resultError(CUresult(C.gocu_cuTexObjectCreate(C.uintptr_t(fn), unsafe.Pointer(pTexObject), unsafe.Pointer(pResDesc), unsafe.Pointer(pTexDesc), unsafe.Pointer(pResViewDesc))))
 }
 
-// TexObjectDestroy calls cuTexObjectDestroy, bound to the driver symbol cuTexObjectDestroy; in the API since CUDA 11.8.
+// TexObjectDestroy calls cuTexObjectDestroy, bound to the driver symbol cuTexObjectDestroy; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuTexObjectDestroy).
 func TexObjectDestroy(texObject CUtexObject) error {
 	fn := proc(393)
@@ -5162,7 +5162,7 @@ func TexObjectDestroy(texObject CUtexObject) error {
 	return resultError(CUresult(C.gocu_cuTexObjectDestroy(C.uintptr_t(fn), C.ulonglong(texObject))))
 }
 
-// TexObjectGetResourceDesc calls cuTexObjectGetResourceDesc, bound to the driver symbol cuTexObjectGetResourceDesc; in the API since CUDA 11.8.
+// TexObjectGetResourceDesc calls cuTexObjectGetResourceDesc, bound to the driver symbol cuTexObjectGetResourceDesc; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuTexObjectGetResourceDesc).
 func TexObjectGetResourceDesc(pResDesc *CUDA_RESOURCE_DESC, texObject CUtexObject) error {
 	fn := proc(394)
@@ -5172,7 +5172,7 @@ func TexObjectGetResourceDesc(pResDesc *CUDA_RESOURCE_DESC, texObject CUtexObjec
 	return resultError(CUresult(C.gocu_cuTexObjectGetResourceDesc(C.uintptr_t(fn), unsafe.Pointer(pResDesc), C.ulonglong(texObject))))
 }
 
-// TexObjectGetResourceViewDesc calls cuTexObjectGetResourceViewDesc, bound to the driver symbol cuTexObjectGetResourceViewDesc; in the API since CUDA 11.8.
+// TexObjectGetResourceViewDesc calls cuTexObjectGetResourceViewDesc, bound to the driver symbol cuTexObjectGetResourceViewDesc; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuTexObjectGetResourceViewDesc).
 func TexObjectGetResourceViewDesc(pResViewDesc *CUDA_RESOURCE_VIEW_DESC, texObject CUtexObject) error {
 	fn := proc(395)
@@ -5182,7 +5182,7 @@ func TexObjectGetResourceViewDesc(pResViewDesc *CUDA_RESOURCE_VIEW_DESC, texObje
 	return resultError(CUresult(C.gocu_cuTexObjectGetResourceViewDesc(C.uintptr_t(fn), unsafe.Pointer(pResViewDesc), C.ulonglong(texObject))))
 }
 
-// TexObjectGetTextureDesc calls cuTexObjectGetTextureDesc, bound to the driver symbol cuTexObjectGetTextureDesc; in the API since CUDA 11.8.
+// TexObjectGetTextureDesc calls cuTexObjectGetTextureDesc, bound to the driver symbol cuTexObjectGetTextureDesc; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuTexObjectGetTextureDesc).
 func TexObjectGetTextureDesc(pTexDesc *CUDA_TEXTURE_DESC, texObject CUtexObject) error {
 	fn := proc(396)
@@ -5192,7 +5192,7 @@ func TexObjectGetTextureDesc(pTexDesc *CUDA_TEXTURE_DESC, texObject CUtexObject)
 	return resultError(CUresult(C.gocu_cuTexObjectGetTextureDesc(C.uintptr_t(fn), unsafe.Pointer(pTexDesc), C.ulonglong(texObject))))
 }
 
-// TexRefCreate calls cuTexRefCreate, bound to the driver symbol cuTexRefCreate; in the API since CUDA 11.8.
+// TexRefCreate calls cuTexRefCreate, bound to the driver symbol cuTexRefCreate; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuTexRefCreate).
 func TexRefCreate(pTexRef *CUtexref) error {
 	fn := proc(397)
@@ -5202,7 +5202,7 @@ func TexRefCreate(pTexRef *CUtexref) error {
 	return resultError(CUresult(C.gocu_cuTexRefCreate(C.uintptr_t(fn), unsafe.Pointer(pTexRef))))
 }
 
-// TexRefDestroy calls cuTexRefDestroy, bound to the driver symbol cuTexRefDestroy; in the API since CUDA 11.8.
+// TexRefDestroy calls cuTexRefDestroy, bound to the driver symbol cuTexRefDestroy; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuTexRefDestroy).
 func TexRefDestroy(hTexRef CUtexref) error {
 	fn := proc(398)
@@ -5212,7 +5212,7 @@ func TexRefDestroy(hTexRef CUtexref) error {
 	return resultError(CUresult(C.gocu_cuTexRefDestroy(C.uintptr_t(fn), C.uintptr_t(hTexRef))))
 }
 
-// TexRefGetAddressMode calls cuTexRefGetAddressMode, bound to the driver symbol cuTexRefGetAddressMode; in the API since CUDA 11.8.
+// TexRefGetAddressMode calls cuTexRefGetAddressMode, bound to the driver symbol cuTexRefGetAddressMode; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuTexRefGetAddressMode).
 func TexRefGetAddressMode(pam *CUaddress_mode, hTexRef CUtexref, dim int32) error {
 	fn := proc(399)
@@ -5222,7 +5222,7 @@ func TexRefGetAddressMode(pam *CUaddress_mode, hTexRef CUtexref, dim int32) erro
 	return resultError(CUresult(C.gocu_cuTexRefGetAddressMode(C.uintptr_t(fn), unsafe.Pointer(pam), C.uintptr_t(hTexRef), C.int(dim))))
 }
 
-// TexRefGetAddress calls cuTexRefGetAddress, bound to the driver symbol cuTexRefGetAddress_v2; in the API since CUDA 11.8.
+// TexRefGetAddress calls cuTexRefGetAddress, bound to the driver symbol cuTexRefGetAddress_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuTexRefGetAddress).
 func TexRefGetAddress(pdptr *CUdeviceptr, hTexRef CUtexref) error {
 	fn := proc(400)
@@ -5232,7 +5232,7 @@ func TexRefGetAddress(pdptr *CUdeviceptr, hTexRef CUtexref) error {
 	return resultError(CUresult(C.gocu_cuTexRefGetAddress_v2(C.uintptr_t(fn), unsafe.Pointer(pdptr), C.uintptr_t(hTexRef))))
 }
 
-// TexRefGetArray calls cuTexRefGetArray, bound to the driver symbol cuTexRefGetArray; in the API since CUDA 11.8.
+// TexRefGetArray calls cuTexRefGetArray, bound to the driver symbol cuTexRefGetArray; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuTexRefGetArray).
 func TexRefGetArray(phArray *CUarray, hTexRef CUtexref) error {
 	fn := proc(401)
@@ -5242,7 +5242,7 @@ func TexRefGetArray(phArray *CUarray, hTexRef CUtexref) error {
 	return resultError(CUresult(C.gocu_cuTexRefGetArray(C.uintptr_t(fn), unsafe.Pointer(phArray), C.uintptr_t(hTexRef))))
 }
 
-// TexRefGetBorderColor calls cuTexRefGetBorderColor, bound to the driver symbol cuTexRefGetBorderColor; in the API since CUDA 11.8.
+// TexRefGetBorderColor calls cuTexRefGetBorderColor, bound to the driver symbol cuTexRefGetBorderColor; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuTexRefGetBorderColor).
 func TexRefGetBorderColor(pBorderColor *float32, hTexRef CUtexref) error {
 	fn := proc(402)
@@ -5252,7 +5252,7 @@ func TexRefGetBorderColor(pBorderColor *float32, hTexRef CUtexref) error {
 	return resultError(CUresult(C.gocu_cuTexRefGetBorderColor(C.uintptr_t(fn), unsafe.Pointer(pBorderColor), C.uintptr_t(hTexRef))))
 }
 
-// TexRefGetFilterMode calls cuTexRefGetFilterMode, bound to the driver symbol cuTexRefGetFilterMode; in the API since CUDA 11.8.
+// TexRefGetFilterMode calls cuTexRefGetFilterMode, bound to the driver symbol cuTexRefGetFilterMode; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuTexRefGetFilterMode).
 func TexRefGetFilterMode(pfm *CUfilter_mode, hTexRef CUtexref) error {
 	fn := proc(403)
@@ -5262,7 +5262,7 @@ func TexRefGetFilterMode(pfm *CUfilter_mode, hTexRef CUtexref) error {
 	return resultError(CUresult(C.gocu_cuTexRefGetFilterMode(C.uintptr_t(fn), unsafe.Pointer(pfm), C.uintptr_t(hTexRef))))
 }
 
-// TexRefGetFlags calls cuTexRefGetFlags, bound to the driver symbol cuTexRefGetFlags; in the API since CUDA 11.8.
+// TexRefGetFlags calls cuTexRefGetFlags, bound to the driver symbol cuTexRefGetFlags; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuTexRefGetFlags).
 func TexRefGetFlags(pFlags *uint32, hTexRef CUtexref) error {
 	fn := proc(404)
@@ -5272,7 +5272,7 @@ func TexRefGetFlags(pFlags *uint32, hTexRef CUtexref) error {
 	return resultError(CUresult(C.gocu_cuTexRefGetFlags(C.uintptr_t(fn), unsafe.Pointer(pFlags), C.uintptr_t(hTexRef))))
 }
 
-// TexRefGetFormat calls cuTexRefGetFormat, bound to the driver symbol cuTexRefGetFormat; in the API since CUDA 11.8.
+// TexRefGetFormat calls cuTexRefGetFormat, bound to the driver symbol cuTexRefGetFormat; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuTexRefGetFormat).
 func TexRefGetFormat(pFormat *CUarray_format, pNumChannels *int32, hTexRef CUtexref) error {
 	fn := proc(405)
@@ -5282,7 +5282,7 @@ func TexRefGetFormat(pFormat *CUarray_format, pNumChannels *int32, hTexRef CUtex
 	return resultError(CUresult(C.gocu_cuTexRefGetFormat(C.uintptr_t(fn), unsafe.Pointer(pFormat), unsafe.Pointer(pNumChannels), C.uintptr_t(hTexRef))))
 }
 
-// TexRefGetMaxAnisotropy calls cuTexRefGetMaxAnisotropy, bound to the driver symbol cuTexRefGetMaxAnisotropy; in the API since CUDA 11.8.
+// TexRefGetMaxAnisotropy calls cuTexRefGetMaxAnisotropy, bound to the driver symbol cuTexRefGetMaxAnisotropy; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuTexRefGetMaxAnisotropy).
 func TexRefGetMaxAnisotropy(pmaxAniso *int32, hTexRef CUtexref) error {
 	fn := proc(406)
@@ -5292,7 +5292,7 @@ func TexRefGetMaxAnisotropy(pmaxAniso *int32, hTexRef CUtexref) error {
 	return resultError(CUresult(C.gocu_cuTexRefGetMaxAnisotropy(C.uintptr_t(fn), unsafe.Pointer(pmaxAniso), C.uintptr_t(hTexRef))))
 }
 
-// TexRefGetMipmapFilterMode calls cuTexRefGetMipmapFilterMode, bound to the driver symbol cuTexRefGetMipmapFilterMode; in the API since CUDA 11.8.
+// TexRefGetMipmapFilterMode calls cuTexRefGetMipmapFilterMode, bound to the driver symbol cuTexRefGetMipmapFilterMode; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuTexRefGetMipmapFilterMode).
 func TexRefGetMipmapFilterMode(pfm *CUfilter_mode, hTexRef CUtexref) error {
 	fn := proc(407)
@@ -5302,7 +5302,7 @@ func TexRefGetMipmapFilterMode(pfm *CUfilter_mode, hTexRef CUtexref) error {
 	return resultError(CUresult(C.gocu_cuTexRefGetMipmapFilterMode(C.uintptr_t(fn), unsafe.Pointer(pfm), C.uintptr_t(hTexRef))))
 }
 
-// TexRefGetMipmapLevelBias calls cuTexRefGetMipmapLevelBias, bound to the driver symbol cuTexRefGetMipmapLevelBias; in the API since CUDA 11.8.
+// TexRefGetMipmapLevelBias calls cuTexRefGetMipmapLevelBias, bound to the driver symbol cuTexRefGetMipmapLevelBias; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuTexRefGetMipmapLevelBias).
 func TexRefGetMipmapLevelBias(pbias *float32, hTexRef CUtexref) error {
 	fn := proc(408)
@@ -5312,7 +5312,7 @@ func TexRefGetMipmapLevelBias(pbias *float32, hTexRef CUtexref) error {
 	return resultError(CUresult(C.gocu_cuTexRefGetMipmapLevelBias(C.uintptr_t(fn), unsafe.Pointer(pbias), C.uintptr_t(hTexRef))))
 }
 
-// TexRefGetMipmapLevelClamp calls cuTexRefGetMipmapLevelClamp, bound to the driver symbol cuTexRefGetMipmapLevelClamp; in the API since CUDA 11.8.
+// TexRefGetMipmapLevelClamp calls cuTexRefGetMipmapLevelClamp, bound to the driver symbol cuTexRefGetMipmapLevelClamp; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuTexRefGetMipmapLevelClamp).
 func TexRefGetMipmapLevelClamp(pminMipmapLevelClamp *float32, pmaxMipmapLevelClamp *float32, hTexRef CUtexref) error {
 	fn := proc(409)
@@ -5322,7 +5322,7 @@ func TexRefGetMipmapLevelClamp(pminMipmapLevelClamp *float32, pmaxMipmapLevelCla
 	return resultError(CUresult(C.gocu_cuTexRefGetMipmapLevelClamp(C.uintptr_t(fn), unsafe.Pointer(pminMipmapLevelClamp), unsafe.Pointer(pmaxMipmapLevelClamp), C.uintptr_t(hTexRef))))
 }
 
-// TexRefGetMipmappedArray calls cuTexRefGetMipmappedArray, bound to the driver symbol cuTexRefGetMipmappedArray; in the API since CUDA 11.8.
+// TexRefGetMipmappedArray calls cuTexRefGetMipmappedArray, bound to the driver symbol cuTexRefGetMipmappedArray; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuTexRefGetMipmappedArray).
 func TexRefGetMipmappedArray(phMipmappedArray *CUmipmappedArray, hTexRef CUtexref) error {
 	fn := proc(410)
@@ -5332,7 +5332,7 @@ func TexRefGetMipmappedArray(phMipmappedArray *CUmipmappedArray, hTexRef CUtexre
 	return resultError(CUresult(C.gocu_cuTexRefGetMipmappedArray(C.uintptr_t(fn), unsafe.Pointer(phMipmappedArray), C.uintptr_t(hTexRef))))
 }
 
-// TexRefSetAddress2D calls cuTexRefSetAddress2D, bound to the driver symbol cuTexRefSetAddress2D_v3; in the API since CUDA 11.8.
+// TexRefSetAddress2D calls cuTexRefSetAddress2D, bound to the driver symbol cuTexRefSetAddress2D_v3; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuTexRefSetAddress2D).
 func TexRefSetAddress2D(hTexRef CUtexref, desc *CUDA_ARRAY_DESCRIPTOR, dptr CUdeviceptr, Pitch uint64) error {
 	fn := proc(411)
@@ -5342,7 +5342,7 @@ func TexRefSetAddress2D(hTexRef CUtexref, desc *CUDA_ARRAY_DESCRIPTOR, dptr CUde
 	return resultError(CUresult(C.gocu_cuTexRefSetAddress2D_v3(C.uintptr_t(fn), C.uintptr_t(hTexRef), unsafe.Pointer(desc), C.ulonglong(dptr), C.ulong(Pitch))))
 }
 
-// TexRefSetAddressMode calls cuTexRefSetAddressMode, bound to the driver symbol cuTexRefSetAddressMode; in the API since CUDA 11.8.
+// TexRefSetAddressMode calls cuTexRefSetAddressMode, bound to the driver symbol cuTexRefSetAddressMode; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuTexRefSetAddressMode).
 func TexRefSetAddressMode(hTexRef CUtexref, dim int32, am CUaddress_mode) error {
 	fn := proc(412)
@@ -5352,7 +5352,7 @@ func TexRefSetAddressMode(hTexRef CUtexref, dim int32, am CUaddress_mode) error 
 	return resultError(CUresult(C.gocu_cuTexRefSetAddressMode(C.uintptr_t(fn), C.uintptr_t(hTexRef), C.int(dim), C.int(am))))
 }
 
-// TexRefSetAddress calls cuTexRefSetAddress, bound to the driver symbol cuTexRefSetAddress_v2; in the API since CUDA 11.8.
+// TexRefSetAddress calls cuTexRefSetAddress, bound to the driver symbol cuTexRefSetAddress_v2; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuTexRefSetAddress).
 func TexRefSetAddress(ByteOffset *uint64, hTexRef CUtexref, dptr CUdeviceptr, bytes uint64) error {
 	fn := proc(413)
@@ -5362,7 +5362,7 @@ func TexRefSetAddress(ByteOffset *uint64, hTexRef CUtexref, dptr CUdeviceptr, by
 	return resultError(CUresult(C.gocu_cuTexRefSetAddress_v2(C.uintptr_t(fn), unsafe.Pointer(ByteOffset), C.uintptr_t(hTexRef), C.ulonglong(dptr), C.ulong(bytes))))
 }
 
-// TexRefSetArray calls cuTexRefSetArray, bound to the driver symbol cuTexRefSetArray; in the API since CUDA 11.8.
+// TexRefSetArray calls cuTexRefSetArray, bound to the driver symbol cuTexRefSetArray; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuTexRefSetArray).
 func TexRefSetArray(hTexRef CUtexref, hArray CUarray, Flags uint32) error {
 	fn := proc(414)
@@ -5372,7 +5372,7 @@ func TexRefSetArray(hTexRef CUtexref, hArray CUarray, Flags uint32) error {
 	return resultError(CUresult(C.gocu_cuTexRefSetArray(C.uintptr_t(fn), C.uintptr_t(hTexRef), C.uintptr_t(hArray), C.uint(Flags))))
 }
 
-// TexRefSetBorderColor calls cuTexRefSetBorderColor, bound to the driver symbol cuTexRefSetBorderColor; in the API since CUDA 11.8.
+// TexRefSetBorderColor calls cuTexRefSetBorderColor, bound to the driver symbol cuTexRefSetBorderColor; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuTexRefSetBorderColor).
 func TexRefSetBorderColor(hTexRef CUtexref, pBorderColor *float32) error {
 	fn := proc(415)
@@ -5382,7 +5382,7 @@ func TexRefSetBorderColor(hTexRef CUtexref, pBorderColor *float32) error {
 	return resultError(CUresult(C.gocu_cuTexRefSetBorderColor(C.uintptr_t(fn), C.uintptr_t(hTexRef), unsafe.Pointer(pBorderColor))))
 }
 
-// TexRefSetFilterMode calls cuTexRefSetFilterMode, bound to the driver symbol cuTexRefSetFilterMode; in the API since CUDA 11.8.
+// TexRefSetFilterMode calls cuTexRefSetFilterMode, bound to the driver symbol cuTexRefSetFilterMode; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuTexRefSetFilterMode).
 func TexRefSetFilterMode(hTexRef CUtexref, fm CUfilter_mode) error {
 	fn := proc(416)
@@ -5392,7 +5392,7 @@ func TexRefSetFilterMode(hTexRef CUtexref, fm CUfilter_mode) error {
 	return resultError(CUresult(C.gocu_cuTexRefSetFilterMode(C.uintptr_t(fn), C.uintptr_t(hTexRef), C.int(fm))))
 }
 
-// TexRefSetFlags calls cuTexRefSetFlags, bound to the driver symbol cuTexRefSetFlags; in the API since CUDA 11.8.
+// TexRefSetFlags calls cuTexRefSetFlags, bound to the driver symbol cuTexRefSetFlags; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuTexRefSetFlags).
 func TexRefSetFlags(hTexRef CUtexref, Flags uint32) error {
 	fn := proc(417)
@@ -5402,7 +5402,7 @@ func TexRefSetFlags(hTexRef CUtexref, Flags uint32) error {
 	return resultError(CUresult(C.gocu_cuTexRefSetFlags(C.uintptr_t(fn), C.uintptr_t(hTexRef), C.uint(Flags))))
 }
 
-// TexRefSetFormat calls cuTexRefSetFormat, bound to the driver symbol cuTexRefSetFormat; in the API since CUDA 11.8.
+// TexRefSetFormat calls cuTexRefSetFormat, bound to the driver symbol cuTexRefSetFormat; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuTexRefSetFormat).
 func TexRefSetFormat(hTexRef CUtexref, fmt CUarray_format, NumPackedComponents int32) error {
 	fn := proc(418)
@@ -5412,7 +5412,7 @@ func TexRefSetFormat(hTexRef CUtexref, fmt CUarray_format, NumPackedComponents i
 	return resultError(CUresult(C.gocu_cuTexRefSetFormat(C.uintptr_t(fn), C.uintptr_t(hTexRef), C.int(fmt), C.int(NumPackedComponents))))
 }
 
-// TexRefSetMaxAnisotropy calls cuTexRefSetMaxAnisotropy, bound to the driver symbol cuTexRefSetMaxAnisotropy; in the API since CUDA 11.8.
+// TexRefSetMaxAnisotropy calls cuTexRefSetMaxAnisotropy, bound to the driver symbol cuTexRefSetMaxAnisotropy; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuTexRefSetMaxAnisotropy).
 func TexRefSetMaxAnisotropy(hTexRef CUtexref, maxAniso uint32) error {
 	fn := proc(419)
@@ -5422,7 +5422,7 @@ func TexRefSetMaxAnisotropy(hTexRef CUtexref, maxAniso uint32) error {
 	return resultError(CUresult(C.gocu_cuTexRefSetMaxAnisotropy(C.uintptr_t(fn), C.uintptr_t(hTexRef), C.uint(maxAniso))))
 }
 
-// TexRefSetMipmapFilterMode calls cuTexRefSetMipmapFilterMode, bound to the driver symbol cuTexRefSetMipmapFilterMode; in the API since CUDA 11.8.
+// TexRefSetMipmapFilterMode calls cuTexRefSetMipmapFilterMode, bound to the driver symbol cuTexRefSetMipmapFilterMode; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuTexRefSetMipmapFilterMode).
 func TexRefSetMipmapFilterMode(hTexRef CUtexref, fm CUfilter_mode) error {
 	fn := proc(420)
@@ -5432,7 +5432,7 @@ func TexRefSetMipmapFilterMode(hTexRef CUtexref, fm CUfilter_mode) error {
 	return resultError(CUresult(C.gocu_cuTexRefSetMipmapFilterMode(C.uintptr_t(fn), C.uintptr_t(hTexRef), C.int(fm))))
 }
 
-// TexRefSetMipmapLevelBias calls cuTexRefSetMipmapLevelBias, bound to the driver symbol cuTexRefSetMipmapLevelBias; in the API since CUDA 11.8.
+// TexRefSetMipmapLevelBias calls cuTexRefSetMipmapLevelBias, bound to the driver symbol cuTexRefSetMipmapLevelBias; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuTexRefSetMipmapLevelBias).
 func TexRefSetMipmapLevelBias(hTexRef CUtexref, bias float32) error {
 	fn := proc(421)
@@ -5442,7 +5442,7 @@ func TexRefSetMipmapLevelBias(hTexRef CUtexref, bias float32) error {
 	return resultError(CUresult(C.gocu_cuTexRefSetMipmapLevelBias(C.uintptr_t(fn), C.uintptr_t(hTexRef), C.float(bias))))
 }
 
-// TexRefSetMipmapLevelClamp calls cuTexRefSetMipmapLevelClamp, bound to the driver symbol cuTexRefSetMipmapLevelClamp; in the API since CUDA 11.8.
+// TexRefSetMipmapLevelClamp calls cuTexRefSetMipmapLevelClamp, bound to the driver symbol cuTexRefSetMipmapLevelClamp; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuTexRefSetMipmapLevelClamp).
 func TexRefSetMipmapLevelClamp(hTexRef CUtexref, minMipmapLevelClamp float32, maxMipmapLevelClamp float32) error {
 	fn := proc(422)
@@ -5452,7 +5452,7 @@ func TexRefSetMipmapLevelClamp(hTexRef CUtexref, minMipmapLevelClamp float32, ma
 	return resultError(CUresult(C.gocu_cuTexRefSetMipmapLevelClamp(C.uintptr_t(fn), C.uintptr_t(hTexRef), C.float(minMipmapLevelClamp), C.float(maxMipmapLevelClamp))))
 }
 
-// TexRefSetMipmappedArray calls cuTexRefSetMipmappedArray, bound to the driver symbol cuTexRefSetMipmappedArray; in the API since CUDA 11.8.
+// TexRefSetMipmappedArray calls cuTexRefSetMipmappedArray, bound to the driver symbol cuTexRefSetMipmappedArray; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuTexRefSetMipmappedArray).
 func TexRefSetMipmappedArray(hTexRef CUtexref, hMipmappedArray CUmipmappedArray, Flags uint32) error {
 	fn := proc(423)
@@ -5462,7 +5462,7 @@ func TexRefSetMipmappedArray(hTexRef CUtexref, hMipmappedArray CUmipmappedArray,
 	return resultError(CUresult(C.gocu_cuTexRefSetMipmappedArray(C.uintptr_t(fn), C.uintptr_t(hTexRef), C.uintptr_t(hMipmappedArray), C.uint(Flags))))
 }
 
-// ThreadExchangeStreamCaptureMode calls cuThreadExchangeStreamCaptureMode, bound to the driver symbol cuThreadExchangeStreamCaptureMode; in the API since CUDA 11.8.
+// ThreadExchangeStreamCaptureMode calls cuThreadExchangeStreamCaptureMode, bound to the driver symbol cuThreadExchangeStreamCaptureMode; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuThreadExchangeStreamCaptureMode).
 func ThreadExchangeStreamCaptureMode(mode *CUstreamCaptureMode) error {
 	fn := proc(424)
@@ -5472,7 +5472,7 @@ func ThreadExchangeStreamCaptureMode(mode *CUstreamCaptureMode) error {
 	return resultError(CUresult(C.gocu_cuThreadExchangeStreamCaptureMode(C.uintptr_t(fn), unsafe.Pointer(mode))))
 }
 
-// UserObjectCreate calls cuUserObjectCreate, bound to the driver symbol cuUserObjectCreate; in the API since CUDA 11.8.
+// UserObjectCreate calls cuUserObjectCreate, bound to the driver symbol cuUserObjectCreate; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuUserObjectCreate).
 func UserObjectCreate(object_out *CUuserObject, ptr unsafe.Pointer, destroy CUhostFn, initialRefcount uint32, flags uint32) error {
 	fn := proc(425)
@@ -5482,7 +5482,7 @@ func UserObjectCreate(object_out *CUuserObject, ptr unsafe.Pointer, destroy CUho
 	return resultError(CUresult(C.gocu_cuUserObjectCreate(C.uintptr_t(fn), unsafe.Pointer(object_out), unsafe.Pointer(ptr), C.uintptr_t(destroy), C.uint(initialRefcount), C.uint(flags))))
 }
 
-// UserObjectRelease calls cuUserObjectRelease, bound to the driver symbol cuUserObjectRelease; in the API since CUDA 11.8.
+// UserObjectRelease calls cuUserObjectRelease, bound to the driver symbol cuUserObjectRelease; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuUserObjectRelease).
 func UserObjectRelease(object CUuserObject, count uint32) error {
 	fn := proc(426)
@@ -5492,7 +5492,7 @@ func UserObjectRelease(object CUuserObject, count uint32) error {
 	return resultError(CUresult(C.gocu_cuUserObjectRelease(C.uintptr_t(fn), C.uintptr_t(object), C.uint(count))))
 }
 
-// UserObjectRetain calls cuUserObjectRetain, bound to the driver symbol cuUserObjectRetain; in the API since CUDA 11.8.
+// UserObjectRetain calls cuUserObjectRetain, bound to the driver symbol cuUserObjectRetain; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuUserObjectRetain).
 func UserObjectRetain(object CUuserObject, count uint32) error {
 	fn := proc(427)
@@ -5502,7 +5502,7 @@ func UserObjectRetain(object CUuserObject, count uint32) error {
 	return resultError(CUresult(C.gocu_cuUserObjectRetain(C.uintptr_t(fn), C.uintptr_t(object), C.uint(count))))
 }
 
-// WaitExternalSemaphoresAsync calls cuWaitExternalSemaphoresAsync, bound to the driver symbol cuWaitExternalSemaphoresAsync; in the API since CUDA 11.8.
+// WaitExternalSemaphoresAsync calls cuWaitExternalSemaphoresAsync, bound to the driver symbol cuWaitExternalSemaphoresAsync; present since CUDA 11.8 (the oldest version of the matrix) or earlier.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuWaitExternalSemaphoresAsync).
 func WaitExternalSemaphoresAsync(extSemArray *CUexternalSemaphore, paramsArray *CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS, numExtSems uint32, stream CUstream) error {
 	fn := proc(428)

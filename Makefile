@@ -1,0 +1,57 @@
+# The one place that knows the project's command lines; README and .ci/run call these targets.
+
+GO          ?= go
+STATICCHECK ?= $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
+# Build tags of the CUDA version matrix, read from the manifest.
+TAGS        := $(shell sed -n 's/.*"tag": *"\(cuda[0-9]*\)".*/\1/p' headers/versions.json)
+# Where GPU test binaries are built, to be carried to the GPU machine.
+GPU_BIN     ?= .gpu
+
+.PHONY: all headers generate check-generated fmt vet staticcheck unit test test-race gpu-bin clean-headers
+
+all: generate test
+
+## headers: fetch and verify every header of the matrix into the cache (Debian packages; a toolkit at $CUDA_HOME)
+headers:
+	$(GO) run ./headers/fetch
+
+## generate: fetch headers, then regenerate generated/cu for every version whose header is cached
+generate: headers
+	$(GO) run ./gen -all
+
+## check-generated: regenerate in memory and fail on any difference from what is committed
+check-generated: headers
+	$(GO) run ./gen -all -check
+
+fmt:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "not gofmt-clean:"; echo "$$out"; exit 1; fi
+
+## vet: go vet for every version tag (and no tag)
+vet:
+	$(GO) vet ./...
+	@set -e; for t in $(TAGS); do echo "go vet -tags $$t ./..."; $(GO) vet -tags $$t ./...; done
+
+staticcheck:
+	@set -e; for t in $(TAGS); do echo "staticcheck -tags $$t ./..."; $(STATICCHECK) -tags $$t ./...; done
+
+## unit: all tests, for every version tag (GPU tests skip without a driver, saying why)
+unit:
+	$(GO) test ./...
+	@set -e; for t in $(TAGS); do echo "go test -tags $$t ./generated/... ./cuda/..."; $(GO) test -tags $$t ./generated/... ./cuda/...; done
+
+test-race:
+	$(GO) test -race ./cuda/...
+
+## test: everything CI runs: format, vet and staticcheck per tag, tests per tag, race tests, regenerate-and-diff
+test: fmt vet staticcheck unit test-race check-generated
+
+## gpu-bin: build test binaries for the GPU machine into $(GPU_BIN)/ (ignored by git, carried by the device tool)
+gpu-bin:
+	mkdir -p $(GPU_BIN)
+	@set -e; for t in $(TAGS); do \
+		$(GO) test -c -tags $$t -o $(GPU_BIN)/cu.$$t.test ./generated/cu; \
+		$(GO) build -tags $$t -o $(GPU_BIN)/smoke.$$t ./cmd/cusmoke; \
+		if [ -d cuda ]; then $(GO) test -c -race -tags $$t -o $(GPU_BIN)/cuda.$$t.race.test ./cuda; $(GO) test -c -tags $$t -o $(GPU_BIN)/cuda.$$t.test ./cuda; fi; \
+	done
+	$(GO) build -o $(GPU_BIN)/gen ./gen
+	$(GO) build -o $(GPU_BIN)/fetch ./headers/fetch

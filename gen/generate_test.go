@@ -1,0 +1,135 @@
+package main
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"testing"
+
+	"github.com/gocuda/gocuda/internal/manifest"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/small.golden from the generator's output")
+
+// smallManifest is a one-version matrix for testdata/small.h.
+func smallManifest() (*manifest.Manifest, manifest.Version) {
+	v := manifest.Version{Version: "12.4", Tag: "cuda12040", SHA256: "0000000000000000000000000000000000000000000000000000000000000000",
+		Source: manifest.Source{Kind: manifest.SourceToolkit, Path: "include/cuda.h"}}
+	return &manifest.Manifest{Default: "12.4", Versions: []manifest.Version{v}}, v
+}
+
+func generateSmall(t *testing.T) Output {
+	t.Helper()
+	src, err := os.ReadFile("testdata/small.h")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mod, err := Model(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, v := smallManifest()
+	out, err := Generate(m, v, v.SHA256, mod, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func TestGolden(t *testing.T) {
+	out := generateSmall(t)
+	dir := filepath.Join("testdata", "small.golden")
+	if *update {
+		if err := os.RemoveAll(dir); err != nil {
+			t.Fatal(err)
+		}
+		if err := writeOutputs(dir, map[string]Output{"cuda12040": out}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := checkOutputs(dir, map[string]Output{"cuda12040": out}); err != nil {
+		t.Fatalf("%v\n(run go test ./gen -run TestGolden -update after checking the change)", err)
+	}
+}
+
+func TestDeterministic(t *testing.T) {
+	a, b := generateSmall(t), generateSmall(t)
+	if len(a) != len(b) || len(a) == 0 {
+		t.Fatalf("%d files, then %d", len(a), len(b))
+	}
+	for name := range a {
+		if !bytes.Equal(a[name], b[name]) {
+			t.Errorf("%s differs between two runs", name)
+		}
+	}
+}
+
+// TestGeneratedCompiles builds and vets the output for the small header
+// together with package cu's handwritten files, as a package of its own.
+func TestGeneratedCompiles(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a package: skipped in -short mode")
+	}
+	dir := t.TempDir()
+	out := generateSmall(t)
+	files := map[string][]byte{"go.mod": []byte("module smallcu\n\ngo 1.25\n")}
+	for name, data := range out {
+		files[name] = data
+	}
+	for _, name := range []string{"loader.go", "errors.go", "layout_test.go"} {
+		data, err := os.ReadFile(filepath.Join("..", "generated", "cu", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[name] = data
+	}
+	for name, data := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, args := range [][]string{{"vet", "."}, {"test", "-run", "TestRecordLayouts", "."}} {
+		cmd := exec.Command("go", args...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off")
+		if b, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("go %v: %v\n%s", args, err, b)
+		}
+	}
+}
+
+func TestBuildConstraintsExclusive(t *testing.T) {
+	m, err := manifest.Load(filepath.Join("..", "headers", "versions.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tags []string
+	for _, v := range m.Versions {
+		tags = append(tags, v.Tag)
+	}
+	sort.Strings(tags)
+	// Every subset of the matrix's tags selects exactly one version.
+	for mask := 0; mask < 1<<len(tags); mask++ {
+		set := map[string]bool{}
+		for i, tag := range tags {
+			if mask&(1<<i) != 0 {
+				set[tag] = true
+			}
+		}
+		var chosen []string
+		for _, v := range m.Versions {
+			if evalConstraint(buildConstraint(m, v), set) {
+				chosen = append(chosen, v.Version)
+			}
+		}
+		if len(chosen) != 1 {
+			t.Errorf("tags %v select %v, want exactly one version", set, chosen)
+		}
+		if mask == 0 && (len(chosen) != 1 || chosen[0] != m.Default) {
+			t.Errorf("no tag selects %v, want the default %s", chosen, m.Default)
+		}
+	}
+}

@@ -1,0 +1,155 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/gocuda/gocuda/internal/manifest"
+)
+
+// TestLayoutAgainstGCC compiles C against each cached real cuda.h with gcc
+// and compares the size of every record, and the offset of every field
+// (nested anonymous members included), with the model; the generated
+// package's own test holds the Go types to the model.
+func TestLayoutAgainstGCC(t *testing.T) {
+	gcc, err := exec.LookPath("gcc")
+	if err != nil {
+		t.Skip("gcc not found")
+	}
+	m, err := manifest.Load(filepath.Join("..", "headers", "versions.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked := 0
+	for _, v := range m.Versions {
+		t.Run(v.Version, func(t *testing.T) {
+			src, _, err := v.ReadHeader()
+			if errors.Is(err, manifest.ErrNotCached) {
+				t.Skipf("CUDA %s header not cached (make headers): %v", v.Version, err)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			mod, err := Model(src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := cLayoutWant(mod)
+			got := gccLayout(t, gcc, src, mod)
+			for key, w := range want {
+				if g, ok := got[key]; !ok {
+					t.Errorf("%s: gcc gave nothing", key)
+				} else if g != w {
+					t.Errorf("%s: gcc %d, model %d", key, g, w)
+				}
+			}
+			if len(want) < 100 {
+				t.Fatalf("only %d layout facts checked", len(want))
+			}
+			checked++
+			t.Logf("CUDA %s: %d sizes and offsets agree with gcc", v.Version, len(want))
+		})
+	}
+	if checked == 0 {
+		t.Skip("no real header cached")
+	}
+}
+
+// layoutProbe is one sizeof or offsetof expression and the model's value.
+type layoutProbe struct {
+	key, expr string
+	want      int64
+}
+
+func layoutProbes(mod *Module) []layoutProbe {
+	recs := map[string]*Record{}
+	for i := range mod.Records {
+		recs[mod.Records[i].Name] = &mod.Records[i]
+	}
+	var probes []layoutProbe
+	var walk func(top string, r *Record, path string, base int64)
+	walk = func(top string, r *Record, path string, base int64) {
+		for _, f := range r.Fields {
+			p := f.Name
+			if path != "" {
+				p = path + "." + f.Name
+			}
+			if f.Anonymous {
+				// C names its members through the parent.
+				walk(top, recs[f.Type.Name], path, base+f.Offset)
+				continue
+			}
+			probes = append(probes, layoutProbe{top + "." + p, fmt.Sprintf("offsetof(%s, %s)", top, p), base + f.Offset})
+			if f.Type.Kind == Named {
+				if sub, ok := recs[f.Type.Name]; ok && sub.CName == "" {
+					walk(top, sub, p, base+f.Offset)
+				}
+			}
+		}
+	}
+	for i := range mod.Records {
+		r := &mod.Records[i]
+		if r.CName == "" {
+			continue
+		}
+		probes = append(probes,
+			layoutProbe{"sizeof " + r.CName, "sizeof(" + r.CName + ")", r.Size},
+			layoutProbe{"alignof " + r.CName, "_Alignof(" + r.CName + ")", int64(r.Align)})
+		walk(r.CName, r, "", 0)
+	}
+	return probes
+}
+
+func cLayoutWant(mod *Module) map[string]int64 {
+	want := map[string]int64{}
+	for _, p := range layoutProbes(mod) {
+		want[p.key] = p.want
+	}
+	return want
+}
+
+func gccLayout(t *testing.T, gcc string, header []byte, mod *Module) map[string]int64 {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "cuda.h"), header, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var c bytes.Buffer
+	c.WriteString("#include <stddef.h>\n#include <stdio.h>\n#include \"cuda.h\"\nint main(void) {\n")
+	for _, p := range layoutProbes(mod) {
+		fmt.Fprintf(&c, "\tprintf(\"%%s=%%zu\\n\", %q, (size_t)(%s));\n", p.key, p.expr)
+	}
+	c.WriteString("\treturn 0;\n}\n")
+	if err := os.WriteFile(filepath.Join(dir, "layout.c"), c.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	exe := filepath.Join(dir, "layout")
+	if out, err := exec.Command(gcc, "-o", exe, filepath.Join(dir, "layout.c")).CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, out)
+	}
+	out, err := exec.Command(exe).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]int64{}
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		key, val, ok := strings.Cut(sc.Text(), "=")
+		if !ok {
+			continue
+		}
+		n, err := strconv.ParseInt(val, 10, 64)
+		if err != nil {
+			t.Fatalf("bad line %q", sc.Text())
+		}
+		got[key] = n
+	}
+	return got
+}
