@@ -1,0 +1,160 @@
+// Command gobench runs bench/c/bench.c's operations from Go, through the raw
+// package cu (-impl raw) or through package cuda (-impl cuda), and prints
+// lines in the same format.
+//
+//	go run ./bench/gobench -impl raw bench/kernels/empty.ptx
+package main
+
+/*
+#include <stdint.h>
+#include <stdlib.h>
+*/
+import "C"
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"runtime"
+	"time"
+	"unsafe"
+
+	"github.com/gocuda/gocuda/generated/cu"
+)
+
+func must(what string, err error) {
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "gobench: %s: %v\n", what, err)
+		os.Exit(1)
+	}
+}
+
+var impl = flag.String("impl", "raw", "raw (package cu) or cuda (package cuda)")
+
+func report(op string, v float64, unit string) {
+	fmt.Printf("RESULT impl=go-%s op=%s value=%.3f unit=%s\n", *impl, op, v, unit)
+}
+
+func timed(op string, n int, body func(n int)) {
+	t := time.Now()
+	body(n)
+	report(op, float64(time.Since(t).Nanoseconds())/float64(n), "ns/op")
+}
+
+func main() {
+	flag.Parse()
+	if flag.NArg() != 1 {
+		fmt.Fprintln(os.Stderr, "usage: gobench [-impl raw|cuda] empty.ptx")
+		os.Exit(2)
+	}
+	ptx, err := os.ReadFile(flag.Arg(0))
+	must("read PTX", err)
+	switch *impl {
+	case "raw":
+		runRaw(append(ptx, 0))
+	case "cuda":
+		runCuda(append(ptx, 0))
+	default:
+		must("flag -impl", fmt.Errorf("unknown %q", *impl))
+	}
+}
+
+// kernelArgs holds n zeroed 64-bit arguments and the pointer array the
+// driver reads them through, in C memory as cgo's rules require.
+func kernelArgs(n int) unsafe.Pointer {
+	args := (*[16]uint64)(C.calloc(16, 8))
+	params := (*[16]unsafe.Pointer)(C.calloc(16, 8))
+	for i := 0; i < n; i++ {
+		params[i] = unsafe.Pointer(&args[i])
+	}
+	return unsafe.Pointer(params)
+}
+
+func runRaw(ptx []byte) {
+	// The raw layer binds no context itself: stay on one thread.
+	runtime.LockOSThread()
+	var dev cu.CUdevice
+	var ctx, cur cu.CUcontext
+	var s cu.CUstream
+	var ev cu.CUevent
+	var mod cu.CUmodule
+	var k1, k16 cu.CUfunction
+	must("cuInit", cu.Init(0))
+	must("cuDeviceGet", cu.DeviceGet(&dev, 0))
+	must("cuDevicePrimaryCtxRetain", cu.DevicePrimaryCtxRetain(&ctx, dev))
+	must("cuCtxSetCurrent", cu.CtxSetCurrent(ctx))
+	must("cuStreamCreate", cu.StreamCreate(&s, uint32(cu.CU_STREAM_NON_BLOCKING)))
+	must("cuEventCreate", cu.EventCreate(&ev, uint32(cu.CU_EVENT_DISABLE_TIMING)))
+	cptx := C.CBytes(ptx)
+	must("cuModuleLoadData", cu.ModuleLoadData(&mod, cptx))
+	n1, n16 := C.CString("empty1"), C.CString("empty16")
+	must("cuModuleGetFunction", cu.ModuleGetFunction(&k1, mod, (*byte)(unsafe.Pointer(n1))))
+	must("cuModuleGetFunction", cu.ModuleGetFunction(&k16, mod, (*byte)(unsafe.Pointer(n16))))
+
+	timed("ctx_get_current", 1000000, func(n int) {
+		for i := 0; i < n; i++ {
+			must("cuCtxGetCurrent", cu.CtxGetCurrent(&cur))
+		}
+	})
+	timed("event_record", 200000, func(n int) {
+		for i := 0; i < n; i++ {
+			must("cuEventRecord", cu.EventRecord(ev, s))
+		}
+	})
+	must("cuStreamSynchronize", cu.StreamSynchronize(s))
+	timed("event_query", 200000, func(n int) {
+		for i := 0; i < n; i++ {
+			must("cuEventQuery", cu.EventQuery(ev))
+		}
+	})
+	params := (*unsafe.Pointer)(kernelArgs(16))
+	launch := func(k cu.CUfunction) func(int) {
+		return func(n int) {
+			for i := 0; i < n; i++ {
+				must("cuLaunchKernel", cu.LaunchKernel(k, 1, 1, 1, 1, 1, 1, 0, s, params, nil))
+			}
+			must("cuStreamSynchronize", cu.StreamSynchronize(s))
+		}
+	}
+	timed("launch_1arg", 100000, launch(k1))
+	timed("launch_16arg", 100000, launch(k16))
+	timed("launch_sync", 20000, func(n int) {
+		for i := 0; i < n; i++ {
+			must("cuLaunchKernel", cu.LaunchKernel(k1, 1, 1, 1, 1, 1, 1, 0, s, params, nil))
+			must("cuStreamSynchronize", cu.StreamSynchronize(s))
+		}
+	})
+	timed("stream_create_destroy", 20000, func(n int) {
+		for i := 0; i < n; i++ {
+			var x cu.CUstream
+			must("cuStreamCreate", cu.StreamCreate(&x, uint32(cu.CU_STREAM_NON_BLOCKING)))
+			must("cuStreamDestroy", cu.StreamDestroy(x))
+		}
+	})
+	timed("alloc_free_1mib", 2000, func(n int) {
+		for i := 0; i < n; i++ {
+			var p cu.CUdeviceptr
+			must("cuMemAlloc", cu.MemAlloc(&p, 1<<20))
+			must("cuMemFree", cu.MemFree(p))
+		}
+	})
+	const size = 64 << 20
+	var host unsafe.Pointer
+	var dptr cu.CUdeviceptr
+	must("cuMemAllocHost", cu.MemAllocHost(&host, size))
+	must("cuMemAlloc", cu.MemAlloc(&dptr, size))
+	clear(unsafe.Slice((*byte)(host), size))
+	copies := func(op string, copy func() error) {
+		const n = 50
+		must(op, copy())
+		must("cuStreamSynchronize", cu.StreamSynchronize(s))
+		t := time.Now()
+		for i := 0; i < n; i++ {
+			must(op, copy())
+		}
+		must("cuStreamSynchronize", cu.StreamSynchronize(s))
+		report(op, float64(size*n)/float64(time.Since(t).Nanoseconds()), "GB/s")
+	}
+	copies("h2d_64mib", func() error { return cu.MemcpyHtoDAsync(dptr, host, size, s) })
+	copies("d2h_64mib", func() error { return cu.MemcpyDtoHAsync(host, dptr, size, s) })
+}

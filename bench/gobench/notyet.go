@@ -1,0 +1,5 @@
+package main
+
+import "errors"
+
+var errNotYet = errors.New("not written yet")

@@ -1,0 +1,110 @@
+// Command report reads the RESULT lines of bench/run.sh and prints, per
+// operation, the median and spread of each implementation and the ratios
+// the project tracks.
+//
+//	go run ./bench/report < results.txt
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+var (
+	impls = []string{"c", "go-raw", "go-cuda", "python"}
+	ops   = []string{"ctx_get_current", "event_record", "event_query", "launch_1arg", "launch_16arg",
+		"launch_sync", "stream_create_destroy", "alloc_free_1mib", "h2d_64mib", "d2h_64mib"}
+)
+
+type key struct{ impl, op string }
+
+func main() {
+	samples := map[key][]float64{}
+	units := map[string]string{}
+	sc := bufio.NewScanner(os.Stdin)
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.HasPrefix(line, "# ") {
+			fmt.Println(line)
+		}
+		if !strings.HasPrefix(line, "RESULT ") {
+			continue
+		}
+		f := map[string]string{}
+		for _, kv := range strings.Fields(line)[1:] {
+			if k, v, ok := strings.Cut(kv, "="); ok {
+				f[k] = v
+			}
+		}
+		v, err := strconv.ParseFloat(f["value"], 64)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "report: bad line %q\n", line)
+			os.Exit(1)
+		}
+		samples[key{f["impl"], f["op"]}] = append(samples[key{f["impl"], f["op"]}], v)
+		units[f["op"]] = f["unit"]
+	}
+	fmt.Println()
+	fmt.Println("| operation | unit | C | Go raw | Go cuda/ | Python | Go raw / C | cuda/ / raw | Python / Go raw | raw − C | cuda/ − raw |")
+	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|")
+	for _, op := range ops {
+		row := []string{op, units[op]}
+		med := map[string]float64{}
+		for _, impl := range impls {
+			s := samples[key{impl, op}]
+			if len(s) == 0 {
+				row = append(row, "–")
+				continue
+			}
+			m, lo, hi := stats(s)
+			med[impl] = m
+			row = append(row, fmt.Sprintf("%s (%s–%s, n=%d)", num(m), num(lo), num(hi), len(s)))
+		}
+		// Ratios read as "how many times the cost": for bandwidth, invert.
+		ratio := func(a, b string) string {
+			x, y := med[a], med[b]
+			if x == 0 || y == 0 {
+				return "–"
+			}
+			if units[op] == "GB/s" {
+				x, y = 1/x, 1/y
+			}
+			return fmt.Sprintf("%.2f", x/y)
+		}
+		diff := func(a, b string) string {
+			if med[a] == 0 || med[b] == 0 || units[op] != "ns/op" {
+				return "–"
+			}
+			return fmt.Sprintf("%+.0f ns", med[a]-med[b])
+		}
+		row = append(row, ratio("go-raw", "c"), ratio("go-cuda", "go-raw"), ratio("python", "go-raw"), diff("go-raw", "c"), diff("go-cuda", "go-raw"))
+		fmt.Println("| " + strings.Join(row, " | ") + " |")
+	}
+	fmt.Println()
+	fmt.Println("Cells: median (min–max, number of runs). Ratios compare medians as cost (time per operation; for GB/s, its inverse): below 1 means cheaper than the reference.")
+}
+
+func stats(s []float64) (median, lo, hi float64) {
+	c := append([]float64(nil), s...)
+	sort.Float64s(c)
+	n := len(c)
+	median = c[n/2]
+	if n%2 == 0 {
+		median = (c[n/2-1] + c[n/2]) / 2
+	}
+	return median, c[0], c[n-1]
+}
+
+func num(v float64) string {
+	switch {
+	case v >= 100:
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	case v >= 10:
+		return strconv.FormatFloat(v, 'f', 1, 64)
+	}
+	return strconv.FormatFloat(v, 'f', 2, 64)
+}
