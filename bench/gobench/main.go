@@ -12,6 +12,7 @@ package main
 import "C"
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -28,6 +29,8 @@ func must(what string, err error) {
 		os.Exit(1)
 	}
 }
+
+var errNotDone = errors.New("event not done after synchronize")
 
 var impl = flag.String("impl", "raw", "raw (package cu) or cuda (package cuda)")
 

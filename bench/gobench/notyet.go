@@ -1,5 +1,0 @@
-package main
-
-import "errors"
-
-var errNotYet = errors.New("not written yet")

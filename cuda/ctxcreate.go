@@ -1,0 +1,16 @@
+//go:build !cuda13000
+
+package cuda
+
+import "github.com/gocuda/gocuda/generated/cu"
+
+// createContext is the one call whose signature differs across the version
+// matrix: CUDA 13 replaces cuCtxCreate_v2 with cuCtxCreate_v4, which takes
+// a parameters struct.
+func createContext(dev cu.CUdevice) (cu.CUcontext, error) {
+	var raw cu.CUcontext
+	if err := cu.CtxCreate(&raw, uint32(cu.CU_CTX_SCHED_AUTO), dev); err != nil {
+		return 0, newError("NewContext", "cuCtxCreate", err)
+	}
+	return raw, nil
+}

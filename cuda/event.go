@@ -1,0 +1,213 @@
+package cuda
+
+import (
+	"fmt"
+	"runtime"
+	"time"
+
+	"github.com/gocuda/gocuda/generated/cu"
+)
+
+// Event is a shared handle to a CUDA event: a marker recorded into a stream
+// that completes when the work before it does. It orders work across
+// streams (Stream.WaitEvent) and, made WithTiming, measures it (Elapsed).
+// Clone, Close and the Context reference work as for Stream.
+//
+// All methods are safe for concurrent use.
+type Event struct {
+	h handle[eventState]
+}
+
+type eventState struct {
+	raw   cu.CUevent // first: see shared.val
+	ctx   *Context   // pinned reference, released by destroyEvent
+	flags uint32
+}
+
+// EventOption configures NewEvent.
+type EventOption func(*uint32)
+
+// WithTiming makes the event record a timestamp, for Elapsed. Events are
+// made without timing by default (CU_EVENT_DISABLE_TIMING) because timing
+// makes recording and waiting on them slower.
+func WithTiming() EventOption {
+	return func(f *uint32) { *f &^= uint32(cu.CU_EVENT_DISABLE_TIMING) }
+}
+
+// WithBlockingSync makes Synchronize on the event put the calling thread to
+// sleep instead of spinning (CU_EVENT_BLOCKING_SYNC): less CPU, more latency.
+func WithBlockingSync() EventOption {
+	return func(f *uint32) { *f |= uint32(cu.CU_EVENT_BLOCKING_SYNC) }
+}
+
+// WithInterprocess makes an event that can be shared with other processes
+// through cuIpcGetEventHandle (CU_EVENT_INTERPROCESS). The driver requires
+// such events to have no timing, so it cannot be combined with WithTiming.
+func WithInterprocess() EventOption {
+	return func(f *uint32) { *f |= uint32(cu.CU_EVENT_INTERPROCESS) }
+}
+
+// NewEvent creates an event in ctx (cuEventCreate).
+func NewEvent(ctx *Context, opts ...EventOption) (*Event, error) {
+	const op = "NewEvent"
+	flags := uint32(cu.CU_EVENT_DISABLE_TIMING)
+	for _, o := range opts {
+		o(&flags)
+	}
+	if flags&uint32(cu.CU_EVENT_INTERPROCESS) != 0 && flags&uint32(cu.CU_EVENT_DISABLE_TIMING) == 0 {
+		return nil, &Error{Op: op, Result: cu.CUDA_ERROR_INVALID_VALUE, Err: fmt.Errorf(
+			"an interprocess event cannot have timing (WithInterprocess with WithTiming): %w", cu.CUDA_ERROR_INVALID_VALUE)}
+	}
+	pc, err := ctx.pinnedClone(op)
+	if err != nil {
+		return nil, err
+	}
+	runtime.KeepAlive(ctx)
+	var raw cu.CUevent
+	err = bind(op, pc.h.core.val.raw, func() error {
+		return check(op, "cuEventCreate", cu.EventCreate(&raw, flags))
+	})
+	if err != nil {
+		_ = pc.h.closeOwned()
+		return nil, err
+	}
+	core := newShared(eventState{raw: raw, ctx: pc, flags: flags}, &liveEvents, destroyEvent)
+	return newEventHandle(core), nil
+}
+
+func destroyEvent(st *eventState) error {
+	err := bind("Event.Close", st.ctx.h.core.val.raw, func() error {
+		return check("Event.Close", "cuEventDestroy", cu.EventDestroy(st.raw))
+	})
+	if cerr := st.ctx.h.closeOwned(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+func newEventHandle(core *shared[eventState]) *Event {
+	e := &Event{}
+	attach(e, &e.h, core)
+	return e
+}
+
+// Clone returns another handle to the same event, to be closed on its own.
+func (e *Event) Clone() (*Event, error) {
+	core, ok := e.h.clone()
+	if !ok {
+		return nil, closedError("Event.Clone")
+	}
+	return newEventHandle(core), nil
+}
+
+// Close releases this handle. Closing a handle again returns nil and does
+// nothing. The last Close destroys the event (cuEventDestroy; a pending
+// record still completes) and releases its context.
+func (e *Event) Close() error { return e.h.close() }
+
+// Raw returns the driver's event handle, or 0 once this handle is closed.
+func (e *Event) Raw() cu.CUevent {
+	st, ok := e.h.get()
+	if !ok {
+		return 0
+	}
+	return st.raw
+}
+
+// Context returns the event's context, owned by the event as
+// Stream.Context's is by the stream.
+func (e *Event) Context() *Context {
+	st, ok := e.h.get()
+	if !ok {
+		return nil
+	}
+	return st.ctx
+}
+
+// Timing reports whether the event was made WithTiming.
+func (e *Event) Timing() bool {
+	st, ok := e.h.get()
+	return ok && st.flags&uint32(cu.CU_EVENT_DISABLE_TIMING) == 0
+}
+
+// Record captures the work enqueued on s so far (cuEventRecord); Query,
+// Synchronize and Stream.WaitEvent then refer to that work. The stream must
+// be of the event's context. It binds no context and does not allocate.
+func (e *Event) Record(s *Stream) error {
+	ev, ok := e.h.get()
+	if !ok {
+		return closedError("Event.Record")
+	}
+	if s == nil {
+		return closedError("Event.Record (stream)")
+	}
+	st, ok := s.h.get()
+	if !ok {
+		return closedError("Event.Record (stream)")
+	}
+	err := cu.EventRecord(ev.raw, st.raw)
+	runtime.KeepAlive(e)
+	runtime.KeepAlive(s)
+	return check("Event.Record", "cuEventRecord", err)
+}
+
+// Query reports whether the recorded work has finished (cuEventQuery). An
+// event never recorded is done. Work still running is not an error.
+func (e *Event) Query() (done bool, err error) {
+	ev, ok := e.h.get()
+	if !ok {
+		return false, closedError("Event.Query")
+	}
+	err = cu.EventQuery(ev.raw)
+	runtime.KeepAlive(e)
+	switch err {
+	case nil:
+		return true, nil
+	case error(cu.CUDA_ERROR_NOT_READY):
+		return false, nil
+	}
+	return false, newError("Event.Query", "cuEventQuery", err)
+}
+
+// Synchronize waits until the recorded work has finished
+// (cuEventSynchronize).
+func (e *Event) Synchronize() error {
+	ev, ok := e.h.get()
+	if !ok {
+		return closedError("Event.Synchronize")
+	}
+	err := cu.EventSynchronize(ev.raw)
+	runtime.KeepAlive(e)
+	return check("Event.Synchronize", "cuEventSynchronize", err)
+}
+
+// errNoTiming explains the driver's CUDA_ERROR_INVALID_HANDLE for an event
+// made without timing, which is easy to forget since that is the default.
+var errNoTiming = fmt.Errorf("event made without WithTiming: %w", cu.CUDA_ERROR_INVALID_HANDLE)
+
+// Elapsed returns the time between two recorded, completed events made
+// WithTiming (cuEventElapsedTime, a resolution of about half a
+// microsecond). An event not yet complete is an error matching
+// cu.CUDA_ERROR_NOT_READY.
+func Elapsed(start, end *Event) (time.Duration, error) {
+	const op = "Elapsed"
+	if start == nil || end == nil {
+		return 0, closedError(op)
+	}
+	a, aok := start.h.get()
+	b, bok := end.h.get()
+	if !aok || !bok {
+		return 0, closedError(op)
+	}
+	if (a.flags|b.flags)&uint32(cu.CU_EVENT_DISABLE_TIMING) != 0 {
+		return 0, &Error{Op: op, Result: cu.CUDA_ERROR_INVALID_HANDLE, Err: errNoTiming}
+	}
+	var ms float32
+	err := cu.EventElapsedTime(&ms, a.raw, b.raw)
+	runtime.KeepAlive(start)
+	runtime.KeepAlive(end)
+	if err != nil {
+		return 0, newError(op, "cuEventElapsedTime", err)
+	}
+	return time.Duration(float64(ms) * float64(time.Millisecond)), nil
+}

@@ -1,0 +1,316 @@
+package cuda
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"time"
+
+	"github.com/gocuda/gocuda/generated/cu"
+)
+
+// Stream is a shared handle to a CUDA stream, a queue of device work that
+// runs in order. Clone returns another handle to the same queue, so
+// independent parts of a program can enqueue work on one queue and close
+// their handle when done; the queue is destroyed when the last handle is
+// closed. A stream holds a reference on its Context until then.
+//
+// All methods are safe for concurrent use. Closing one handle while another
+// handle of the same queue is in use is fine; using a raw handle (Raw)
+// concurrently with the queue's last Close is a use after free, as in C.
+type Stream struct {
+	h handle[streamState]
+}
+
+type streamState struct {
+	raw      cu.CUstream // first: see shared.val
+	ctx      *Context    // pinned reference, released by destroyStream
+	priority int
+	owned    bool // false for WrapStream: the queue belongs to someone else
+}
+
+// NewStream creates a stream in ctx with the default priority. It is
+// created with CU_STREAM_NON_BLOCKING: work in it does not synchronize with
+// the legacy default stream (stream 0), which would otherwise serialize
+// unrelated libraries that use it.
+func NewStream(ctx *Context) (*Stream, error) {
+	return newStream("NewStream", ctx, 0, false)
+}
+
+// NewStreamWithPriority is NewStream with a scheduling priority: lower
+// numbers are higher priorities, and the valid ones are those of
+// ctx.StreamPriorityRange. An out-of-range priority is an error matching
+// cu.CUDA_ERROR_INVALID_VALUE that names the range, where the driver itself
+// would silently clamp it.
+func NewStreamWithPriority(ctx *Context, priority int) (*Stream, error) {
+	return newStream("NewStreamWithPriority", ctx, priority, true)
+}
+
+func newStream(op string, ctx *Context, priority int, withPriority bool) (*Stream, error) {
+	// The reference comes first so that ctx cannot be destroyed by a
+	// concurrent Close while the stream is being made in it.
+	pc, err := ctx.pinnedClone(op)
+	if err != nil {
+		return nil, err
+	}
+	runtime.KeepAlive(ctx)
+	if withPriority {
+		least, greatest, err := pc.StreamPriorityRange()
+		if err != nil {
+			_ = pc.h.closeOwned()
+			return nil, err
+		}
+		if priority < greatest || priority > least {
+			_ = pc.h.closeOwned()
+			return nil, &Error{Op: op, Result: cu.CUDA_ERROR_INVALID_VALUE, Err: fmt.Errorf(
+				"priority %d is outside the context's range %d (highest) to %d (lowest): %w",
+				priority, greatest, least, cu.CUDA_ERROR_INVALID_VALUE)}
+		}
+	}
+	var raw cu.CUstream
+	err = bind(op, pc.h.core.val.raw, func() error {
+		flags := uint32(cu.CU_STREAM_NON_BLOCKING)
+		if withPriority {
+			return check(op, "cuStreamCreateWithPriority", cu.StreamCreateWithPriority(&raw, flags, int32(priority)))
+		}
+		return check(op, "cuStreamCreate", cu.StreamCreate(&raw, flags))
+	})
+	if err != nil {
+		_ = pc.h.closeOwned()
+		return nil, err
+	}
+	core := newShared(streamState{raw: raw, ctx: pc, priority: priority, owned: true}, &liveStreams, destroyStream)
+	return newStreamHandle(core), nil
+}
+
+// WrapStream returns a handle to a stream created elsewhere (by a library,
+// say) in ctx, without taking ownership: the last Close releases the
+// reference on ctx but does not destroy raw. The caller keeps raw alive
+// while any handle is in use. The special handles 0 (legacy default
+// stream), CU_STREAM_LEGACY and CU_STREAM_PER_THREAD are refused: they mean
+// a stream of whatever context is current on the calling thread, which
+// this package's calls do not keep bound.
+func WrapStream(ctx *Context, raw cu.CUstream) (*Stream, error) {
+	const op = "WrapStream"
+	if raw <= cu.CU_STREAM_PER_THREAD {
+		return nil, &Error{Op: op, Result: cu.CUDA_ERROR_INVALID_HANDLE, Err: fmt.Errorf(
+			"stream %#x is a per-thread alias, not a stream of one context: %w", uintptr(raw), cu.CUDA_ERROR_INVALID_HANDLE)}
+	}
+	pc, err := ctx.pinnedClone(op)
+	if err != nil {
+		return nil, err
+	}
+	runtime.KeepAlive(ctx)
+	var p int32
+	err = bind(op, pc.h.core.val.raw, func() error {
+		return check(op, "cuStreamGetPriority", cu.StreamGetPriority(raw, &p))
+	})
+	if err != nil {
+		_ = pc.h.closeOwned()
+		return nil, err
+	}
+	core := newShared(streamState{raw: raw, ctx: pc, priority: int(p)}, &liveStreams, destroyStream)
+	return newStreamHandle(core), nil
+}
+
+func destroyStream(st *streamState) error {
+	var err error
+	if st.owned {
+		// The driver ties a stream to its context; bind it rather than rely
+		// on the destroying thread (a cleanup's, maybe) having it current.
+		ctxRaw := st.ctx.h.core.val.raw
+		err = bind("Stream.Close", ctxRaw, func() error {
+			return check("Stream.Close", "cuStreamDestroy", cu.StreamDestroy(st.raw))
+		})
+	}
+	// The context goes after the stream: it must outlive it.
+	if cerr := st.ctx.h.closeOwned(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+func newStreamHandle(core *shared[streamState]) *Stream {
+	s := &Stream{}
+	attach(s, &s.h, core)
+	return s
+}
+
+// Clone returns another handle to the same queue, to be closed on its own.
+func (s *Stream) Clone() (*Stream, error) {
+	core, ok := s.h.clone()
+	if !ok {
+		return nil, closedError("Stream.Clone")
+	}
+	return newStreamHandle(core), nil
+}
+
+// Close releases this handle. Closing a handle again returns nil and does
+// nothing. The last Close of the queue destroys it (cuStreamDestroy: work
+// already enqueued still completes) and releases its context; it returns
+// the driver's error if that fails.
+func (s *Stream) Close() error { return s.h.close() }
+
+// Raw returns the driver's stream handle for use with the raw bindings, or
+// 0 once this handle is closed. Beware that 0 is also the legacy default
+// stream: check handles you may have closed.
+func (s *Stream) Raw() cu.CUstream {
+	st, ok := s.h.get()
+	if !ok {
+		return 0
+	}
+	return st.raw
+}
+
+// IsSameQueue reports whether s and other are handles to one driver queue.
+// A closed handle is the same queue as nothing.
+func (s *Stream) IsSameQueue(other *Stream) bool {
+	if s == nil || other == nil {
+		return false
+	}
+	a, aok := s.h.get()
+	b, bok := other.h.get()
+	return aok && bok && a.raw == b.raw
+}
+
+// Context returns the stream's context. The handle belongs to the stream:
+// it stays valid while the queue lives, closing it does nothing, and Clone
+// gives a handle of your own that outlives the stream. It is nil once this
+// stream handle is closed.
+func (s *Stream) Context() *Context {
+	st, ok := s.h.get()
+	if !ok {
+		return nil
+	}
+	return st.ctx
+}
+
+// Priority returns the priority the stream was created with (0, the lowest,
+// for NewStream).
+func (s *Stream) Priority() int {
+	st, ok := s.h.get()
+	if !ok {
+		return 0
+	}
+	return st.priority
+}
+
+// Synchronize waits until all work enqueued so far has finished
+// (cuStreamSynchronize). It cannot be interrupted; see WaitIdle.
+func (s *Stream) Synchronize() error {
+	st, ok := s.h.get()
+	if !ok {
+		return closedError("Stream.Synchronize")
+	}
+	err := cu.StreamSynchronize(st.raw)
+	runtime.KeepAlive(s)
+	return check("Stream.Synchronize", "cuStreamSynchronize", err)
+}
+
+// Query reports whether all work enqueued so far has finished
+// (cuStreamQuery); a busy stream is not an error.
+func (s *Stream) Query() (idle bool, err error) {
+	st, ok := s.h.get()
+	if !ok {
+		return false, closedError("Stream.Query")
+	}
+	err = cu.StreamQuery(st.raw)
+	runtime.KeepAlive(s)
+	switch err {
+	case nil:
+		return true, nil
+	case error(cu.CUDA_ERROR_NOT_READY):
+		return false, nil
+	}
+	return false, newError("Stream.Query", "cuStreamQuery", err)
+}
+
+// The polling backoff of WaitIdle: a few immediate retries catch short
+// work at once; after that the sleeps double up to a cap that bounds both
+// the added latency and the polling cost (a few thousand cheap queries a
+// second at worst).
+const (
+	waitSpins    = 8
+	waitMinSleep = 2 * time.Microsecond
+	waitMaxSleep = 500 * time.Microsecond
+)
+
+// WaitIdle waits until all work enqueued so far has finished, like
+// Synchronize, or until ctx is done, whichever comes first, and then
+// returns nil or ctx.Err(). A stream already idle gives nil even with ctx
+// done. (It is not named SynchronizeContext because Context means a CUDA
+// context in this package.)
+//
+// It polls cuStreamQuery with backoff on the calling goroutine, so an
+// abandoned wait leaves nothing behind: no goroutine or thread stays
+// blocked in the driver. With a ctx that can never be done it is
+// Synchronize.
+func (s *Stream) WaitIdle(ctx context.Context) error {
+	const op = "Stream.WaitIdle"
+	st, ok := s.h.get()
+	if !ok {
+		return closedError(op)
+	}
+	defer runtime.KeepAlive(s)
+	done := ctx.Done()
+	if done == nil {
+		return check(op, "cuStreamSynchronize", cu.StreamSynchronize(st.raw))
+	}
+	var timer *time.Timer
+	sleep := waitMinSleep
+	for i := 0; ; i++ {
+		switch err := cu.StreamQuery(st.raw); err {
+		case nil:
+			if timer != nil {
+				timer.Stop()
+			}
+			return nil
+		case error(cu.CUDA_ERROR_NOT_READY):
+		default:
+			return newError(op, "cuStreamQuery", err)
+		}
+		if i < waitSpins {
+			select {
+			case <-done:
+				return ctx.Err()
+			default:
+			}
+			runtime.Gosched()
+			continue
+		}
+		if timer == nil {
+			timer = time.NewTimer(sleep)
+		} else {
+			timer.Reset(sleep)
+		}
+		select {
+		case <-done:
+			timer.Stop()
+			return ctx.Err()
+		case <-timer.C:
+		}
+		sleep = min(2*sleep, waitMaxSleep)
+	}
+}
+
+// WaitEvent makes work enqueued on s after this call wait until the work
+// captured by e's last Record has finished (cuStreamWaitEvent); it does not
+// block the caller. s and e may belong to different contexts of one device.
+// It binds no context and does not allocate.
+func (s *Stream) WaitEvent(e *Event) error {
+	st, ok := s.h.get()
+	if !ok {
+		return closedError("Stream.WaitEvent")
+	}
+	if e == nil {
+		return closedError("Stream.WaitEvent (event)")
+	}
+	ev, ok := e.h.get()
+	if !ok {
+		return closedError("Stream.WaitEvent (event)")
+	}
+	err := cu.StreamWaitEvent(st.raw, ev.raw, 0)
+	runtime.KeepAlive(s)
+	runtime.KeepAlive(e)
+	return check("Stream.WaitEvent", "cuStreamWaitEvent", err)
+}
