@@ -42,8 +42,8 @@ unit:
 test-race:
 	$(GO) test -race ./cuda/...
 
-## test: everything CI runs: format, vet and staticcheck per tag, tests per tag, race tests, regenerate-and-diff
-test: fmt vet staticcheck unit test-race check-generated
+## test: everything CI runs: format, headers (so the layout tests run), vet and staticcheck per tag, tests per tag, race tests, regenerate-and-diff
+test: fmt headers vet staticcheck unit test-race check-generated
 
 ## gpu-bin: build test binaries for the GPU machine into $(GPU_BIN)/ (ignored by git, carried by the device tool)
 gpu-bin:
