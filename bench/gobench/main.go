@@ -32,7 +32,7 @@ func must(what string, err error) {
 
 var errNotDone = errors.New("event not done after synchronize")
 
-var impl = flag.String("impl", "raw", "raw (package cu) or cuda (package cuda)")
+var impl = flag.String("impl", "raw", "raw (package cu), cuda (package cuda), or pair (cuda against raw on the hot calls, interleaved)")
 
 func report(op string, v float64, unit string) {
 	fmt.Printf("RESULT impl=go-%s op=%s value=%.3f unit=%s\n", *impl, op, v, unit)
@@ -57,6 +57,8 @@ func main() {
 		runRaw(append(ptx, 0))
 	case "cuda":
 		runCuda(append(ptx, 0))
+	case "pair":
+		runPair()
 	default:
 		must("flag -impl", fmt.Errorf("unknown %q", *impl))
 	}
