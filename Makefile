@@ -55,3 +55,13 @@ gpu-bin:
 	done
 	$(GO) build -o $(GPU_BIN)/gen ./gen
 	$(GO) build -o $(GPU_BIN)/fetch ./headers/fetch
+
+## bench-bin: build the benchmark programs into $(GPU_BIN)/bench; on the GPU machine, `bash bench/run.sh > results.txt`
+bench-bin:
+	mkdir -p $(GPU_BIN)/bench
+	$(CC) -O2 -Wall -o $(GPU_BIN)/bench/cbench bench/c/bench.c -ldl
+	$(GO) build -o $(GPU_BIN)/bench/gobench ./bench/gobench
+
+## bench-report: the table of a run's results (RESULTS=file)
+bench-report:
+	$(GO) run ./bench/report < $(RESULTS)
