@@ -34,16 +34,26 @@ vet:
 staticcheck:
 	@set -e; for t in $(TAGS); do echo "staticcheck -tags $$t ./..."; $(STATICCHECK) -tags $$t ./...; done
 
-## unit: all tests, for every version tag (GPU tests skip without a driver, saying why)
+## unit: all tests, for every version tag; without libcuda the cuda tests run against the fake driver (internal/fakecuda)
 unit:
 	$(GO) test ./...
-	@set -e; for t in $(TAGS); do echo "go test -tags $$t ./generated/... ./cuda/..."; $(GO) test -tags $$t ./generated/... ./cuda/...; done
+	@set -e; for t in $(TAGS); do echo "go test -tags $$t ./generated/... ./cuda/... ./internal/fakecuda/..."; $(GO) test -tags $$t ./generated/... ./cuda/... ./internal/fakecuda/...; done
 
+## test-race: the cuda tests under the race detector, for every version tag
 test-race:
-	$(GO) test -race ./cuda/...
+	@set -e; for t in "" $(TAGS); do echo "go test -race -tags '$$t' ./cuda/... ./internal/fakecuda/..."; $(GO) test -race -tags "$$t" ./cuda/... ./internal/fakecuda/...; done
 
-## test: everything CI runs: format, headers (so the layout tests run), vet and staticcheck per tag, tests per tag, race tests, regenerate-and-diff
-test: fmt headers vet staticcheck unit test-race check-generated
+## test-cgocheck2: the packages that hand memory to C, with cgo's full pointer checks
+test-cgocheck2:
+	GOEXPERIMENT=cgocheck2 $(GO) test ./generated/cu ./cuda/...
+
+FUZZTIME ?= 60s
+## fuzz: feed the generator mutated headers for $(FUZZTIME)
+fuzz:
+	$(GO) test -run '^$$' -fuzz FuzzModel -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./gen
+
+## test: everything CI runs: format, headers (so the layout tests run), vet and staticcheck per tag, tests per tag (cuda/ against the fake driver without a GPU), race, cgocheck2, a bounded fuzz of the generator, regenerate-and-diff
+test: fmt headers vet staticcheck unit test-race test-cgocheck2 fuzz check-generated
 
 ## gpu-bin: build test binaries for the GPU machine into $(GPU_BIN)/ (ignored by git, carried by the device tool)
 gpu-bin:
@@ -51,8 +61,11 @@ gpu-bin:
 	@set -e; for t in $(TAGS); do \
 		$(GO) test -c -tags $$t -o $(GPU_BIN)/cu.$$t.test ./generated/cu; \
 		$(GO) build -tags $$t -o $(GPU_BIN)/smoke.$$t ./cmd/cusmoke; \
-		if [ -d cuda ]; then $(GO) test -c -race -tags $$t -o $(GPU_BIN)/cuda.$$t.race.test ./cuda; $(GO) test -c -tags $$t -o $(GPU_BIN)/cuda.$$t.test ./cuda; fi; \
+		$(GO) test -c -race -tags $$t -o $(GPU_BIN)/cuda.$$t.race.test ./cuda; \
 	done
+	GOEXPERIMENT=cgocheck2 $(GO) test -c -o $(GPU_BIN)/cuda.cgocheck2.test ./cuda
+	$(GO) build -o $(GPU_BIN)/cudainfo ./cmd/cudainfo
+	@set -e; for e in vectoradd sharedstream graph; do $(GO) build -o $(GPU_BIN)/ex.$$e ./examples/$$e; done
 	$(GO) build -o $(GPU_BIN)/gen ./gen
 	$(GO) build -o $(GPU_BIN)/fetch ./headers/fetch
 

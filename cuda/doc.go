@@ -1,38 +1,90 @@
 // Package cuda is the handwritten layer over the raw driver bindings of
-// github.com/gocuda/gocuda/generated/cu: devices, contexts, streams and
-// events as shared, goroutine-safe handles.
+// github.com/gocuda/gocuda/generated/cu: devices, contexts, streams,
+// events, memory, modules and kernels, and graphs, as shared,
+// goroutine-safe handles.
 //
 // # Shared handles
 //
-// Context, Stream and Event are handles to one driver object each. Clone
-// returns another handle to the same object; every handle is closed once
-// with Close, and the object is destroyed (or, for a primary context,
-// released) when the last handle is closed. So two subsystems can enqueue on
+// Context, Stream, Event, DeviceMemory, HostBuffer, Module, Graph and
+// GraphExec are handles to one driver object each. Clone returns another
+// handle to the same object; every handle is closed once with Close, and
+// the object is destroyed (or, for a primary context, released) when the
+// last handle is closed. So two subsystems can enqueue on
 // one stream and each close its own handle when done. A handle that becomes
 // unreachable without Close is released by a cleanup (runtime.AddCleanup),
 // but Close is the way to release driver resources on time. Closing a handle
 // twice does nothing; any other use of a closed handle returns an error
 // matching ErrClosed and never reaches the driver.
 //
-// A Stream or Event holds a reference on its Context, released after the
-// stream or event is destroyed: a context outlives everything made in it,
-// whatever order the handles are closed in.
+// A Stream or Event (and every other object made in a context) holds a
+// reference on its Context, released after the object is destroyed: a
+// context outlives everything made in it, whatever order the handles are
+// closed in. LiveObjects counts the driver objects held, for leak tests.
+//
+// # Devices
+//
+// Device is a plain value: Name, UUID, TotalMemory, ComputeCapability, any
+// attribute by its cu.CU_DEVICE_ATTRIBUTE_* enum (Device.Attribute) and
+// typed getters for the common ones. DriverVersion, CanAccessPeer and
+// EnablePeerAccess complete the picture.
+//
+// # Memory
+//
+// Alloc makes DeviceMemory; the generic CopyToDevice and CopyFromDevice
+// copy Go slices of fixed-size numbers (the Element constraint) to and from
+// it, and the Memset methods fill it. Synchronous copies and memsets return
+// when they are done; they run on the legacy default stream, which does not
+// wait for the non-blocking streams NewStream makes: synchronize those
+// first.
+//
+// Asynchronous copies (CopyToDeviceAsync, CopyFromDeviceAsync) take a
+// HostBuffer, never a Go slice: the driver reads or writes the host memory
+// after the call returns, which cgo's pointer rules forbid for Go memory,
+// and only page-locked memory is copied asynchronously. AllocHost makes a
+// HostBuffer (cuMemAllocHost) with a typed view, Slice; RegisterHost
+// page-locks memory from outside the Go heap (syscall.Mmap), never Go
+// memory. AllocAsync allocates in stream order (cuMemAllocAsync) on devices
+// with memory pools, and its last Close frees in that order.
+//
+// # Modules and kernels
+//
+// LoadModule loads PTX, a cubin or a fatbin (cuModuleLoadDataEx); when the
+// JIT compiler fails, the error carries its log (JITError). Module.Function
+// returns a Kernel. Kernel.Launch takes the arguments as Go values
+// (fixed-size numbers, cu.CUdeviceptr, *DeviceMemory) and copies them to C
+// memory; Kernel.NewArgs prepares them once for Kernel.LaunchArgs, which
+// allocates nothing, with SetArg to change one between launches. With CUDA
+// 12.4 or later (cuFuncGetParamInfo) the arguments' number and sizes are
+// checked against the kernel's parameters before the launch (ErrKernelArgs).
+//
+// # Graphs
+//
+// Stream.BeginCapture and Stream.EndCapture (or Stream.Capture around a
+// function) record the work enqueued on a stream, and on streams joined to
+// it through events, into a Graph; Graph.Instantiate makes a GraphExec to
+// launch many times, and GraphExec.Update gives it the parameters of
+// another capture of the same shape. Graph.Nodes and Graph.Edges expose the
+// dependencies. Prefer CaptureThreadLocal: a Go program runs on many
+// threads, and in CaptureGlobal mode the driver refuses unsafe calls (a
+// synchronous allocation or free, including a cleanup's) on all of them
+// while the capture lasts.
 //
 // # Threads and the current context
 //
 // CUDA's current context belongs to an OS thread, and goroutines move
 // between threads. Every call here that needs a current context (creating
 // a stream or an event, destroying one, Context.Synchronize,
-// Context.StreamPriorityRange, NewContext) locks the goroutine to its
-// thread, pushes the context, calls, pops it and unlocks: the thread's
+// Context.StreamPriorityRange, NewContext, allocations, copies, memsets,
+// module loads) locks the goroutine to its thread, pushes the context,
+// calls, pops it and unlocks: the thread's
 // context stack is left as it was, so code that uses the runtime API or
 // manages its own current context is not disturbed. Users never need
 // runtime.LockOSThread.
 //
-// The hot calls (Event.Record, Event.Query, Stream.WaitEvent, Stream.Query)
-// bind nothing: the driver finds the context from the stream or event. They
-// check the handle with one atomic load, make one driver call and do not
-// allocate unless they fail.
+// The hot calls (Event.Record, Event.Query, Stream.WaitEvent, Stream.Query,
+// Kernel.LaunchArgs, GraphExec.Launch) bind nothing: the driver finds the
+// context from the stream, event or function. They check the handles with
+// atomic loads, make one driver call and do not allocate unless they fail.
 //
 // # Errors
 //

@@ -68,6 +68,11 @@ func NewEvent(ctx *Context, opts ...EventOption) (*Event, error) {
 		return check(op, "cuEventCreate", cu.EventCreate(&raw, flags))
 	})
 	if err != nil {
+		// The event may exist even so, when restoring the thread's
+		// context failed after it was made.
+		if raw != 0 {
+			_ = bind(op, pc.h.core.val.raw, func() error { return cu.EventDestroy(raw) })
+		}
 		_ = pc.h.closeOwned()
 		return nil, err
 	}

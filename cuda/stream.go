@@ -76,6 +76,11 @@ func newStream(op string, ctx *Context, priority int, withPriority bool) (*Strea
 		return check(op, "cuStreamCreate", cu.StreamCreate(&raw, flags))
 	})
 	if err != nil {
+		// The stream may exist even so, when restoring the thread's
+		// context failed after it was made.
+		if raw != 0 {
+			_ = bind(op, pc.h.core.val.raw, func() error { return cu.StreamDestroy(raw) })
+		}
 		_ = pc.h.closeOwned()
 		return nil, err
 	}

@@ -14,7 +14,7 @@ import (
 // are written are they renamed into place, so a failure leaves dir as it was.
 func writeOutputs(dir string, outputs map[string]Output) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
+		return fmt.Errorf("cannot create the output directory %s: %w", dir, err)
 	}
 	tmp, err := os.MkdirTemp(dir, ".gen-")
 	if err != nil {
@@ -35,6 +35,13 @@ func writeOutputs(dir string, outputs map[string]Output) error {
 		return err
 	}
 	sort.Strings(names)
+	// Renaming over anything but a regular file fails, and would fail
+	// after the files before it were already replaced: refuse first.
+	for _, name := range names {
+		if fi, err := os.Lstat(filepath.Join(dir, name)); err == nil && !fi.Mode().IsRegular() {
+			return fmt.Errorf("cannot write %s: %s is in the way (%s)", name, filepath.Join(dir, name), fi.Mode().Type())
+		}
+	}
 	for _, name := range names {
 		if err := os.Rename(filepath.Join(tmp, name), filepath.Join(dir, name)); err != nil {
 			return err

@@ -1,0 +1,246 @@
+// Package cudatest runs tests of code that uses packages cu and cuda on
+// machines without a GPU, against a fake CUDA driver, and checks them for
+// leaks and for their handling of driver failures.
+//
+// The fake driver is a shared library compiled from C at test time with
+// the C compiler cgo uses (see internal/fakecuda for what it models:
+// devices, contexts, streams that run asynchronously on host threads,
+// events, host-backed device memory). It has no modules or kernel
+// launches: those calls fail with an error matching cu.ErrMissingFunction.
+//
+// Package cu opens the driver once per process, at its first call, so the
+// fake must be chosen before that, from TestMain:
+//
+//	func TestMain(m *testing.M) {
+//		os.Exit(cudatest.UseFakeDriver(m))
+//	}
+//
+// Then tests use package cu or cuda as usual, and may call CheckNoLeaks,
+// FailCall and Live.
+//
+// Package cudatest does not import package cuda, so cuda's own tests can
+// use it.
+package cudatest
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gocuda/gocuda/generated/cu"
+	"github.com/gocuda/gocuda/internal/fakecuda"
+)
+
+var (
+	mu     sync.Mutex
+	lib    *fakecuda.Lib
+	probed bool // driver looked for the fake where cu.LibraryEnv points
+)
+
+// Setup builds the fake driver (once; later processes reuse the build),
+// points cu.LibraryEnv (GOCUDA_LIBCUDA) at it and loads it. Call it before
+// anything in the process calls package cu or cuda: it fails if cu has
+// already loaded another driver, or failed to load one.
+func Setup() (libPath string, err error) {
+	mu.Lock()
+	defer mu.Unlock()
+	if lib != nil {
+		return lib.Path(), nil
+	}
+	path, err := fakecuda.Build("")
+	if err != nil {
+		return "", err
+	}
+	if err := os.Setenv(cu.LibraryEnv, path); err != nil {
+		return "", err
+	}
+	if err := cu.Load(); err != nil {
+		return "", fmt.Errorf("cudatest: %w", err)
+	}
+	l, err := fakecuda.Open(path)
+	if err != nil {
+		return "", err
+	}
+	// The loader asks for the driver's version when it opens a library: if
+	// the fake was never asked, cu had opened something else.
+	if l.Calls("cuDriverGetVersion") == 0 {
+		return "", fmt.Errorf("cudatest: package cu loaded its driver before Setup; call Setup (or UseFakeDriver) from TestMain, before any use of cu or cuda")
+	}
+	lib = l
+	return path, nil
+}
+
+// UseFakeDriver is TestMain's body for tests that run against the fake
+// driver: Setup, then m.Run. It returns the exit code for os.Exit.
+func UseFakeDriver(m *testing.M) int {
+	if _, err := Setup(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return m.Run()
+}
+
+// driver returns the fake driver this process uses, or nil for another
+// driver. Besides Setup, the fake is found where cu.LibraryEnv names it, as
+// in a child process started with that variable set.
+func driver() *fakecuda.Lib {
+	mu.Lock()
+	defer mu.Unlock()
+	if lib == nil && !probed {
+		probed = true
+		if p := os.Getenv(cu.LibraryEnv); p != "" && cu.Load() == nil {
+			lib, _ = fakecuda.Open(p)
+		}
+	}
+	return lib
+}
+
+// Active reports whether this process uses the fake driver.
+func Active() bool { return driver() != nil }
+
+// mustDriver returns the fake driver or panics: a fault that cannot be
+// injected, or counts that cannot be read, must not pass silently.
+func mustDriver(what string) *fakecuda.Lib {
+	l := driver()
+	if l == nil {
+		panic("cudatest: " + what + " needs the fake driver (call cudatest.Setup from TestMain)")
+	}
+	return l
+}
+
+// Counts are the fake driver's live objects.
+type Counts struct {
+	Contexts       int // made with cuCtxCreate and not destroyed
+	PrimaryRetains int // cuDevicePrimaryCtxRetain references not released
+	Streams        int
+	Events         int
+	DeviceAllocs   int // cuMemAlloc, cuMemAllocAsync
+	HostAllocs     int // cuMemAllocHost, cuMemHostAlloc, cuMemHostRegister
+	Graphs         int // captured (cuStreamEndCapture) and not destroyed
+	GraphExecs     int // instantiated and not destroyed
+	// Reaped counts streams, events, allocations and executable graphs
+	// that were never destroyed or freed but went away with their context:
+	// leaks that a context's end hid. It counts since the last ResetCalls.
+	Reaped int
+}
+
+// IsZero reports whether nothing is alive and nothing was reaped.
+func (c Counts) IsZero() bool { return c == Counts{} }
+
+func (c Counts) String() string {
+	return fmt.Sprintf("contexts %d, primary retains %d, streams %d, events %d, device allocations %d, host allocations %d, graphs %d, graph execs %d, reaped %d",
+		c.Contexts, c.PrimaryRetains, c.Streams, c.Events, c.DeviceAllocs, c.HostAllocs, c.Graphs, c.GraphExecs, c.Reaped)
+}
+
+// Live returns the fake driver's live objects. It panics if the process
+// does not use the fake driver.
+func Live() Counts {
+	l := mustDriver("Live")
+	return Counts{
+		Contexts:       l.Live("contexts"),
+		PrimaryRetains: l.Live("primary"),
+		Streams:        l.Live("streams"),
+		Events:         l.Live("events"),
+		DeviceAllocs:   l.Live("device"),
+		HostAllocs:     l.Live("host"),
+		Graphs:         l.Live("graphs"),
+		GraphExecs:     l.Live("graph_execs"),
+		Reaped:         l.Live("reaped"),
+	}
+}
+
+// FailCall makes the nth call of a driver function from now on (1: the
+// next one) fail with result and have no effect. name is the C API name
+// (cuStreamCreate; a _v2 suffix is ignored). It panics if the fake driver
+// is not in use or does not implement the function.
+func FailCall(name string, nth int, result cu.CUresult) {
+	if err := mustDriver("FailCall").Fail(name, nth, int(result)); err != nil {
+		panic(err)
+	}
+}
+
+// Calls returns how many times a driver function was called since the
+// process started or the last ResetCalls; -1 if the fake lacks it.
+func Calls(name string) int { return mustDriver("Calls").Calls(name) }
+
+// CalledFunctions returns the call count of every driver function called
+// since the process started or the last ResetCalls, by API name.
+func CalledFunctions() map[string]int {
+	l := mustDriver("CalledFunctions")
+	m := map[string]int{}
+	for _, f := range l.Functions() {
+		if n := l.Calls(f); n > 0 {
+			m[f] = n
+		}
+	}
+	return m
+}
+
+// ResetCalls zeroes the call counts and the reaped count and disarms every
+// fault FailCall or FAKECUDA_FAIL armed.
+func ResetCalls() { mustDriver("ResetCalls").Reset() }
+
+// CheckNoLeaks makes tb fail if, when it ends, the fake driver holds more
+// of any kind of object than now, or reaped any. Call it first in a test:
+// the check is a cleanup, and cleanups run last-registered first, so it
+// runs after those the test registers later. Handles left to the garbage
+// collector get a few collections to be released. Against a real driver it
+// checks nothing.
+func CheckNoLeaks(tb testing.TB) {
+	tb.Helper()
+	if !Active() {
+		return
+	}
+	before := Live()
+	tb.Cleanup(func() {
+		if diff := WaitNoLeaks(before); diff != "" {
+			tb.Errorf("cudatest: driver objects leaked: %s", diff)
+		}
+	})
+}
+
+// WaitNoLeaks waits (collecting garbage, a few hundred milliseconds) until
+// the fake driver holds no more objects of any kind than in before and has
+// reaped none since, and returns "" or what is left over.
+func WaitNoLeaks(before Counts) string {
+	var diff string
+	for range 30 {
+		if diff = excess(before, Live()); diff == "" {
+			return ""
+		}
+		collect()
+	}
+	return diff
+}
+
+func excess(before, now Counts) string {
+	var out []string
+	add := func(what string, b, n int) {
+		if n > b {
+			out = append(out, fmt.Sprintf("%s %d (was %d)", what, n, b))
+		}
+	}
+	add("contexts", before.Contexts, now.Contexts)
+	add("primary retains", before.PrimaryRetains, now.PrimaryRetains)
+	add("streams", before.Streams, now.Streams)
+	add("events", before.Events, now.Events)
+	add("device allocations", before.DeviceAllocs, now.DeviceAllocs)
+	add("host allocations", before.HostAllocs, now.HostAllocs)
+	add("graphs", before.Graphs, now.Graphs)
+	add("graph execs", before.GraphExecs, now.GraphExecs)
+	add("reaped (never freed, gone with their context)", before.Reaped, now.Reaped)
+	sort.Strings(out)
+	return strings.Join(out, ", ")
+}
+
+// collect gives handles that became unreachable a chance to be released
+// by their cleanups, which run on a goroutine of the runtime's after a GC.
+func collect() {
+	runtime.GC()
+	time.Sleep(10 * time.Millisecond)
+}

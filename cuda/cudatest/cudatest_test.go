@@ -1,0 +1,102 @@
+package cudatest_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/gocuda/gocuda/cuda"
+	"github.com/gocuda/gocuda/cuda/cudatest"
+	"github.com/gocuda/gocuda/generated/cu"
+)
+
+func TestCheckNoLeaksPasses(t *testing.T) {
+	cudatest.CheckNoLeaks(t)
+	dev, err := cuda.GetDevice(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, err := cuda.PrimaryContext(dev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ctx.Close() }) // runs before CheckNoLeaks' check
+	ev, err := cuda.NewEvent(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Unreachable handles are released by their cleanups, which the check
+	// waits for.
+	_ = ev
+}
+
+// recorder is a testing.TB that records failures instead of failing.
+type recorder struct {
+	testing.TB
+	errors   []string
+	cleanups []func()
+}
+
+func (r *recorder) Errorf(format string, args ...any) {
+	r.errors = append(r.errors, format)
+}
+func (r *recorder) Cleanup(f func()) { r.cleanups = append(r.cleanups, f) }
+
+func TestCheckNoLeaksFindsALeak(t *testing.T) {
+	r := &recorder{TB: t}
+	cudatest.CheckNoLeaks(r)
+	dev, _ := cuda.GetDevice(0)
+	ctx, err := cuda.PrimaryContext(dev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range r.cleanups {
+		f()
+	}
+	if len(r.errors) != 1 {
+		t.Fatalf("CheckNoLeaks with a primary context retained: %d errors, want 1", len(r.errors))
+	}
+	ctx.Close()
+}
+
+func TestFailCallAndCounts(t *testing.T) {
+	cudatest.CheckNoLeaks(t)
+	cudatest.ResetCalls()
+	dev, _ := cuda.GetDevice(0)
+	cudatest.FailCall("cuDevicePrimaryCtxRetain", 2, cu.CUDA_ERROR_INVALID_DEVICE)
+	a, err := cuda.PrimaryContext(dev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	_, err = cuda.PrimaryContext(dev)
+	var ce *cuda.Error
+	if !errors.As(err, &ce) || ce.Func != "cuDevicePrimaryCtxRetain" || !errors.Is(err, cu.CUDA_ERROR_INVALID_DEVICE) {
+		t.Fatalf("second retain = %v, want the injected CUDA_ERROR_INVALID_DEVICE", err)
+	}
+	if n := cudatest.Calls("cuDevicePrimaryCtxRetain"); n != 2 {
+		t.Errorf("Calls = %d, want 2", n)
+	}
+	if got := cudatest.CalledFunctions(); got["cuDevicePrimaryCtxRetain"] != 2 {
+		t.Errorf("CalledFunctions = %v", got)
+	}
+	if n := cudatest.Calls("cuNoSuchFunction"); n != -1 {
+		t.Errorf("Calls of an unknown function = %d, want -1", n)
+	}
+	func() {
+		defer func() {
+			if p := recover(); p == nil || !strings.Contains(p.(error).Error(), "cuNoSuchFunction") {
+				t.Errorf("FailCall of an unknown function: panic %v", p)
+			}
+		}()
+		cudatest.FailCall("cuNoSuchFunction", 1, cu.CUDA_ERROR_UNKNOWN)
+	}()
+}
+
+func TestMissingFunction(t *testing.T) {
+	var mod cu.CUmodule
+	err := cu.ModuleLoadData(&mod, nil)
+	if !errors.Is(err, cu.ErrMissingFunction) {
+		t.Fatalf("cuModuleLoadData against the fake = %v, want ErrMissingFunction", err)
+	}
+}

@@ -1,0 +1,428 @@
+package cuda
+
+/*
+#include <stdlib.h>
+*/
+import "C"
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"reflect"
+	"runtime"
+	"strings"
+	"unsafe"
+
+	"github.com/gocuda/gocuda/generated/cu"
+)
+
+// Dim3 is the size of a grid (in blocks) or of a block (in threads). A
+// zero component counts as 1, so Dim3{X: n} is a one-dimensional size.
+type Dim3 struct{ X, Y, Z uint32 }
+
+func (d Dim3) norm() Dim3 {
+	if d.X == 0 {
+		d.X = 1
+	}
+	if d.Y == 0 {
+		d.Y = 1
+	}
+	if d.Z == 0 {
+		d.Z = 1
+	}
+	return d
+}
+
+// LaunchConfig is the shape of a kernel launch: Grid blocks of Block
+// threads each, and SharedMemBytes of dynamic shared memory per block.
+type LaunchConfig struct {
+	Grid, Block    Dim3
+	SharedMemBytes uint32
+}
+
+// Blocks returns how many blocks of size threads cover n threads, for
+// one-dimensional launches: LaunchConfig{Grid: Dim3{X: Blocks(n, 256)},
+// Block: Dim3{X: 256}}.
+func Blocks(n, size int) uint32 {
+	if n <= 0 || size <= 0 {
+		return 0
+	}
+	return uint32((n + size - 1) / size)
+}
+
+// Kernel is a function of a loaded Module, launched on a stream with Launch
+// or, without allocating, with prepared Args and LaunchArgs. It is valid
+// while the Module handle it came from is open; after that its methods
+// return an error matching ErrClosed. Launches are safe for concurrent use.
+type Kernel struct {
+	mod         *Module // checked at each launch; keeps the handle reachable
+	raw         cu.CUfunction
+	name        string
+	params      []uint32 // parameter sizes in bytes, where paramsKnown
+	paramsKnown bool
+}
+
+// Name returns the name the kernel was looked up by.
+func (k *Kernel) Name() string { return k.name }
+
+// Raw returns the driver's function handle, or 0 once the module handle is
+// closed.
+func (k *Kernel) Raw() cu.CUfunction {
+	if _, ok := k.mod.h.get(); !ok {
+		return 0
+	}
+	return k.raw
+}
+
+// ParamSizes returns the sizes in bytes of the kernel's parameters, and
+// whether the driver told them (cuFuncGetParamInfo: drivers for CUDA 12.4
+// or later, with bindings of 12.4 or later). Without them, launches pass
+// the arguments unchecked, as C does.
+func (k *Kernel) ParamSizes() (sizes []int, known bool) {
+	if !k.paramsKnown {
+		return nil, false
+	}
+	sizes = make([]int, len(k.params))
+	for i, s := range k.params {
+		sizes[i] = int(s)
+	}
+	return sizes, true
+}
+
+// ErrKernelArgs is matched by the error of a launch or of Args whose
+// arguments do not fit the kernel's parameters: their number, their sizes,
+// or a type that is not a kernel argument. Such errors match
+// cu.CUDA_ERROR_INVALID_VALUE too, and never reach the driver.
+var ErrKernelArgs = errors.New("kernel arguments do not match the kernel's parameters")
+
+type argsError struct{ msg string }
+
+func (e *argsError) Error() string { return e.msg + " (" + ErrKernelArgs.Error() + ")" }
+
+func (e *argsError) Is(target error) bool {
+	return target == ErrKernelArgs || target == error(cu.CUDA_ERROR_INVALID_VALUE)
+}
+
+func argsErr(op, format string, args ...any) error {
+	return &Error{Op: op, Result: cu.CUDA_ERROR_INVALID_VALUE, Err: &argsError{fmt.Sprintf(format, args...)}}
+}
+
+// The encodings of one argument: its bits, its size, or why it is none.
+const (
+	argOK = iota
+	argUnsupported
+	argPlatformInt
+	argClosedMemory
+)
+
+// encodeArg gives the C bits of a kernel argument: a fixed-size number,
+// bool (1 byte), cu.CUdeviceptr or *DeviceMemory (its address). It is
+// written not to let v escape, so boxing an argument need not allocate.
+func encodeArg(v any) (bits uint64, size uint8, why int) {
+	switch x := v.(type) {
+	case *DeviceMemory:
+		if x == nil {
+			return 0, 8, argClosedMemory
+		}
+		st, ok := x.h.get()
+		if !ok {
+			return 0, 8, argClosedMemory
+		}
+		return uint64(st.ptr), 8, argOK
+	case cu.CUdeviceptr:
+		return uint64(x), 8, argOK
+	case float32:
+		return uint64(math.Float32bits(x)), 4, argOK
+	case float64:
+		return math.Float64bits(x), 8, argOK
+	case int32:
+		return uint64(uint32(x)), 4, argOK
+	case uint32:
+		return uint64(x), 4, argOK
+	case int64:
+		return uint64(x), 8, argOK
+	case uint64:
+		return x, 8, argOK
+	case int8:
+		return uint64(uint8(x)), 1, argOK
+	case uint8:
+		return uint64(x), 1, argOK
+	case int16:
+		return uint64(uint16(x)), 2, argOK
+	case uint16:
+		return uint64(x), 2, argOK
+	case uintptr:
+		return uint64(x), 8, argOK
+	case bool:
+		if x {
+			return 1, 1, argOK
+		}
+		return 0, 1, argOK
+	case int, uint:
+		return 0, 0, argPlatformInt
+	}
+	return 0, 0, argUnsupported
+}
+
+// argError explains why argument i could not be encoded.
+func argError(op string, i int, v any, why int) error {
+	t := reflect.TypeOf(v)
+	switch why {
+	case argPlatformInt:
+		return argsErr(op, "argument %d is a %v, whose size is the platform's: use int32, int64, uint32 or uint64", i, t)
+	case argClosedMemory:
+		return &Error{Op: op, Err: fmt.Errorf("argument %d is closed or nil device memory: %w", i, ErrClosed)}
+	}
+	return argsErr(op, "argument %d is a %v: a kernel argument is a fixed-size number (int8 to uint64, float32, float64), bool, cu.CUdeviceptr or *DeviceMemory", i, t)
+}
+
+func writeArg(slot unsafe.Pointer, bits uint64, size uint8) {
+	switch size {
+	case 1:
+		*(*uint8)(slot) = uint8(bits)
+	case 2:
+		*(*uint16)(slot) = uint16(bits)
+	case 4:
+		*(*uint32)(slot) = uint32(bits)
+	default:
+		*(*uint64)(slot) = bits
+	}
+}
+
+// Args is a prepared, reusable set of kernel arguments in C memory, made
+// by Kernel.NewArgs: launching with LaunchArgs makes no allocation and no
+// copy, and Set or SetArg change one argument in place between launches
+// (the driver copies the arguments at each launch, so changing them after
+// LaunchArgs returns does not affect launches already enqueued).
+//
+// Args is not safe for concurrent use: Set and a launch with the same Args
+// must not run at once. Close frees its memory; Args dropped without Close
+// are freed by a cleanup.
+type Args struct {
+	k *Kernel
+	// mem is one C block: n pointers (the kernelParams array of
+	// cuLaunchKernel), then n 8-byte slots they point to, one per argument.
+	mem     unsafe.Pointer
+	sizes   []uint8
+	types   []string // for error messages: the Go type each slot was made from
+	cleanup runtime.Cleanup
+}
+
+// newArgs encodes args into a fresh C block and checks them against k.
+func (k *Kernel) newArgs(op string, args []any, keep bool) (*Args, error) {
+	n := len(args)
+	a := &Args{k: k, sizes: make([]uint8, n)}
+	bits := make([]uint64, n)
+	for i, v := range args {
+		b, size, why := encodeArg(v)
+		if why != argOK {
+			return nil, argError(op, i, v, why)
+		}
+		bits[i], a.sizes[i] = b, size
+	}
+	if err := k.checkSizes(op, a.sizes, args); err != nil {
+		return nil, err
+	}
+	a.mem = C.calloc(C.size_t(max(n, 1)), 16)
+	ptrs := unsafe.Slice((*uintptr)(a.mem), n)
+	for i := range n {
+		slot := a.slot(i)
+		ptrs[i] = uintptr(slot)
+		writeArg(slot, bits[i], a.sizes[i])
+	}
+	if keep {
+		a.types = make([]string, n)
+		for i, v := range args {
+			a.types[i] = reflect.TypeOf(v).String()
+		}
+		a.cleanup = runtime.AddCleanup(a, freeC, a.mem)
+	}
+	return a, nil
+}
+
+func freeC(p unsafe.Pointer) { C.free(p) }
+
+func (a *Args) slot(i int) unsafe.Pointer {
+	return unsafe.Add(a.mem, 8*(len(a.sizes)+i))
+}
+
+// checkSizes compares argument sizes with k's parameters where the driver
+// told them. args, if not nil, gives the arguments' types for the message.
+func (k *Kernel) checkSizes(op string, sizes []uint8, args []any) error {
+	if !k.paramsKnown {
+		return nil
+	}
+	if len(sizes) != len(k.params) {
+		return argsErr(op, "kernel %s takes %d arguments (of %s bytes), %d given",
+			k.name, len(k.params), k.paramList(), len(sizes))
+	}
+	for i, s := range sizes {
+		if uint32(s) != k.params[i] {
+			what := ""
+			if args != nil {
+				what = fmt.Sprintf(" (%v)", reflect.TypeOf(args[i]))
+			}
+			return argsErr(op, "argument %d of kernel %s is %d bytes%s, the parameter %d bytes (the kernel's parameters are %s bytes)",
+				i, k.name, s, what, k.params[i], k.paramList())
+		}
+	}
+	return nil
+}
+
+func (k *Kernel) paramList() string {
+	var b strings.Builder
+	for i, s := range k.params {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprint(&b, s)
+	}
+	if len(k.params) == 0 {
+		return "no"
+	}
+	return b.String()
+}
+
+// NewArgs prepares args for launches of k with LaunchArgs: numbers of a
+// fixed size (int8 to uint64, float32, float64), bool (1 byte),
+// cu.CUdeviceptr, or *DeviceMemory (its address, taken now: the memory must
+// stay allocated while launches use it). Where the kernel knows its
+// parameters (see ParamSizes), their number and sizes are checked here.
+func (k *Kernel) NewArgs(args ...any) (*Args, error) {
+	if _, ok := k.mod.h.get(); !ok {
+		return nil, closedError("Kernel.NewArgs")
+	}
+	return k.newArgs("Kernel.NewArgs", args, true)
+}
+
+// Len returns the number of arguments.
+func (a *Args) Len() int { return len(a.sizes) }
+
+// Set replaces argument i with v, of the same size as the argument it
+// replaces (a type NewArgs accepts). It does not allocate when v is a
+// *DeviceMemory or any value the compiler can box without allocating; the
+// generic SetArg never allocates.
+func (a *Args) Set(i int, v any) error {
+	const op = "Args.Set"
+	if err := a.settable(op, i); err != nil {
+		return err
+	}
+	b, size, why := encodeArg(v)
+	if why != argOK {
+		return argError(op, i, v, why)
+	}
+	if size != a.sizes[i] {
+		return a.sizeErr(op, i, size)
+	}
+	writeArg(a.slot(i), b, size)
+	return nil
+}
+
+func (a *Args) settable(op string, i int) error {
+	if a == nil || a.mem == nil {
+		return closedError(op)
+	}
+	if i < 0 || i >= len(a.sizes) {
+		return argsErr(op, "argument %d of %d", i, len(a.sizes))
+	}
+	return nil
+}
+
+func (a *Args) sizeErr(op string, i int, size uint8) error {
+	return argsErr(op, "argument %d was made from a %s of %d bytes; a new value must have that size, not %d bytes",
+		i, a.types[i], a.sizes[i], size)
+}
+
+// SetArg replaces argument i of a with v, which must have the size of the
+// argument it replaces. It never allocates: use it in loops that change an
+// argument between launches. (A method cannot have type parameters, hence a
+// function.)
+func SetArg[T Element](a *Args, i int, v T) error {
+	const op = "SetArg"
+	if err := a.settable(op, i); err != nil {
+		return err
+	}
+	if size := uint8(unsafe.Sizeof(v)); size != a.sizes[i] {
+		return a.sizeErr(op, i, size)
+	}
+	*(*T)(a.slot(i)) = v
+	return nil
+}
+
+// Close frees the arguments' C memory. Closing again returns nil.
+func (a *Args) Close() error {
+	if a == nil || a.mem == nil {
+		return nil
+	}
+	a.cleanup.Stop()
+	C.free(a.mem)
+	a.mem = nil
+	return nil
+}
+
+// Launch enqueues the kernel on s with cfg and args, converted as NewArgs
+// does (cuLaunchKernel). It returns once the launch is enqueued; errors of
+// the kernel's execution show at a later synchronization. It copies the
+// arguments to C memory at each call and allocates: loops that launch
+// often use NewArgs and LaunchArgs.
+func (k *Kernel) Launch(s *Stream, cfg LaunchConfig, args ...any) error {
+	const op = "Kernel.Launch"
+	if k == nil {
+		return closedError(op)
+	}
+	if _, ok := k.mod.h.get(); !ok {
+		return closedError(op)
+	}
+	a, err := k.newArgs(op, args, false)
+	if err != nil {
+		return err
+	}
+	err = k.launch(op, s, cfg, a)
+	C.free(a.mem)
+	return err
+}
+
+// LaunchArgs enqueues the kernel on s with cfg and the prepared arguments a
+// (cuLaunchKernel). It does not allocate and binds no context: one driver
+// call after a few checks. Args made for another kernel are checked
+// against this one's parameters where the driver told them.
+func (k *Kernel) LaunchArgs(s *Stream, cfg LaunchConfig, a *Args) error {
+	const op = "Kernel.LaunchArgs"
+	if k == nil {
+		return closedError(op)
+	}
+	if a == nil || a.mem == nil {
+		return closedError(op + " (args)")
+	}
+	if a.k != k {
+		if err := k.checkSizes(op, a.sizes, nil); err != nil {
+			return err
+		}
+	}
+	err := k.launch(op, s, cfg, a)
+	runtime.KeepAlive(a)
+	return err
+}
+
+func (k *Kernel) launch(op string, s *Stream, cfg LaunchConfig, a *Args) error {
+	if _, ok := k.mod.h.get(); !ok {
+		return closedError(op)
+	}
+	if s == nil {
+		return closedError(op + " (stream)")
+	}
+	st, ok := s.h.get()
+	if !ok {
+		return closedError(op + " (stream)")
+	}
+	g, b := cfg.Grid.norm(), cfg.Block.norm()
+	var params *unsafe.Pointer
+	if len(a.sizes) > 0 {
+		params = (*unsafe.Pointer)(a.mem)
+	}
+	err := cu.LaunchKernel(k.raw, g.X, g.Y, g.Z, b.X, b.Y, b.Z, cfg.SharedMemBytes, st.raw, params, nil)
+	runtime.KeepAlive(s)
+	runtime.KeepAlive(k)
+	return check(op, "cuLaunchKernel", err)
+}

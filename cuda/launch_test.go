@@ -1,0 +1,310 @@
+package cuda
+
+import (
+	"errors"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/gocuda/gocuda/generated/cu"
+	"github.com/gocuda/gocuda/internal/testkernels"
+)
+
+// vectorInputs returns a[i] = i and b[i] = 2i on the device, and an output
+// buffer set to -1 (NaN bits would do too: anything the kernel must change).
+func vectorInputs(t *testing.T, ctx *Context, n int) (a, b, c *DeviceMemory) {
+	t.Helper()
+	ha, hb := make([]float32, n), make([]float32, n)
+	for i := range n {
+		ha[i], hb[i] = float32(i), float32(2*i)
+	}
+	var err error
+	a, err = AllocFrom(ctx, ha)
+	must(t, err)
+	t.Cleanup(func() { a.Close() })
+	b, err = AllocFrom(ctx, hb)
+	must(t, err)
+	t.Cleanup(func() { b.Close() })
+	c, err = Alloc(ctx, 4*n)
+	must(t, err)
+	t.Cleanup(func() { c.Close() })
+	must(t, c.MemsetD32(0xbf800000)) // -1.0
+	return a, b, c
+}
+
+// checkSum fails t unless c holds a+b of vectorInputs for the first n
+// elements and -1 (untouched) after them.
+func checkSum(t *testing.T, what string, c *DeviceMemory, n int) {
+	t.Helper()
+	got := make([]float32, c.Size()/4)
+	must(t, CopyFromDevice(got, c))
+	for i, v := range got {
+		want := float32(3 * i)
+		if i >= n {
+			want = -1
+		}
+		if v != want {
+			t.Fatalf("%s: c[%d] = %v, want %v", what, i, v, want)
+		}
+	}
+}
+
+func TestLaunchVectorAdd(t *testing.T) {
+	_, ctx := needGPU(t)
+	_, k := vectorAdd(t, ctx)
+	s, err := NewStream(ctx)
+	must(t, err)
+	defer s.Close()
+	const n = 100003
+	a, b, c := vectorInputs(t, ctx, n)
+	cfg := LaunchConfig{Grid: Dim3{X: Blocks(n, 256)}, Block: Dim3{X: 256}}
+	must(t, k.Launch(s, cfg, a, b, c, uint32(n)))
+	must(t, s.Synchronize())
+	checkSum(t, "Launch with *DeviceMemory", c, n)
+
+	// Raw pointers, and a shorter n: the rest stays as it was.
+	must(t, c.MemsetD32(0xbf800000))
+	must(t, k.Launch(s, cfg, a.Raw(), b.Raw(), c.Raw(), uint32(n-5)))
+	must(t, s.Synchronize())
+	checkSum(t, "Launch with cu.CUdeviceptr", c, n-5)
+}
+
+func TestLaunchPreparedArgs(t *testing.T) {
+	_, ctx := needGPU(t)
+	_, k := vectorAdd(t, ctx)
+	s, err := NewStream(ctx)
+	must(t, err)
+	defer s.Close()
+	const n = 4096
+	a, b, c := vectorInputs(t, ctx, n)
+	d, err := Alloc(ctx, 4*n)
+	must(t, err)
+	defer d.Close()
+	must(t, d.MemsetD32(0xbf800000))
+
+	args, err := k.NewArgs(a, b, c, uint32(n/2))
+	must(t, err)
+	defer args.Close()
+	if args.Len() != 4 {
+		t.Fatalf("Args.Len = %d", args.Len())
+	}
+	cfg := LaunchConfig{Grid: Dim3{X: Blocks(n, 128)}, Block: Dim3{X: 128}}
+	must(t, k.LaunchArgs(s, cfg, args))
+	// Change the output and the count between launches: the first launch
+	// keeps the arguments it was enqueued with.
+	must(t, args.Set(2, d))
+	must(t, SetArg(args, 3, uint32(n)))
+	must(t, k.LaunchArgs(s, cfg, args))
+	must(t, s.Synchronize())
+	checkSum(t, "first launch", c, n/2)
+	checkSum(t, "second launch", d, n)
+
+	// Wrong sizes and indices are refused, and leave the arguments alone.
+	for name, err := range map[string]error{
+		"Set(3, uint64)":    args.Set(3, uint64(1)),
+		"SetArg(0, int32)":  SetArg(args, 0, int32(1)),
+		"Set(4, ...)":       args.Set(4, uint32(1)),
+		"SetArg(-1, ...)":   SetArg(args, -1, uint32(1)),
+		"Set(0, string)":    args.Set(0, "x"),
+		"Set(3, int)":       args.Set(3, 1),
+		"Set(0, nil *Mem)":  args.Set(0, (*DeviceMemory)(nil)),
+		"LaunchArgs(nil)":   k.LaunchArgs(s, cfg, nil),
+		"LaunchArgs(nil s)": k.LaunchArgs(nil, cfg, args),
+	} {
+		if err == nil {
+			t.Errorf("%s = nil, want an error", name)
+		}
+	}
+	must(t, args.Close())
+	must(t, args.Close())
+	if err := k.LaunchArgs(s, cfg, args); !errors.Is(err, ErrClosed) {
+		t.Errorf("LaunchArgs(closed args) = %v, want ErrClosed", err)
+	}
+	if err := args.Set(0, a); !errors.Is(err, ErrClosed) {
+		t.Errorf("Set on closed args = %v, want ErrClosed", err)
+	}
+}
+
+// The driver tells the parameters (cuFuncGetParamInfo) with CUDA 12.4 and
+// later: a wrong number or size of arguments is then refused before the
+// launch, naming what the kernel expects.
+func TestLaunchWrongArgs(t *testing.T) {
+	_, ctx := needGPU(t)
+	_, k := vectorAdd(t, ctx)
+	s, err := NewStream(ctx)
+	must(t, err)
+	defer s.Close()
+	a, b, c := vectorInputs(t, ctx, 16)
+	cfg := LaunchConfig{Grid: Dim3{X: 1}, Block: Dim3{X: 16}}
+
+	// Types that are no kernel argument are refused with any driver.
+	for _, bad := range []any{16, "16", []float32{1}, struct{}{}} {
+		err := k.Launch(s, cfg, a, b, c, bad)
+		if !errors.Is(err, ErrKernelArgs) || !errors.Is(err, cu.CUDA_ERROR_INVALID_VALUE) {
+			t.Errorf("Launch with a %T argument = %v, want ErrKernelArgs", bad, err)
+		}
+	}
+	if _, known := k.ParamSizes(); !known {
+		t.Skipf("the driver or the bindings (CUDA %d) lack cuFuncGetParamInfo: argument counts go unchecked", cu.HeaderVersion())
+	}
+	err = k.Launch(s, cfg, a, b, c)
+	if !errors.Is(err, ErrKernelArgs) || !strings.Contains(err.Error(), "takes 4 arguments") || !strings.Contains(err.Error(), "3 given") {
+		t.Errorf("Launch with 3 arguments = %v, want ErrKernelArgs naming 4 expected and 3 given", err)
+	}
+	err = k.Launch(s, cfg, a, b, c, uint64(16))
+	if !errors.Is(err, ErrKernelArgs) || !strings.Contains(err.Error(), "argument 3") || !strings.Contains(err.Error(), "uint64") {
+		t.Errorf("Launch with a uint64 count = %v, want ErrKernelArgs naming argument 3", err)
+	}
+	if _, err := k.NewArgs(a, b, c, uint32(16), uint32(0)); !errors.Is(err, ErrKernelArgs) {
+		t.Errorf("NewArgs with 5 arguments = %v, want ErrKernelArgs", err)
+	}
+	// Args of another kernel are checked at launch.
+	mod, err := LoadModule(ctx, []byte(testkernels.Empty))
+	must(t, err)
+	defer mod.Close()
+	e1, err := mod.Function(testkernels.EmptyName1)
+	must(t, err)
+	other, err := e1.NewArgs(uint64(0))
+	must(t, err)
+	defer other.Close()
+	if err := k.LaunchArgs(s, cfg, other); !errors.Is(err, ErrKernelArgs) {
+		t.Errorf("LaunchArgs with another kernel's args = %v, want ErrKernelArgs", err)
+	}
+	must(t, s.Synchronize())
+}
+
+// TestLaunchArgsNoAlloc holds the hot path to its promise: a prepared
+// launch, with an argument changed in between, allocates nothing.
+func TestLaunchArgsNoAlloc(t *testing.T) {
+	_, ctx := needGPU(t)
+	_, k := vectorAdd(t, ctx)
+	s, err := NewStream(ctx)
+	must(t, err)
+	defer s.Close()
+	a, b, c := vectorInputs(t, ctx, 256)
+	args, err := k.NewArgs(a, b, c, uint32(256))
+	must(t, err)
+	defer args.Close()
+	cfg := LaunchConfig{Grid: Dim3{X: 1}, Block: Dim3{X: 256}}
+	var n uint32
+	allocs := testing.AllocsPerRun(1000, func() {
+		n = (n + 1) % 256
+		if err := SetArg(args, 3, n); err != nil {
+			t.Fatal(err)
+		}
+		if err := args.Set(2, c); err != nil {
+			t.Fatal(err)
+		}
+		if err := k.LaunchArgs(s, cfg, args); err != nil {
+			t.Fatal(err)
+		}
+	})
+	must(t, s.Synchronize())
+	if allocs != 0 {
+		t.Errorf("SetArg + Set + LaunchArgs: %v allocations per launch, want 0", allocs)
+	}
+}
+
+// fakeKernel is a kernel of a fake module with the vector add's parameters,
+// for the argument checks that need no driver.
+func fakeKernel(t *testing.T, known bool) (*Kernel, *Module) {
+	var live atomic.Int64
+	mod := newModuleHandle(newShared(moduleState{raw: 0x1}, &live, func(*moduleState) error { return nil }))
+	k := &Kernel{mod: mod, raw: 0x2, name: "vadd"}
+	if known {
+		k.params, k.paramsKnown = []uint32{8, 8, 8, 4}, true
+	}
+	t.Cleanup(func() { mod.Close() })
+	return k, mod
+}
+
+func TestArgsWithoutDriver(t *testing.T) {
+	k, mod := fakeKernel(t, true)
+	p := cu.CUdeviceptr(0x7000)
+	args, err := k.NewArgs(p, p+8, p+16, uint32(5))
+	must(t, err)
+	defer args.Close()
+	// The C block: the pointer array, then one slot per argument holding
+	// its bytes.
+	ptrs := (*[4]uintptr)(args.mem)
+	if ptrs[0] != uintptr(args.slot(0)) || ptrs[3] != uintptr(args.slot(3)) {
+		t.Fatal("kernelParams do not point to the argument slots")
+	}
+	if *(*uint64)(args.slot(1)) != 0x7008 || *(*uint32)(args.slot(3)) != 5 {
+		t.Fatal("argument bytes not in their slots")
+	}
+	must(t, SetArg(args, 3, uint32(9)))
+	must(t, args.Set(0, cu.CUdeviceptr(0x9000)))
+	if *(*uint32)(args.slot(3)) != 9 || *(*uint64)(args.slot(0)) != 0x9000 {
+		t.Fatal("Set did not write the slot")
+	}
+
+	for name, f := range map[string]func() error{
+		"3 args": func() error { _, err := k.NewArgs(p, p, p); return err },
+		"5 args": func() error { _, err := k.NewArgs(p, p, p, uint32(1), uint32(1)); return err },
+		"size":   func() error { _, err := k.NewArgs(p, p, p, float64(1)); return err },
+		"int":    func() error { _, err := k.NewArgs(p, p, p, 1); return err },
+		"string": func() error { _, err := k.NewArgs(p, p, p, "1"); return err },
+	} {
+		err := f()
+		var e *Error
+		if !errors.Is(err, ErrKernelArgs) || !errors.Is(err, cu.CUDA_ERROR_INVALID_VALUE) || !errors.As(err, &e) || e.Func != "" {
+			t.Errorf("NewArgs %s = %v, want ErrKernelArgs before the driver", name, err)
+		}
+	}
+	if _, err := k.NewArgs(p, p, p); !strings.Contains(err.Error(), "kernel vadd takes 4 arguments (of 8, 8, 8, 4 bytes), 3 given") {
+		t.Errorf("message %q", err)
+	}
+
+	// Every supported type encodes to its size.
+	for v, size := range map[any]uint8{
+		int8(1): 1, uint8(1): 1, true: 1, int16(1): 2, uint16(1): 2, int32(1): 4, uint32(1): 4,
+		float32(1): 4, int64(1): 8, uint64(1): 8, float64(1): 8, uintptr(1): 8, cu.CUdeviceptr(1): 8,
+	} {
+		if _, got, why := encodeArg(v); why != argOK || got != size {
+			t.Errorf("encodeArg(%T) = size %d (%d), want %d", v, got, why, size)
+		}
+	}
+	if bits, _, _ := encodeArg(float32(1.5)); bits != 0x3fc00000 {
+		t.Errorf("float32 bits %#x", bits)
+	}
+	if bits, _, _ := encodeArg(int8(-1)); bits != 0xff {
+		t.Errorf("int8(-1) bits %#x", bits)
+	}
+
+	// Unknown parameters: anything encodable goes.
+	ku, _ := fakeKernel(t, false)
+	a2, err := ku.NewArgs(uint8(1))
+	must(t, err)
+	must(t, a2.Close())
+
+	// A closed module or stream is refused before the driver.
+	var live atomic.Int64
+	s := newStreamHandle(newShared(streamState{raw: 0x3}, &live, func(*streamState) error { return nil }))
+	must(t, s.Close())
+	cfg := LaunchConfig{}
+	if err := k.LaunchArgs(s, cfg, args); !errors.Is(err, ErrClosed) {
+		t.Errorf("LaunchArgs on a closed stream = %v", err)
+	}
+	must(t, mod.Close())
+	if err := k.LaunchArgs(s, cfg, args); !errors.Is(err, ErrClosed) {
+		t.Errorf("LaunchArgs of a closed module = %v", err)
+	}
+	if _, err := k.NewArgs(p, p, p, uint32(1)); !errors.Is(err, ErrClosed) {
+		t.Errorf("NewArgs of a closed module = %v", err)
+	}
+	if err := k.Launch(s, cfg, p, p, p, uint32(1)); !errors.Is(err, ErrClosed) {
+		t.Errorf("Launch of a closed module = %v", err)
+	}
+}
+
+func TestDim3(t *testing.T) {
+	if got := (Dim3{X: 5}).norm(); got != (Dim3{5, 1, 1}) {
+		t.Errorf("norm = %+v", got)
+	}
+	for _, c := range []struct{ n, size, want int }{{0, 256, 0}, {1, 256, 1}, {256, 256, 1}, {257, 256, 2}, {10, 0, 0}} {
+		if got := Blocks(c.n, c.size); got != uint32(c.want) {
+			t.Errorf("Blocks(%d, %d) = %d, want %d", c.n, c.size, got, c.want)
+		}
+	}
+}

@@ -1,0 +1,96 @@
+package cuda
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"testing"
+
+	"github.com/gocuda/gocuda/cuda/cudatest"
+	"github.com/gocuda/gocuda/generated/cu"
+	"github.com/gocuda/gocuda/internal/fakecuda"
+)
+
+// testDriverEnv picks the driver this package's tests run against:
+//
+//	fake       the fake driver of package cudatest (failing if it cannot be built)
+//	real, none never the fake: the tests that need a driver skip without libcuda
+//	(unset)    the real driver where libcuda.so.1 can be opened, else the fake,
+//	           else none (no C compiler to build the fake: the tests skip)
+//
+// GOCUDA_LIBCUDA, when set, is used as it is, whatever this says: the child
+// processes of TestNoDriver and TestFaultSweep rely on that.
+const testDriverEnv = "GOCUDA_TEST_DRIVER"
+
+func TestMain(m *testing.M) {
+	fake, err := chooseDriver()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "cuda tests:", err)
+		os.Exit(2)
+	}
+	code := m.Run()
+	if fake && code == 0 {
+		code = checkNothingLeaked()
+	}
+	os.Exit(code)
+}
+
+// chooseDriver sets up the fake driver when the environment asks for it or
+// there is no real one, and reports whether it did.
+func chooseDriver() (bool, error) {
+	if os.Getenv(cu.LibraryEnv) != "" {
+		return false, nil
+	}
+	mode := os.Getenv(testDriverEnv)
+	switch mode {
+	case "fake":
+	case "real", "none":
+		return false, nil
+	case "":
+		if fakecuda.CanOpen("libcuda.so.1") == nil {
+			return false, nil
+		}
+	default:
+		return false, fmt.Errorf("%s=%q: want fake, real or none", testDriverEnv, mode)
+	}
+	// Two devices, so that the peer-access tests run too.
+	if os.Getenv("FAKECUDA_DEVICES") == "" {
+		os.Setenv("FAKECUDA_DEVICES", "2")
+	}
+	path, err := cudatest.Setup()
+	if err != nil && mode == "" {
+		fmt.Printf("cuda tests: no driver (libcuda.so.1 cannot be opened, and %v): the tests that need one skip\n", err)
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	fmt.Printf("cuda tests: using the fake driver at %s\n", path)
+	return true, nil
+}
+
+// checkNothingLeaked fails the run if, after every test, the fake driver
+// still holds an object or had to reap one, or this package still counts a
+// live handle.
+func checkNothingLeaked() int {
+	if diff := cudatest.WaitNoLeaks(cudatest.Counts{}); diff != "" {
+		fmt.Fprintf(os.Stderr, "cuda tests: the fake driver holds objects after every test: %s\n", diff)
+		return 1
+	}
+	if c, s, e := LiveHandles(); c+s+e != 0 {
+		fmt.Fprintf(os.Stderr, "cuda tests: live handles after every test: contexts %d, streams %d, events %d\n", c, s, e)
+		return 1
+	}
+	return 0
+}
+
+// skipIfMissing skips tb when err says the driver lacks a function, as the
+// fake driver lacks modules and kernel launches, and returns err otherwise.
+// Tests that need such functions call it on the first error they get.
+func skipIfMissing(tb testing.TB, err error) error {
+	tb.Helper()
+	if errors.Is(err, ErrMissingFunction) {
+		tb.Skipf("the driver lacks a function this test needs (the fake driver has no modules or kernels): %v", err)
+	}
+	return err
+}

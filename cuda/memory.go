@@ -1,0 +1,567 @@
+package cuda
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/gocuda/gocuda/generated/cu"
+)
+
+// Element is the constraint of the typed copy helpers: the fixed-size
+// numeric types, whose Go layout is their C layout and which hold no Go
+// pointers, so their memory may be handed to the driver as bytes. int,
+// uint and uintptr are left out on purpose: their size is the platform's,
+// not the kernel's.
+type Element interface {
+	~int8 | ~int16 | ~int32 | ~int64 |
+		~uint8 | ~uint16 | ~uint32 | ~uint64 |
+		~float32 | ~float64
+}
+
+func sizeOf[T Element]() int {
+	var v T
+	return int(unsafe.Sizeof(v))
+}
+
+// ErrNoMemoryPools is matched by the error of AllocAsync on a device
+// without stream-ordered allocation (its
+// CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED is 0).
+var ErrNoMemoryPools = errors.New("device does not support memory pools (stream-ordered allocation)")
+
+// DeviceMemory is a shared handle to one allocation of device memory: Alloc
+// (cuMemAlloc) or the stream-ordered AllocAsync (cuMemAllocAsync). Clone
+// returns another handle; the memory is freed when the last handle is
+// closed, or by a cleanup once every handle is unreachable. It holds a
+// reference on its Context (and, made by AllocAsync, on its Stream) until
+// then.
+//
+// Freeing does not wait for the device: as with cuMemFree, work still
+// using the memory must be finished (or, for AllocAsync memory, ordered
+// before the free on its stream) before the last Close.
+//
+// All methods are safe for concurrent use.
+type DeviceMemory struct {
+	h handle[memState]
+}
+
+type memState struct {
+	ptr  cu.CUdeviceptr // first: see shared.val
+	size int
+	ctx  *Context // pinned reference
+	// stream is the pinned stream of an AllocAsync allocation, on which the
+	// last Close frees it (cuMemFreeAsync); nil for Alloc.
+	stream *Stream
+}
+
+// The live counts of the kinds LiveHandles does not report.
+var liveDeviceMemory, liveHostBuffers, liveModules, liveGraphs, liveGraphExecs atomic.Int64
+
+// LiveCounts is a snapshot of the driver objects this package holds: every
+// one created and not yet released by its last handle's Close (or by the
+// cleanup of unreachable handles). It exists for leak tests.
+type LiveCounts struct {
+	Contexts, Streams, Events int
+	DeviceMemory, HostBuffers int
+	Modules                   int
+	Graphs, GraphExecs        int
+}
+
+// LiveObjects returns the number of driver objects of each kind this
+// package holds now; LiveHandles is its first three fields.
+func LiveObjects() LiveCounts {
+	c, s, e := LiveHandles()
+	return LiveCounts{
+		Contexts: c, Streams: s, Events: e,
+		DeviceMemory: int(liveDeviceMemory.Load()), HostBuffers: int(liveHostBuffers.Load()),
+		Modules: int(liveModules.Load()),
+		Graphs:  int(liveGraphs.Load()), GraphExecs: int(liveGraphExecs.Load()),
+	}
+}
+
+// invalidArg is the error of arguments refused before calling the driver.
+func invalidArg(op, format string, args ...any) error {
+	return &Error{Op: op, Result: cu.CUDA_ERROR_INVALID_VALUE,
+		Err: fmt.Errorf(format+": %w", append(args, cu.CUDA_ERROR_INVALID_VALUE)...)}
+}
+
+// Alloc allocates bytes of device memory in ctx (cuMemAlloc). The memory
+// is not initialized.
+func Alloc(ctx *Context, bytes int) (*DeviceMemory, error) {
+	const op = "Alloc"
+	if bytes <= 0 {
+		return nil, invalidArg(op, "size %d is not positive", bytes)
+	}
+	pc, err := ctx.pinnedClone(op)
+	if err != nil {
+		return nil, err
+	}
+	runtime.KeepAlive(ctx)
+	var p cu.CUdeviceptr
+	err = bind(op, pc.h.core.val.raw, func() error {
+		if err := cu.MemAlloc(&p, uint64(bytes)); err != nil {
+			p = 0
+			return newError(op, "cuMemAlloc", err)
+		}
+		return nil
+	})
+	if err != nil {
+		if p != 0 { // allocated, then the context's pop failed: nobody owns it
+			_ = bind(op, pc.h.core.val.raw, func() error { return cu.MemFree(p) })
+		}
+		_ = pc.h.closeOwned()
+		return nil, err
+	}
+	return newDeviceMemory(memState{ptr: p, size: bytes, ctx: pc}), nil
+}
+
+// AllocFrom allocates device memory in ctx for src and copies src into it
+// (cuMemAlloc, cuMemcpyHtoD).
+func AllocFrom[T Element](ctx *Context, src []T) (*DeviceMemory, error) {
+	m, err := Alloc(ctx, len(src)*sizeOf[T]())
+	if err != nil {
+		return nil, err
+	}
+	if err := CopyToDevice(m, src); err != nil {
+		_ = m.Close()
+		return nil, err
+	}
+	return m, nil
+}
+
+// AllocAsync allocates bytes of device memory in stream order
+// (cuMemAllocAsync), from the default memory pool of the stream's device:
+// work enqueued on s after this call may use it, and it is freed on s
+// (cuMemFreeAsync) by the last Close, after the work enqueued on s before
+// that Close. Work on other streams that uses it must be ordered by events
+// with both. During a stream capture the allocation (and a free) become
+// memory nodes of the graph, under the driver's rules for graph-allocated
+// memory.
+//
+// A device without memory pools gives an error matching ErrNoMemoryPools.
+func AllocAsync(s *Stream, bytes int) (*DeviceMemory, error) {
+	const op = "AllocAsync"
+	if bytes <= 0 {
+		return nil, invalidArg(op, "size %d is not positive", bytes)
+	}
+	ps, err := s.pinnedClone(op)
+	if err != nil {
+		return nil, err
+	}
+	runtime.KeepAlive(s)
+	sst := &ps.h.core.val
+	pc, err := sst.ctx.pinnedClone(op)
+	if err != nil {
+		_ = ps.h.closeOwned()
+		return nil, err
+	}
+	var p cu.CUdeviceptr
+	err = bind(op, pc.h.core.val.raw, func() error {
+		err := cu.MemAllocAsync(&p, uint64(bytes), sst.raw)
+		if err == nil {
+			return nil
+		}
+		p = 0
+		if pools, aerr := pc.h.core.val.dev.SupportsMemoryPools(); aerr == nil && !pools {
+			return newError(op, "cuMemAllocAsync", fmt.Errorf("%w: %w", ErrNoMemoryPools, err))
+		}
+		return newError(op, "cuMemAllocAsync", err)
+	})
+	if err != nil {
+		if p != 0 { // allocated, then the context's pop failed: nobody owns it
+			_ = bind(op, pc.h.core.val.raw, func() error { return cu.MemFreeAsync(p, sst.raw) })
+		}
+		_ = pc.h.closeOwned()
+		_ = ps.h.closeOwned()
+		return nil, err
+	}
+	return newDeviceMemory(memState{ptr: p, size: bytes, ctx: pc, stream: ps}), nil
+}
+
+// pinnedClone returns a new reference on s for an object that depends on
+// the queue, held by a pinned handle that only that object's destroy
+// releases.
+func (s *Stream) pinnedClone(op string) (*Stream, error) {
+	if s == nil {
+		return nil, closedError(op)
+	}
+	core, ok := s.h.clone()
+	if !ok {
+		return nil, closedError(op)
+	}
+	p := &Stream{}
+	pin(&p.h, core)
+	return p, nil
+}
+
+func newDeviceMemory(st memState) *DeviceMemory {
+	core := newShared(st, &liveDeviceMemory, destroyDeviceMemory)
+	return newDeviceMemoryHandle(core)
+}
+
+func newDeviceMemoryHandle(core *shared[memState]) *DeviceMemory {
+	m := &DeviceMemory{}
+	attach(m, &m.h, core)
+	return m
+}
+
+func destroyDeviceMemory(st *memState) error {
+	const op = "DeviceMemory.Close"
+	var err error
+	if st.stream != nil {
+		sraw := st.stream.h.core.val.raw
+		err = bind(op, st.ctx.h.core.val.raw, func() error {
+			return check(op, "cuMemFreeAsync", cu.MemFreeAsync(st.ptr, sraw))
+		})
+		if serr := st.stream.h.closeOwned(); err == nil {
+			err = serr
+		}
+	} else {
+		err = bind(op, st.ctx.h.core.val.raw, func() error {
+			return check(op, "cuMemFree", cu.MemFree(st.ptr))
+		})
+	}
+	if cerr := st.ctx.h.closeOwned(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// Clone returns another handle to the same memory, to be closed on its own.
+func (m *DeviceMemory) Clone() (*DeviceMemory, error) {
+	core, ok := m.h.clone()
+	if !ok {
+		return nil, closedError("DeviceMemory.Clone")
+	}
+	return newDeviceMemoryHandle(core), nil
+}
+
+// Close releases this handle. Closing a handle again returns nil and does
+// nothing. The last Close frees the memory (cuMemFree, or cuMemFreeAsync on
+// its stream for AllocAsync memory) and releases its context.
+func (m *DeviceMemory) Close() error { return m.h.close() }
+
+// Raw returns the device address, or 0 once this handle is closed. It stays
+// owned by the handles: do not free it.
+func (m *DeviceMemory) Raw() cu.CUdeviceptr {
+	st, ok := m.h.get()
+	if !ok {
+		return 0
+	}
+	return st.ptr
+}
+
+// Size returns the size in bytes, or 0 once this handle is closed.
+func (m *DeviceMemory) Size() int {
+	st, ok := m.h.get()
+	if !ok {
+		return 0
+	}
+	return st.size
+}
+
+// Context returns the memory's context, owned by the memory as
+// Stream.Context's is by the stream; nil once this handle is closed.
+func (m *DeviceMemory) Context() *Context {
+	st, ok := m.h.get()
+	if !ok {
+		return nil
+	}
+	return st.ctx
+}
+
+// state returns m's state or the closed error of op.
+func (m *DeviceMemory) state(op string) (*memState, error) {
+	if m == nil {
+		return nil, closedError(op)
+	}
+	st, ok := m.h.get()
+	if !ok {
+		return nil, closedError(op)
+	}
+	return st, nil
+}
+
+func (s *Stream) state(op string) (*streamState, error) {
+	if s == nil {
+		return nil, closedError(op)
+	}
+	st, ok := s.h.get()
+	if !ok {
+		return nil, closedError(op)
+	}
+	return st, nil
+}
+
+// syncLegacy waits for the legacy default stream of the current context,
+// on which the synchronous copies and memsets run: the driver returns from
+// some of them (a copy from pageable memory, a device-to-device copy, a
+// memset of device memory) before the device is done, and work on the
+// non-blocking streams NewStream makes would not wait for them.
+func syncLegacy(op string) error {
+	return check(op, "cuStreamSynchronize", cu.StreamSynchronize(cu.CUstream(cu.CU_STREAM_LEGACY)))
+}
+
+// CopyToDevice copies src to the start of dst (cuMemcpyHtoD) and returns
+// when the data is in device memory, for work on any stream to use. dst
+// must be at least as large as src.
+//
+// Synchronous copies and memsets run on the context's legacy default
+// stream, which does not wait for streams made by NewStream (they are
+// non-blocking): a copy into memory that a kernel on such a stream may
+// still be using must come after Stream.Synchronize (or an Event), or be
+// enqueued on that stream with CopyToDeviceAsync.
+func CopyToDevice[T Element](dst *DeviceMemory, src []T) error {
+	const op = "CopyToDevice"
+	st, err := dst.state(op)
+	if err != nil {
+		return err
+	}
+	n := len(src) * sizeOf[T]()
+	if n > st.size {
+		return invalidArg(op, "copy of %d bytes into device memory of %d bytes", n, st.size)
+	}
+	if n == 0 {
+		return nil
+	}
+	err = bind(op, st.ctx.h.core.val.raw, func() error {
+		if err := cu.MemcpyHtoD(st.ptr, unsafe.Pointer(&src[0]), uint64(n)); err != nil {
+			return newError(op, "cuMemcpyHtoD", err)
+		}
+		return syncLegacy(op)
+	})
+	runtime.KeepAlive(dst)
+	return err
+}
+
+// CopyFromDevice fills dst from the start of src (cuMemcpyDtoH) and returns
+// when dst holds the data. src must be at least as large as dst. Like
+// CopyToDevice it does not wait for streams made by NewStream: synchronize
+// the stream that wrote src first.
+func CopyFromDevice[T Element](dst []T, src *DeviceMemory) error {
+	const op = "CopyFromDevice"
+	st, err := src.state(op)
+	if err != nil {
+		return err
+	}
+	n := len(dst) * sizeOf[T]()
+	if n > st.size {
+		return invalidArg(op, "copy of %d bytes from device memory of %d bytes", n, st.size)
+	}
+	if n == 0 {
+		return nil
+	}
+	err = bind(op, st.ctx.h.core.val.raw, func() error {
+		return check(op, "cuMemcpyDtoH", cu.MemcpyDtoH(unsafe.Pointer(&dst[0]), st.ptr, uint64(n)))
+	})
+	runtime.KeepAlive(src)
+	return err
+}
+
+// CopyToDeviceAsync enqueues on s a copy of the whole of src to the start
+// of dst (cuMemcpyHtoDAsync). It returns at once: src must not be changed
+// or closed until the copy has run (Stream.Synchronize, an Event).
+//
+// The source is a page-locked HostBuffer, never a Go slice: the driver
+// reads the memory after the call returns, which cgo forbids for Go memory
+// (the garbage collector may move or free it), and only page-locked memory
+// is copied asynchronously.
+func CopyToDeviceAsync[T Element](s *Stream, dst *DeviceMemory, src *HostBuffer[T]) error {
+	const op = "CopyToDeviceAsync"
+	ss, err := s.state(op)
+	if err != nil {
+		return err
+	}
+	dm, err := dst.state(op)
+	if err != nil {
+		return err
+	}
+	hb, err := src.state(op)
+	if err != nil {
+		return err
+	}
+	if hb.bytes > dm.size {
+		return invalidArg(op, "copy of %d bytes into device memory of %d bytes", hb.bytes, dm.size)
+	}
+	err = bind(op, dm.ctx.h.core.val.raw, func() error {
+		return check(op, "cuMemcpyHtoDAsync", cu.MemcpyHtoDAsync(dm.ptr, hb.ptr, uint64(hb.bytes), ss.raw))
+	})
+	runtime.KeepAlive(s)
+	runtime.KeepAlive(dst)
+	runtime.KeepAlive(src)
+	return err
+}
+
+// CopyFromDeviceAsync enqueues on s a copy filling the whole of dst from
+// the start of src (cuMemcpyDtoHAsync). It returns at once: read dst after
+// the copy has run (Stream.Synchronize, an Event). See CopyToDeviceAsync
+// for why dst is a HostBuffer.
+func CopyFromDeviceAsync[T Element](s *Stream, dst *HostBuffer[T], src *DeviceMemory) error {
+	const op = "CopyFromDeviceAsync"
+	ss, err := s.state(op)
+	if err != nil {
+		return err
+	}
+	hb, err := dst.state(op)
+	if err != nil {
+		return err
+	}
+	dm, err := src.state(op)
+	if err != nil {
+		return err
+	}
+	if hb.bytes > dm.size {
+		return invalidArg(op, "copy of %d bytes from device memory of %d bytes", hb.bytes, dm.size)
+	}
+	err = bind(op, dm.ctx.h.core.val.raw, func() error {
+		return check(op, "cuMemcpyDtoHAsync", cu.MemcpyDtoHAsync(hb.ptr, dm.ptr, uint64(hb.bytes), ss.raw))
+	})
+	runtime.KeepAlive(s)
+	runtime.KeepAlive(dst)
+	runtime.KeepAlive(src)
+	return err
+}
+
+// CopyDevice copies the whole of src to the start of dst (cuMemcpyDtoD)
+// and returns when the copy is done. dst must be at least as large as src.
+// Like CopyToDevice it does not wait for streams made by NewStream.
+func CopyDevice(dst, src *DeviceMemory) error {
+	const op = "CopyDevice"
+	d, s, err := copyStates(op, dst, src)
+	if err != nil {
+		return err
+	}
+	err = bind(op, d.ctx.h.core.val.raw, func() error {
+		if err := cu.MemcpyDtoD(d.ptr, s.ptr, uint64(s.size)); err != nil {
+			return newError(op, "cuMemcpyDtoD", err)
+		}
+		return syncLegacy(op)
+	})
+	runtime.KeepAlive(dst)
+	runtime.KeepAlive(src)
+	return err
+}
+
+// CopyDeviceAsync enqueues on st a copy of the whole of src to the start
+// of dst (cuMemcpyDtoDAsync).
+func CopyDeviceAsync(st *Stream, dst, src *DeviceMemory) error {
+	const op = "CopyDeviceAsync"
+	ss, err := st.state(op)
+	if err != nil {
+		return err
+	}
+	d, s, err := copyStates(op, dst, src)
+	if err != nil {
+		return err
+	}
+	err = bind(op, d.ctx.h.core.val.raw, func() error {
+		return check(op, "cuMemcpyDtoDAsync", cu.MemcpyDtoDAsync(d.ptr, s.ptr, uint64(s.size), ss.raw))
+	})
+	runtime.KeepAlive(st)
+	runtime.KeepAlive(dst)
+	runtime.KeepAlive(src)
+	return err
+}
+
+func copyStates(op string, dst, src *DeviceMemory) (d, s *memState, err error) {
+	if d, err = dst.state(op); err != nil {
+		return nil, nil, err
+	}
+	if s, err = src.state(op); err != nil {
+		return nil, nil, err
+	}
+	if s.size > d.size {
+		return nil, nil, invalidArg(op, "copy of %d bytes into device memory of %d bytes", s.size, d.size)
+	}
+	return d, s, nil
+}
+
+// memset is every Memset variant: the whole of m, as elements of width
+// bytes, on s, or on the legacy default stream and waited for if s is nil.
+func (m *DeviceMemory) memset(op, fn string, s *Stream, width int, call func(p cu.CUdeviceptr, n uint64, s cu.CUstream) error) error {
+	st, err := m.state(op)
+	if err != nil {
+		return err
+	}
+	var sraw cu.CUstream
+	if s != nil {
+		ss, err := s.state(op)
+		if err != nil {
+			return err
+		}
+		sraw = ss.raw
+	}
+	if st.size%width != 0 {
+		return invalidArg(op, "device memory of %d bytes is not a whole number of %d-byte elements", st.size, width)
+	}
+	err = bind(op, st.ctx.h.core.val.raw, func() error {
+		if err := call(st.ptr, uint64(st.size/width), sraw); err != nil {
+			return newError(op, fn, err)
+		}
+		if s == nil {
+			return syncLegacy(op)
+		}
+		return nil
+	})
+	runtime.KeepAlive(m)
+	runtime.KeepAlive(s)
+	return err
+}
+
+// MemsetD8 sets every byte of m to v (cuMemsetD8) and returns when it is
+// done. Like CopyToDevice it does not wait for streams made by NewStream.
+func (m *DeviceMemory) MemsetD8(v uint8) error {
+	return m.memset("DeviceMemory.MemsetD8", "cuMemsetD8", nil, 1, func(p cu.CUdeviceptr, n uint64, _ cu.CUstream) error {
+		return cu.MemsetD8(p, v, n)
+	})
+}
+
+// MemsetD16 sets every 16-bit element of m to v (cuMemsetD16); m's size
+// must be a multiple of 2.
+func (m *DeviceMemory) MemsetD16(v uint16) error {
+	return m.memset("DeviceMemory.MemsetD16", "cuMemsetD16", nil, 2, func(p cu.CUdeviceptr, n uint64, _ cu.CUstream) error {
+		return cu.MemsetD16(p, v, n)
+	})
+}
+
+// MemsetD32 sets every 32-bit element of m to v (cuMemsetD32); m's size
+// must be a multiple of 4. math.Float32bits gives the pattern of a float32.
+func (m *DeviceMemory) MemsetD32(v uint32) error {
+	return m.memset("DeviceMemory.MemsetD32", "cuMemsetD32", nil, 4, func(p cu.CUdeviceptr, n uint64, _ cu.CUstream) error {
+		return cu.MemsetD32(p, v, n)
+	})
+}
+
+// MemsetD8Async enqueues on s setting every byte of m to v (cuMemsetD8Async).
+func (m *DeviceMemory) MemsetD8Async(s *Stream, v uint8) error {
+	if s == nil {
+		return closedError("DeviceMemory.MemsetD8Async (stream)")
+	}
+	return m.memset("DeviceMemory.MemsetD8Async", "cuMemsetD8Async", s, 1, func(p cu.CUdeviceptr, n uint64, s cu.CUstream) error {
+		return cu.MemsetD8Async(p, v, n, s)
+	})
+}
+
+// MemsetD16Async enqueues on s setting every 16-bit element of m to v
+// (cuMemsetD16Async).
+func (m *DeviceMemory) MemsetD16Async(s *Stream, v uint16) error {
+	if s == nil {
+		return closedError("DeviceMemory.MemsetD16Async (stream)")
+	}
+	return m.memset("DeviceMemory.MemsetD16Async", "cuMemsetD16Async", s, 2, func(p cu.CUdeviceptr, n uint64, s cu.CUstream) error {
+		return cu.MemsetD16Async(p, v, n, s)
+	})
+}
+
+// MemsetD32Async enqueues on s setting every 32-bit element of m to v
+// (cuMemsetD32Async).
+func (m *DeviceMemory) MemsetD32Async(s *Stream, v uint32) error {
+	if s == nil {
+		return closedError("DeviceMemory.MemsetD32Async (stream)")
+	}
+	return m.memset("DeviceMemory.MemsetD32Async", "cuMemsetD32Async", s, 4, func(p cu.CUdeviceptr, n uint64, s cu.CUstream) error {
+		return cu.MemsetD32Async(p, v, n, s)
+	})
+}

@@ -1,0 +1,109 @@
+// Command vectoradd adds two float32 vectors on the GPU with a kernel
+// written in PTX, checks every element of the result, and exits 1 if one
+// is wrong or if there is no driver or device.
+//
+//	go run ./examples/vectoradd [-n elements] [-device ordinal]
+//
+// The kernel is the PTX text of testkernels.VectorAdd, a Go string: a
+// program embeds its own the same way (a constant, or //go:embed of a .ptx
+// file). The driver compiles PTX for whatever GPU it runs on.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/gocuda/gocuda/cuda"
+	"github.com/gocuda/gocuda/internal/testkernels"
+)
+
+func main() {
+	n := flag.Int("n", 1<<20, "number of elements")
+	ordinal := flag.Int("device", 0, "device ordinal")
+	flag.Parse()
+	if err := run(*ordinal, *n); err != nil {
+		fmt.Fprintln(os.Stderr, "vectoradd:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ordinal, n int) error {
+	if n <= 0 || n > 1<<24 {
+		return fmt.Errorf("-n %d: want 1 to %d (the sums must stay exact in float32)", n, 1<<24/3)
+	}
+	dev, err := cuda.GetDevice(ordinal)
+	if err != nil {
+		return err
+	}
+	name, err := dev.Name()
+	if err != nil {
+		return err
+	}
+	ctx, err := cuda.PrimaryContext(dev)
+	if err != nil {
+		return err
+	}
+	defer ctx.Close()
+	s, err := cuda.NewStream(ctx)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+
+	mod, err := cuda.LoadModule(ctx, []byte(testkernels.VectorAdd))
+	if err != nil {
+		return err // a PTX error comes with the JIT compiler's log
+	}
+	defer mod.Close()
+	vadd, err := mod.Function(testkernels.VectorAddName)
+	if err != nil {
+		return err
+	}
+
+	x, y := make([]float32, n), make([]float32, n)
+	for i := range x {
+		x[i], y[i] = float32(i), float32(2*i)
+	}
+	a, err := cuda.AllocFrom(ctx, x)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	b, err := cuda.AllocFrom(ctx, y)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	c, err := cuda.Alloc(ctx, 4*n)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if err := c.MemsetD32(0x7fc00000); err != nil { // NaN: every element must be written
+		return err
+	}
+
+	start := time.Now()
+	cfg := cuda.LaunchConfig{Grid: cuda.Dim3{X: cuda.Blocks(n, 256)}, Block: cuda.Dim3{X: 256}}
+	if err := vadd.Launch(s, cfg, a, b, c, uint32(n)); err != nil {
+		return err
+	}
+	if err := s.Synchronize(); err != nil {
+		return err
+	}
+	elapsed := time.Since(start)
+
+	z := make([]float32, n)
+	if err := cuda.CopyFromDevice(z, c); err != nil {
+		return err
+	}
+	for i, v := range z {
+		if want := x[i] + y[i]; v != want {
+			return fmt.Errorf("wrong result: c[%d] = %v, want %v", i, v, want)
+		}
+	}
+	fmt.Printf("vectoradd: %d elements correct on device %d (%s), launch and wait %v\n", n, ordinal, name, elapsed)
+	return nil
+}

@@ -1,0 +1,137 @@
+// Package fakecuda builds and controls a fake CUDA driver: a shared library
+// with the driver's entry points (contexts, streams, events, memory) that
+// runs on the host, for tests on machines without a GPU. Package cu loads
+// it like the real libcuda.so.1 when GOCUDA_LIBCUDA names it.
+//
+// The library is C, compiled at test time with the machine's C compiler
+// (the one cgo uses), so the repository carries no binary. Its behaviour:
+//
+//   - FAKECUDA_DEVICES devices (default 1; 0 makes cuInit fail with
+//     CUDA_ERROR_NO_DEVICE) that report an H100's
+//     attributes; cuDriverGetVersion reports FAKECUDA_DRIVER_VERSION (default
+//     13000), and cuGetProcAddress hands out no ABI newer than that;
+//   - primary and created contexts, with a per-thread context stack;
+//   - streams whose operations run in order on a host thread per stream,
+//     asynchronously to the caller; events; the legacy default stream's
+//     implicit synchronization with blocking streams;
+//   - device memory that is host memory (a CUdeviceptr is its address), in a
+//     table that rejects pointers outside any allocation; memsets and copies
+//     that take modeled time: bytes at FAKECUDA_BANDWIDTH bytes per second
+//     (default 500e9) plus FAKECUDA_DELAY_NS per operation, so a stream with
+//     gigabytes queued stays busy long enough to observe;
+//   - stream capture into graphs of memsets, copies and host functions,
+//     with the capture rules the cuda package meets (joining streams through
+//     events, unjoined streams, unsafe calls per capture mode), and graphs
+//     that instantiate, launch and update; page-locking of the caller's
+//     memory (cuMemHostRegister); peer access between devices;
+//   - accounting of live objects and calls, and injected faults
+//     (FAKECUDA_FAIL="cuStreamCreate:3:2" fails the third cuStreamCreate with
+//     result 2), read and set through Lib.
+//
+// Every other driver function is absent, as in a driver too old for it:
+// modules and kernels above all, so code that launches kernels gets an
+// error matching cu.ErrMissingFunction. The sources, in csrc/, say what
+// each part models and where it is simpler than the driver.
+package fakecuda
+
+import (
+	"crypto/sha256"
+	"embed"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"strings"
+)
+
+//go:embed csrc/*.c csrc/*.h
+var sources embed.FS
+
+// flags are the compiler flags of the library. Hidden visibility keeps the
+// exported symbols to the driver's entry points and the fakecuda_* controls.
+var flags = []string{"-shared", "-fPIC", "-O2", "-pthread", "-fvisibility=hidden", "-std=gnu11"}
+
+// Build compiles the fake driver into dir and returns the library's path.
+// An empty dir means a directory of the user's under os.TempDir(). The file name carries a
+// hash of the sources, compiler and flags, so a build is reused by every
+// later call and process until the sources change; concurrent builds (the
+// test binaries of several packages at once) each write a temporary file
+// and rename it into place. The compiler is $CC, default gcc.
+func Build(dir string) (string, error) {
+	if dir == "" {
+		dir = filepath.Join(os.TempDir(), fmt.Sprintf("gocuda-fakecuda-%d", os.Getuid()))
+	}
+	cc := strings.Fields(os.Getenv("CC"))
+	if len(cc) == 0 {
+		cc = []string{"gcc"}
+	}
+	files, sum, err := readSources(cc)
+	if err != nil {
+		return "", err
+	}
+	lib := filepath.Join(dir, "libfakecuda-"+sum[:16]+".so")
+	if _, err := os.Stat(lib); err == nil {
+		return lib, nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("fakecuda: %w", err)
+	}
+	tmp, err := os.MkdirTemp(dir, "build-")
+	if err != nil {
+		return "", fmt.Errorf("fakecuda: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	var cfiles []string
+	for name, data := range files {
+		p := filepath.Join(tmp, name)
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			return "", fmt.Errorf("fakecuda: %w", err)
+		}
+		if strings.HasSuffix(name, ".c") {
+			cfiles = append(cfiles, p)
+		}
+	}
+	out := filepath.Join(tmp, "lib.so")
+	args := append(append(append([]string{}, cc[1:]...), flags...), "-o", out)
+	cmd := exec.Command(cc[0], append(args, cfiles...)...)
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("fakecuda: building the fake driver with %s: %v\n%s", cc[0], err, msg)
+	}
+	if err := os.Rename(out, lib); err != nil {
+		return "", fmt.Errorf("fakecuda: %w", err)
+	}
+	return lib, nil
+}
+
+// readSources returns the C sources by base name and a hash of them with
+// the compiler and flags.
+func readSources(cc []string) (map[string][]byte, string, error) {
+	files := map[string][]byte{}
+	h := sha256.New()
+	fmt.Fprintf(h, "%q %q\n", cc, flags)
+	// fs.WalkDir visits in lexical order, so the hash is stable.
+	err := fs.WalkDir(sources, "csrc", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := sources.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(h, "%s %d\n", p, len(data))
+		h.Write(data)
+		files[path.Base(p)] = data
+		return nil
+	})
+	if err == nil && len(files) == 0 {
+		err = errors.New("no sources embedded")
+	}
+	if err != nil {
+		return nil, "", fmt.Errorf("fakecuda: %w", err)
+	}
+	return files, hex.EncodeToString(h.Sum(nil)), nil
+}

@@ -1,0 +1,451 @@
+// Memory: device memory is host memory, and a CUdeviceptr is its address.
+// Every allocation is in a table, so a pointer outside any allocation, or
+// a range running past one, is CUDA_ERROR_INVALID_VALUE rather than a
+// crash. Copies and memsets run on the stream's worker, in stream order.
+#include "fake.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+static struct alloc *g_allocs;
+static size_t g_used; // device bytes allocated, against the device's total
+
+// find returns the live allocation holding [p, p+n), or NULL.
+struct alloc *alloc_find(const void *p, size_t n) {
+	const char *c = p;
+	for (struct alloc *a = g_allocs; a != NULL; a = a->next)
+		if (c >= a->base && c < a->base + a->size && n <= (size_t)(a->base + a->size - c))
+			return a;
+	return NULL;
+}
+
+static void destroy(struct alloc *a) {
+	if (!a->registered) // registered memory stays the caller's
+		munmap(a->base, a->size);
+	free(a);
+}
+
+void alloc_put(struct alloc *a) {
+	if (--a->pending == 0 && a->freed)
+		destroy(a);
+}
+
+// unlink takes a out of the table at once, so that no new operation can
+// use it, and unmaps it when no queued operation still does.
+static void unlink_alloc(struct alloc *a) {
+	for (struct alloc **p = &g_allocs; *p != NULL; p = &(*p)->next) {
+		if (*p == a) {
+			*p = a->next;
+			break;
+		}
+	}
+	a->freed = 1;
+	if (!a->host)
+		g_used -= a->size;
+	if (a->pending == 0)
+		destroy(a);
+}
+
+// new_alloc maps lazily (MAP_NORESERVE): a test may allocate a gigabyte
+// and touch little of it.
+static CUresult new_alloc(struct ctx *c, size_t bytes, int host, struct alloc **out) {
+	if (!host && bytes > device_total_mem() - g_used)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (p == MAP_FAILED)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	struct alloc *a = calloc(1, sizeof *a);
+	if (a == NULL)
+		abort();
+	a->base = p;
+	a->size = bytes;
+	a->ctx = c;
+	a->host = host;
+	a->next = g_allocs;
+	g_allocs = a;
+	if (!host)
+		g_used += bytes;
+	g_live[host ? L_HOST : L_DEVICE]++;
+	*out = a;
+	return CUDA_SUCCESS;
+}
+
+void alloc_reap(struct ctx *c) {
+	struct alloc *a = g_allocs;
+	while (a != NULL) {
+		struct alloc *next = a->next;
+		if (a->ctx == c) {
+			g_live[a->host ? L_HOST : L_DEVICE]--;
+			g_live[L_REAPED]++;
+			unlink_alloc(a);
+		}
+		a = next;
+	}
+}
+
+void fill(char *dst, size_t bytes, uint32_t value, unsigned elem) {
+	if (elem == 1 || bytes == 0) {
+		memset(dst, (int)(value & 0xFF), bytes);
+		return;
+	}
+	// Write one element, then double the filled prefix: memcpy speed,
+	// whatever the element size.
+	memcpy(dst, &value, elem); // little-endian: the low bytes are the element
+	size_t done = elem;
+	while (done < bytes) {
+		size_t n = done < bytes - done ? done : bytes - done;
+		if (n > (1u << 20))
+			n = 1u << 20;
+		memcpy(dst + done, dst, n);
+		done += n;
+	}
+}
+
+// ---- allocation entry points ----
+
+static CUresult alloc_in_current(void **out, size_t bytes, int host) {
+	CUresult r = driver_ready();
+	if (r != CUDA_SUCCESS)
+		return r;
+	if (out == NULL || bytes == 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	lock();
+	struct ctx *c;
+	struct alloc *a;
+	r = capture_guard();
+	if (r == CUDA_SUCCESS)
+		r = current_ctx(&c);
+	if (r == CUDA_SUCCESS)
+		r = new_alloc(c, bytes, host, &a);
+	if (r == CUDA_SUCCESS)
+		*out = a->base;
+	unlock();
+	return r;
+}
+
+EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytes) {
+	ENTER(cuMemAlloc);
+	void *p = NULL;
+	CUresult r = alloc_in_current(dptr ? &p : NULL, bytes, 0);
+	if (r == CUDA_SUCCESS)
+		*dptr = (CUdeviceptr)(uintptr_t)p;
+	return r;
+}
+
+EXPORT CUresult cuMemAllocHost_v2(void **pp, size_t bytes) {
+	ENTER(cuMemAllocHost);
+	return alloc_in_current(pp, bytes, 1);
+}
+
+EXPORT CUresult cuMemHostAlloc(void **pp, size_t bytes, unsigned int flags) {
+	ENTER(cuMemHostAlloc);
+	if (flags & ~0xFu) // PORTABLE, DEVICEMAP, WRITECOMBINED (and 0x8 reserved)
+		return CUDA_ERROR_INVALID_VALUE;
+	return alloc_in_current(pp, bytes, 1);
+}
+
+// free_at frees the allocation that starts at p, of the given kind.
+static CUresult free_at(const void *p, int host) {
+	CUresult r = driver_ready();
+	if (r != CUDA_SUCCESS)
+		return r;
+	lock();
+	struct alloc *a = alloc_find(p, 0);
+	if (a == NULL || a->base != p || a->host != host || a->registered) {
+		unlock();
+		return CUDA_ERROR_INVALID_VALUE;
+	}
+	r = capture_guard();
+	if (r != CUDA_SUCCESS) {
+		unlock();
+		return r;
+	}
+	g_live[host ? L_HOST : L_DEVICE]--;
+	unlink_alloc(a);
+	unlock();
+	return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr) {
+	ENTER(cuMemFree);
+	return free_at((void *)(uintptr_t)dptr, 0);
+}
+
+EXPORT CUresult cuMemFreeHost(void *p) {
+	ENTER(cuMemFreeHost);
+	return free_at(p, 1);
+}
+
+// cuMemHostRegister page-locks the caller's memory: it becomes an entry of
+// the table, so asynchronous copies from it are asynchronous, and it is
+// left mapped when unregistered.
+EXPORT CUresult cuMemHostRegister_v2(void *p, size_t bytes, unsigned int flags) {
+	ENTER(cuMemHostRegister);
+	CUresult r = driver_ready();
+	if (r != CUDA_SUCCESS)
+		return r;
+	if (p == NULL || bytes == 0 || (flags & ~0xFu)) // PORTABLE, DEVICEMAP, IOMEMORY, READ_ONLY
+		return CUDA_ERROR_INVALID_VALUE;
+	lock();
+	struct ctx *c;
+	r = current_ctx(&c);
+	for (struct alloc *a = g_allocs; r == CUDA_SUCCESS && a != NULL; a = a->next)
+		if ((char *)p < a->base + a->size && a->base < (char *)p + bytes)
+			r = CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
+	if (r == CUDA_SUCCESS) {
+		struct alloc *a = calloc(1, sizeof *a);
+		if (a == NULL)
+			abort();
+		a->base = p;
+		a->size = bytes;
+		a->ctx = c;
+		a->host = 1;
+		a->registered = 1;
+		a->next = g_allocs;
+		g_allocs = a;
+		g_live[L_HOST]++;
+	}
+	unlock();
+	return r;
+}
+
+EXPORT CUresult cuMemHostUnregister(void *p) {
+	ENTER(cuMemHostUnregister);
+	CUresult r = driver_ready();
+	if (r != CUDA_SUCCESS)
+		return r;
+	lock();
+	struct alloc *a = alloc_find(p, 0);
+	if (a == NULL || a->base != p || !a->registered)
+		r = CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
+	else {
+		g_live[L_HOST]--;
+		unlink_alloc(a);
+	}
+	unlock();
+	return r;
+}
+
+EXPORT CUresult cuMemGetInfo_v2(size_t *free, size_t *total) {
+	ENTER(cuMemGetInfo);
+	CUresult r = driver_ready();
+	if (r != CUDA_SUCCESS)
+		return r;
+	if (free == NULL || total == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	lock();
+	struct ctx *c;
+	r = current_ctx(&c);
+	if (r == CUDA_SUCCESS) {
+		*total = device_total_mem();
+		*free = *total - g_used;
+	}
+	unlock();
+	return r;
+}
+
+// Stream-ordered allocation: the memory exists at once (earlier than the
+// driver promises, which no correct program can tell), and its free runs
+// in stream order.
+EXPORT CUresult cuMemAllocAsync(CUdeviceptr *dptr, size_t bytes, CUstream hs) {
+	ENTER(cuMemAllocAsync);
+	CUresult r = driver_ready();
+	if (r != CUDA_SUCCESS)
+		return r;
+	if (dptr == NULL || bytes == 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	lock();
+	struct stream *s;
+	struct alloc *a;
+	r = stream_of(hs, &s);
+	if (r == CUDA_SUCCESS && s->cap != NULL) { // not modeled: memory nodes
+		capture_invalidate(s);
+		r = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+	}
+	if (r == CUDA_SUCCESS)
+		r = new_alloc(s->ctx, bytes, 0, &a);
+	if (r == CUDA_SUCCESS)
+		*dptr = (CUdeviceptr)(uintptr_t)a->base;
+	unlock();
+	return r;
+}
+
+EXPORT CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream hs) {
+	ENTER(cuMemFreeAsync);
+	CUresult r = driver_ready();
+	if (r != CUDA_SUCCESS)
+		return r;
+	void *p = (void *)(uintptr_t)dptr;
+	lock();
+	struct stream *s;
+	struct alloc *a = alloc_find(p, 0);
+	if (a == NULL || a->base != p || a->host)
+		r = CUDA_ERROR_INVALID_VALUE;
+	else
+		r = stream_of(hs, &s);
+	if (r == CUDA_SUCCESS && s->cap != NULL) { // not modeled: memory nodes
+		capture_invalidate(s);
+		r = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+	}
+	if (r == CUDA_SUCCESS) {
+		struct op *op = op_new(OP_FREE);
+		op->a[0] = a; // its pending reference keeps the memory until the op runs
+		enqueue(s, op, 0);
+		g_live[L_DEVICE]--;
+		unlink_alloc(a);
+	}
+	unlock();
+	return r;
+}
+
+// ---- copies and memsets ----
+
+// target_stream resolves the stream of an async call, or the current
+// context's NULL stream for a synchronous one. Under the lock.
+static CUresult target_stream(CUstream hs, int async, struct stream **s) {
+	if (async)
+		return stream_of(hs, s);
+	struct ctx *c;
+	CUresult r = capture_guard();
+	if (r == CUDA_SUCCESS)
+		r = current_ctx(&c);
+	if (r == CUDA_SUCCESS)
+		*s = legacy_stream(c);
+	return r;
+}
+
+enum side { ANY, DEV };
+
+// copy checks and queues a copy. Which calls return only once it is done
+// follows the driver's documented behaviour: synchronous copies do, but
+// device to device; asynchronous ones do when a host side is pageable
+// (not from cuMemAllocHost), which also keeps the worker from touching
+// memory the caller (Go's garbage collector, say) may reuse.
+static CUresult copy(void *dst, enum side ds, const void *src, enum side ss, size_t n, CUstream hs, int async) {
+	CUresult r = driver_ready();
+	if (r != CUDA_SUCCESS)
+		return r;
+	if (dst == NULL || src == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	lock();
+	struct alloc *da = alloc_find(dst, n), *sa = alloc_find(src, n);
+	struct stream *s;
+	if ((ds == DEV && da == NULL) || (ss == DEV && sa == NULL))
+		r = CUDA_ERROR_INVALID_VALUE;
+	else
+		r = target_stream(hs, async, &s);
+	if (r == CUDA_SUCCESS && n > 0) {
+		int pageable = da == NULL || sa == NULL;
+		int dtod = da != NULL && !da->host && sa != NULL && !sa->host;
+		struct op *op = op_new(OP_COPY);
+		op->dst = dst;
+		op->src = src;
+		op->bytes = n;
+		op->a[0] = da;
+		op->a[1] = sa;
+		r = enqueue(s, op, async ? pageable : !dtod);
+	}
+	unlock();
+	return r;
+}
+
+#define DPTR(p) ((void *)(uintptr_t)(p))
+
+EXPORT CUresult cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t n) {
+	ENTER(cuMemcpy);
+	return copy(DPTR(dst), ANY, DPTR(src), ANY, n, NULL, 0);
+}
+
+EXPORT CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream hs) {
+	ENTER(cuMemcpyAsync);
+	return copy(DPTR(dst), ANY, DPTR(src), ANY, n, hs, 1);
+}
+
+EXPORT CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t n) {
+	ENTER(cuMemcpyHtoD);
+	return copy(DPTR(dst), DEV, src, ANY, n, NULL, 0);
+}
+
+EXPORT CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t n) {
+	ENTER(cuMemcpyDtoH);
+	return copy(dst, ANY, DPTR(src), DEV, n, NULL, 0);
+}
+
+EXPORT CUresult cuMemcpyDtoD_v2(CUdeviceptr dst, CUdeviceptr src, size_t n) {
+	ENTER(cuMemcpyDtoD);
+	return copy(DPTR(dst), DEV, DPTR(src), DEV, n, NULL, 0);
+}
+
+EXPORT CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t n, CUstream hs) {
+	ENTER(cuMemcpyHtoDAsync);
+	return copy(DPTR(dst), DEV, src, ANY, n, hs, 1);
+}
+
+EXPORT CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t n, CUstream hs) {
+	ENTER(cuMemcpyDtoHAsync);
+	return copy(dst, ANY, DPTR(src), DEV, n, hs, 1);
+}
+
+EXPORT CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream hs) {
+	ENTER(cuMemcpyDtoDAsync);
+	return copy(DPTR(dst), DEV, DPTR(src), DEV, n, hs, 1);
+}
+
+// set checks and queues a memset of count elements of elem bytes. A
+// synchronous memset returns at once unless it writes host memory, as the
+// driver documents.
+static CUresult set(CUdeviceptr d, uint32_t value, unsigned elem, size_t count, CUstream hs, int async) {
+	CUresult r = driver_ready();
+	if (r != CUDA_SUCCESS)
+		return r;
+	char *dst = DPTR(d);
+	if (dst == NULL || d % elem != 0 || count > SIZE_MAX / elem)
+		return CUDA_ERROR_INVALID_VALUE;
+	size_t n = count * elem;
+	lock();
+	struct alloc *a = alloc_find(dst, n);
+	struct stream *s;
+	r = a == NULL ? CUDA_ERROR_INVALID_VALUE : target_stream(hs, async, &s);
+	if (r == CUDA_SUCCESS && n > 0) {
+		struct op *op = op_new(OP_MEMSET);
+		op->dst = dst;
+		op->bytes = n;
+		op->elem = elem;
+		op->value = value;
+		op->a[0] = a;
+		r = enqueue(s, op, !async && a->host);
+	}
+	unlock();
+	return r;
+}
+
+EXPORT CUresult cuMemsetD8_v2(CUdeviceptr d, unsigned char v, size_t n) {
+	ENTER(cuMemsetD8);
+	return set(d, v, 1, n, NULL, 0);
+}
+
+EXPORT CUresult cuMemsetD16_v2(CUdeviceptr d, unsigned short v, size_t n) {
+	ENTER(cuMemsetD16);
+	return set(d, v, 2, n, NULL, 0);
+}
+
+EXPORT CUresult cuMemsetD32_v2(CUdeviceptr d, unsigned int v, size_t n) {
+	ENTER(cuMemsetD32);
+	return set(d, v, 4, n, NULL, 0);
+}
+
+EXPORT CUresult cuMemsetD8Async(CUdeviceptr d, unsigned char v, size_t n, CUstream hs) {
+	ENTER(cuMemsetD8Async);
+	return set(d, v, 1, n, hs, 1);
+}
+
+EXPORT CUresult cuMemsetD16Async(CUdeviceptr d, unsigned short v, size_t n, CUstream hs) {
+	ENTER(cuMemsetD16Async);
+	return set(d, v, 2, n, hs, 1);
+}
+
+EXPORT CUresult cuMemsetD32Async(CUdeviceptr d, unsigned int v, size_t n, CUstream hs) {
+	ENTER(cuMemsetD32Async);
+	return set(d, v, 4, n, hs, 1);
+}
