@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"sort"
 	"strings"
+	"sync"
 
 	"modernc.org/cc/v4"
 )
@@ -24,10 +25,12 @@ type Header struct {
 // Parse preprocesses and type-checks src (the text of a cuda.h) the way the
 // host C compiler would, with no edits to the header.
 func Parse(name string, src []byte) (*Header, error) {
-	cfg, err := cc.NewConfig(runtime.GOOS, runtime.GOARCH)
+	base, err := hostConfig()
 	if err != nil {
 		return nil, fmt.Errorf("configure C front end: %w", err)
 	}
+	c := *base
+	cfg := &c
 	cfg.EvalAllMacros = true
 	cfg.ABILayout = true
 	// Untrusted or corrupted input must not be able to expand forever.
@@ -47,6 +50,12 @@ func Parse(name string, src []byte) (*Header, error) {
 	}
 	return h, nil
 }
+
+// hostConfig asks the host C compiler once per process for its predefined
+// macros and include paths: running it costs more than parsing a header.
+var hostConfig = sync.OnceValues(func() (*cc.Config, error) {
+	return cc.NewConfig(runtime.GOOS, runtime.GOARCH)
+})
 
 // translate runs cc.Translate, turning a panic inside cc (seen on
 // malformed input) into an error.
