@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"time"
 	"unsafe"
 
@@ -32,7 +33,9 @@ func must(what string, err error) {
 
 var errNotDone = errors.New("event not done after synchronize")
 
-var impl = flag.String("impl", "raw", "raw (package cu), cuda (package cuda), or pair (cuda against raw on the hot calls, interleaved)")
+var cpuProfile = flag.String("cpuprofile", "", "write a CPU profile of the run to this file")
+
+var impl = flag.String("impl", "raw", "raw (package cu), cuda (package cuda), pair (cuda against raw on the hot calls, interleaved) or overhead (raw against a C loop in the same process, interleaved)")
 
 func report(op string, v float64, unit string) {
 	fmt.Printf("RESULT impl=go-%s op=%s value=%.3f unit=%s\n", *impl, op, v, unit)
@@ -52,6 +55,12 @@ func main() {
 	}
 	ptx, err := os.ReadFile(flag.Arg(0))
 	must("read PTX", err)
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		must("create profile", err)
+		must("start profile", pprof.StartCPUProfile(f))
+		defer pprof.StopCPUProfile()
+	}
 	switch *impl {
 	case "raw":
 		runRaw(append(ptx, 0))
@@ -59,6 +68,8 @@ func main() {
 		runCuda(append(ptx, 0))
 	case "pair":
 		runPair()
+	case "overhead":
+		runOverhead(append(ptx, 0))
 	default:
 		must("flag -impl", fmt.Errorf("unknown %q", *impl))
 	}
