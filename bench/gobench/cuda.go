@@ -9,16 +9,9 @@ import (
 // runCuda measures the operations package cuda covers; ctx_get_current has
 // no counterpart there and is reported by -impl raw alone.
 func runCuda(ptx []byte) {
-	devs, err := cuda.Devices()
-	must("cuda.Devices", err)
-	ctx, err := cuda.PrimaryContext(devs[0])
-	must("cuda.PrimaryContext", err)
+	ctx, s, ev := newCudaSetup()
 	defer ctx.Close()
-	s, err := cuda.NewStream(ctx)
-	must("cuda.NewStream", err)
 	defer s.Close()
-	ev, err := cuda.NewEvent(ctx)
-	must("cuda.NewEvent", err)
 	defer ev.Close()
 
 	timed("event_record", 200000, func(n int) {
@@ -104,4 +97,18 @@ func runCuda(ptx []byte) {
 	}
 	copies("h2d_64mib", func() error { return cuda.CopyToDeviceAsync(s, dev, host) })
 	copies("d2h_64mib", func() error { return cuda.CopyFromDeviceAsync(s, host, dev) })
+}
+
+// newCudaSetup makes the primary context of device 0, a stream and an event
+// (without timing) through package cuda.
+func newCudaSetup() (*cuda.Context, *cuda.Stream, *cuda.Event) {
+	devs, err := cuda.Devices()
+	must("cuda.Devices", err)
+	ctx, err := cuda.PrimaryContext(devs[0])
+	must("cuda.PrimaryContext", err)
+	s, err := cuda.NewStream(ctx)
+	must("cuda.NewStream", err)
+	ev, err := cuda.NewEvent(ctx)
+	must("cuda.NewEvent", err)
+	return ctx, s, ev
 }

@@ -86,26 +86,38 @@ func kernelArgs(n int) unsafe.Pointer {
 	return unsafe.Pointer(params)
 }
 
-func runRaw(ptx []byte) {
+// rawSetup is what the raw benchmarks run on: the primary context current on
+// this locked thread, a stream, an event and the two empty kernels.
+type rawSetup struct {
+	stream  cu.CUstream
+	event   cu.CUevent
+	k1, k16 cu.CUfunction
+}
+
+func newRawSetup(ptx []byte) rawSetup {
 	// The raw layer binds no context itself: stay on one thread.
 	runtime.LockOSThread()
+	var r rawSetup
 	var dev cu.CUdevice
-	var ctx, cur cu.CUcontext
-	var s cu.CUstream
-	var ev cu.CUevent
+	var ctx cu.CUcontext
 	var mod cu.CUmodule
-	var k1, k16 cu.CUfunction
 	must("cuInit", cu.Init(0))
 	must("cuDeviceGet", cu.DeviceGet(&dev, 0))
 	must("cuDevicePrimaryCtxRetain", cu.DevicePrimaryCtxRetain(&ctx, dev))
 	must("cuCtxSetCurrent", cu.CtxSetCurrent(ctx))
-	must("cuStreamCreate", cu.StreamCreate(&s, uint32(cu.CU_STREAM_NON_BLOCKING)))
-	must("cuEventCreate", cu.EventCreate(&ev, uint32(cu.CU_EVENT_DISABLE_TIMING)))
-	cptx := C.CBytes(ptx)
-	must("cuModuleLoadData", cu.ModuleLoadData(&mod, cptx))
+	must("cuStreamCreate", cu.StreamCreate(&r.stream, uint32(cu.CU_STREAM_NON_BLOCKING)))
+	must("cuEventCreate", cu.EventCreate(&r.event, uint32(cu.CU_EVENT_DISABLE_TIMING)))
+	must("cuModuleLoadData", cu.ModuleLoadData(&mod, C.CBytes(ptx)))
 	n1, n16 := C.CString("empty1"), C.CString("empty16")
-	must("cuModuleGetFunction", cu.ModuleGetFunction(&k1, mod, (*byte)(unsafe.Pointer(n1))))
-	must("cuModuleGetFunction", cu.ModuleGetFunction(&k16, mod, (*byte)(unsafe.Pointer(n16))))
+	must("cuModuleGetFunction", cu.ModuleGetFunction(&r.k1, mod, (*byte)(unsafe.Pointer(n1))))
+	must("cuModuleGetFunction", cu.ModuleGetFunction(&r.k16, mod, (*byte)(unsafe.Pointer(n16))))
+	return r
+}
+
+func runRaw(ptx []byte) {
+	r := newRawSetup(ptx)
+	s, ev, k1, k16 := r.stream, r.event, r.k1, r.k16
+	var cur cu.CUcontext
 
 	timed("ctx_get_current", 1000000, func(n int) {
 		for i := 0; i < n; i++ {

@@ -39,7 +39,6 @@ import "C"
 
 import (
 	"fmt"
-	"runtime"
 	"time"
 	"unsafe"
 
@@ -50,22 +49,8 @@ import (
 // process: chunks of a C loop (one cgo call for many driver calls) alternate
 // with chunks of the Go loop (one binding call per driver call).
 func runOverhead(ptx []byte) {
-	runtime.LockOSThread()
-	var dev cu.CUdevice
-	var ctx cu.CUcontext
-	var s cu.CUstream
-	var ev cu.CUevent
-	var mod cu.CUmodule
-	var k cu.CUfunction
-	must("cuInit", cu.Init(0))
-	must("cuDeviceGet", cu.DeviceGet(&dev, 0))
-	must("cuDevicePrimaryCtxRetain", cu.DevicePrimaryCtxRetain(&ctx, dev))
-	must("cuCtxSetCurrent", cu.CtxSetCurrent(ctx))
-	must("cuStreamCreate", cu.StreamCreate(&s, uint32(cu.CU_STREAM_NON_BLOCKING)))
-	must("cuEventCreate", cu.EventCreate(&ev, uint32(cu.CU_EVENT_DISABLE_TIMING)))
-	must("cuModuleLoadData", cu.ModuleLoadData(&mod, C.CBytes(ptx)))
-	name := C.CString("empty1")
-	must("cuModuleGetFunction", cu.ModuleGetFunction(&k, mod, (*byte)(unsafe.Pointer(name))))
+	r := newRawSetup(ptx)
+	s, ev, k := r.stream, r.event, r.k1
 	params := kernelArgs(1)
 
 	proc := func(api string) unsafe.Pointer {

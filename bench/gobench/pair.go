@@ -5,7 +5,6 @@ import (
 	"sort"
 	"time"
 
-	"github.com/gocuda/gocuda/cuda"
 	"github.com/gocuda/gocuda/generated/cu"
 )
 
@@ -14,16 +13,9 @@ import (
 // that the machine's drift (large on a VM) hits both alike, and reporting
 // the median of the paired differences.
 func runPair() {
-	devs, err := cuda.Devices()
-	must("cuda.Devices", err)
-	ctx, err := cuda.PrimaryContext(devs[0])
-	must("cuda.PrimaryContext", err)
+	ctx, s, ev := newCudaSetup()
 	defer ctx.Close()
-	s, err := cuda.NewStream(ctx)
-	must("cuda.NewStream", err)
 	defer s.Close()
-	ev, err := cuda.NewEvent(ctx)
-	must("cuda.NewEvent", err)
 	defer ev.Close()
 	rs, rev := s.Raw(), ev.Raw()
 
