@@ -102,9 +102,18 @@ func runOverhead(ptx []byte) {
 	compare("event_record", 400, 2000,
 		func(n int) C.int { return C.gb_record_loop(pRec, C.uintptr_t(ev), C.uintptr_t(s), C.int(n)) },
 		func() error { return cu.EventRecord(ev, s) })
-	compare("launch_1arg", 100, 2000,
-		func(n int) C.int {
-			return C.gb_launch_loop(pLaunch, C.uintptr_t(k), C.uintptr_t(s), (*unsafe.Pointer)(params), C.int(n))
-		},
+	launchLoop := func(n int) C.int {
+		return C.gb_launch_loop(pLaunch, C.uintptr_t(k), C.uintptr_t(s), (*unsafe.Pointer)(params), C.int(n))
+	}
+	compare("launch_1arg", 100, 2000, launchLoop,
 		func() error { return cu.LaunchKernel(k, 1, 1, 1, 1, 1, 1, 0, s, (*unsafe.Pointer)(params), nil) })
+	// The same crossing without package cu: a hand-written cgo call per
+	// launch. If it costs what the binding costs, the gap is the crossing's.
+	compare("launch_1arg_cgo_direct", 100, 2000, launchLoop,
+		func() error {
+			if r := launchLoop(1); r != 0 {
+				return cu.CUresult(r)
+			}
+			return nil
+		})
 }
