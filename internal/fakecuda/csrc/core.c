@@ -200,6 +200,19 @@ void *handle_get(uint64_t h, enum kind k) {
 	return s ? s->obj : NULL;
 }
 
+CUresult locked_handle(uint64_t h, enum kind k, CUresult missing, void **obj) {
+	CUresult r = driver_ready();
+	if (r != CUDA_SUCCESS)
+		return r;
+	lock();
+	*obj = handle_get(h, k);
+	if (*obj == NULL) {
+		unlock();
+		return missing;
+	}
+	return CUDA_SUCCESS;
+}
+
 void handle_free(uint64_t h) {
 	struct slot *s = slot_of(h, H_KIND(h));
 	if (s == NULL)

@@ -139,6 +139,10 @@ enum kind { K_CTX = 1, K_STREAM = 2, K_EVENT = 3, K_GRAPH = 4, K_EXEC = 5, K_NOD
 uint64_t handle_new(enum kind k, void *obj);
 void handle_free(uint64_t h);
 void *handle_get(uint64_t h, enum kind k);
+// locked_handle is the prologue of most entry points: the driver is
+// initialized and h names a live object of kind k, which it stores in *obj;
+// on success the global lock is held. An unknown handle gives missing.
+CUresult locked_handle(uint64_t h, enum kind k, CUresult missing, void **obj);
 // handle_each calls fn for every live object of kind k, under the lock.
 void handle_each(enum kind k, void (*fn)(void *obj, void *arg), void *arg);
 

@@ -358,16 +358,7 @@ EXPORT CUresult cuStreamIsCapturing(CUstream h, int *status) {
 
 // locked_graph: initialized, graph resolved, lock held on success.
 static CUresult locked_graph(CUgraph h, struct graph **g) {
-	CUresult r = driver_ready();
-	if (r != CUDA_SUCCESS)
-		return r;
-	lock();
-	*g = handle_get((uint64_t)(uintptr_t)h, K_GRAPH);
-	if (*g == NULL) {
-		unlock();
-		return CUDA_ERROR_INVALID_VALUE;
-	}
-	return CUDA_SUCCESS;
+	return locked_handle((uint64_t)(uintptr_t)h, K_GRAPH, CUDA_ERROR_INVALID_VALUE, (void **)g);
 }
 
 // The listing calls fill at most *n entries, zero the rest, and lower *n

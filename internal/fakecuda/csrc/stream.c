@@ -541,16 +541,7 @@ EXPORT CUresult cuEventCreate(CUevent *pe, unsigned int flags) {
 
 // locked_event: initialized, event resolved, lock held on success.
 static CUresult locked_event(CUevent h, struct event **e) {
-	CUresult r = driver_ready();
-	if (r != CUDA_SUCCESS)
-		return r;
-	lock();
-	*e = handle_get((uint64_t)(uintptr_t)h, K_EVENT);
-	if (*e == NULL) {
-		unlock();
-		return CUDA_ERROR_INVALID_HANDLE;
-	}
-	return CUDA_SUCCESS;
+	return locked_handle((uint64_t)(uintptr_t)h, K_EVENT, CUDA_ERROR_INVALID_HANDLE, (void **)e);
 }
 
 // A pending record still completes after destroy: its op holds a reference.
