@@ -188,8 +188,10 @@ func aptError(ctx context.Context, what string, err error, out []byte) error {
 // fetchDebian downloads v's package with a, checks it, and caches its header.
 func fetchDebian(ctx context.Context, a *aptState, workDir string, v manifest.Version, stderr io.Writer) (string, error) {
 	s := v.Source
-	dir := filepath.Join(workDir, v.Version)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	// A directory of its own: apt-get download writes into the directory it
+	// runs in, and download expects to find nothing else there.
+	dir, err := os.MkdirTemp(workDir, v.Version+"-")
+	if err != nil {
 		return "", err
 	}
 	// The package is close to a gigabyte and only one file of it is kept.

@@ -6,9 +6,11 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -411,4 +413,384 @@ func TestExtractFromDeb(t *testing.T) {
 	if _, err := extractFromDeb(context.Background(), notDeb, "usr/include/cuda.h"); err == nil || !strings.Contains(err.Error(), "dpkg-deb") {
 		t.Errorf("bad package: err = %v, want a dpkg-deb error", err)
 	}
+}
+
+// The stand-ins for apt-get and dpkg-deb that drive the Debian path without
+// a network. $FAKE_APT and $FAKE_DPKG pick how they behave; apt-get logs its
+// arguments, and where it downloads, to $FAKE_LOG; the hanging modes touch
+// $FAKE_MARK once they are under way, then wait to be killed.
+const fakeAptGet = `#!/bin/sh
+for a; do echo "arg $a"; last=$a; done >> "$FAKE_LOG"
+if [ "$last" = update ]; then
+	if [ "$FAKE_APT" = update-fail ]; then
+		echo "E: The repository is not signed." >&2
+		exit 100
+	fi
+	exit 0
+fi
+echo "download-cwd $PWD" >> "$FAKE_LOG"
+deb="${last%%=*}_1.0_all.deb"
+case "$FAKE_APT" in
+download-fail)
+	echo "E: Failed to fetch http://mirror.invalid/debian/$deb  404  Not Found" >&2
+	exit 100 ;;
+download-hang)
+	printf partial > "$deb"
+	: > "$FAKE_MARK"
+	exec sleep 60 ;;
+bad-deb)
+	printf 'not the package' > "$deb" ;;
+*)
+	cp "$FAKE_DEB" "$deb" ;;
+esac
+`
+
+const fakeDpkgDeb = `#!/bin/sh
+if [ "$FAKE_DPKG" = hang ]; then
+	head -c 700 "$FAKE_TAR"
+	: > "$FAKE_MARK"
+	exec sleep 60
+fi
+cat "$FAKE_TAR"
+`
+
+const fakeDeb = "a stand-in for nvidia-cuda-dev_1.0_all.deb"
+
+// fakeDebian installs the stand-ins on $PATH, a Debian mirror for them, and
+// a one-version Debian manifest; it returns the manifest's path and the
+// version. The cache is a fresh temporary directory.
+func fakeDebian(t *testing.T) (string, manifest.Version) {
+	if _, err := exec.LookPath("sh"); err != nil {
+		t.Skip("no sh for the stand-in apt-get")
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "bin")
+	os.Mkdir(bin, 0o755)
+	for name, script := range map[string]string{"apt-get": fakeAptGet, "dpkg-deb": fakeDpkgDeb} {
+		if err := os.WriteFile(filepath.Join(bin, name), []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+
+	root := filepath.Join(dir, "root")
+	os.MkdirAll(filepath.Join(root, "etc", "apt"), 0o755)
+	os.WriteFile(filepath.Join(root, "etc", "apt", "sources.list"), []byte("deb http://mirror.invalid/debian trixie main\n"), 0o644)
+	old := aptRoot
+	aptRoot = root
+	t.Cleanup(func() { aptRoot = old })
+
+	debPath := filepath.Join(dir, "pkg.deb")
+	os.WriteFile(debPath, []byte(fakeDeb), 0o644)
+	tarball, _ := synthTar(t, "./usr/include/cuda.h", fakeHeader)
+	tarPath := filepath.Join(dir, "data.tar")
+	os.WriteFile(tarPath, tarball, 0o644)
+	t.Setenv("FAKE_DEB", debPath)
+	t.Setenv("FAKE_TAR", tarPath)
+	t.Setenv("FAKE_LOG", filepath.Join(dir, "apt.log"))
+	t.Setenv("FAKE_MARK", filepath.Join(dir, "mark"))
+	t.Setenv("FAKE_APT", "")
+	t.Setenv("FAKE_DPKG", "")
+	t.Setenv("GOCUDA_HEADER_CACHE", t.TempDir())
+
+	v := manifest.Version{
+		Version: "13.0",
+		Tag:     "cuda13000",
+		Source: manifest.Source{
+			Kind:           manifest.SourceDebian,
+			Package:        "nvidia-cuda-dev",
+			PackageVersion: "13.0.0-1",
+			Suite:          "trixie",
+			Component:      "non-free",
+			PackageSHA256:  sum(fakeDeb),
+			Path:           "usr/include/cuda.h",
+		},
+		SHA256: sum(fakeHeader),
+	}
+	m, err := json.Marshal(manifest.Manifest{Default: v.Version, Versions: []manifest.Version{v}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mpath := filepath.Join(dir, "versions.json")
+	os.WriteFile(mpath, m, 0o644)
+	return mpath, v
+}
+
+// runFetch runs the command. With cancel set it stands for an interrupt: the
+// context is cancelled once a stand-in has touched $FAKE_MARK.
+func runFetch(t *testing.T, cancel bool, args ...string) (code int, stdout, stderr string) {
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	if cancel {
+		mark := os.Getenv("FAKE_MARK")
+		go func() {
+			deadline := time.Now().Add(30 * time.Second)
+			for time.Now().Before(deadline) && ctx.Err() == nil {
+				if _, err := os.Stat(mark); err == nil {
+					break
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			stop()
+		}()
+	}
+	var out, errOut bytes.Buffer
+	code = run(ctx, args, &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+// userFiles fills dir with files and directories of someone else's,
+// including names fetch itself uses: the version's number, "apt", and the
+// file name the stand-in apt-get downloads to.
+func userFiles(t *testing.T, dir string) {
+	for name, content := range map[string]string{
+		"notes.txt":                        "keep me\n",
+		"13.0/cuda.h":                      "someone's own header\n",
+		"13.0/nvidia-cuda-dev_1.0_all.deb": "someone's own package\n",
+		"apt/sources.list":                 "deb http://mine.invalid/debian sid main\n",
+		"sub/deep/data.bin":                "\x00\x01\x02",
+		".fetch-mine/x":                    "x",
+	} {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Mkdir(filepath.Join(dir, "empty"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// snapshot maps every path under dir to its kind, mode and content.
+func snapshot(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	got := map[string]string{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			got[rel] = fmt.Sprintf("dir %v", info.Mode())
+			return nil
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		got[rel] = fmt.Sprintf("%v %q", info.Mode(), data)
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("snapshot of %s: %v", dir, err)
+	}
+	return got
+}
+
+// sameTree reports how after differs from before.
+func sameTree(t *testing.T, what string, before, after map[string]string) {
+	t.Helper()
+	for p, b := range before {
+		if a, ok := after[p]; !ok {
+			t.Errorf("%s: %s was removed", what, p)
+		} else if a != b {
+			t.Errorf("%s: %s changed from %s to %s", what, p, b, a)
+		}
+	}
+	for p := range after {
+		if _, ok := before[p]; !ok {
+			t.Errorf("%s: %s was left behind", what, p)
+		}
+	}
+}
+
+// aptDirs returns the directories apt-get downloaded in and the paths it was
+// given in options, from the stand-in's log.
+func aptDirs(t *testing.T) (cwds, paths []string) {
+	log, err := os.ReadFile(os.Getenv("FAKE_LOG"))
+	if err != nil {
+		t.Fatalf("apt-get log: %v", err)
+	}
+	for _, l := range strings.Split(string(log), "\n") {
+		if cwd, ok := strings.CutPrefix(l, "download-cwd "); ok {
+			cwds = append(cwds, cwd)
+		}
+		if arg, ok := strings.CutPrefix(l, "arg "); ok {
+			if k, v, ok := strings.Cut(arg, "="); ok && strings.HasPrefix(k, "Dir::") && v != "-" {
+				paths = append(paths, v)
+			}
+			if strings.HasSuffix(arg, ".conf") {
+				paths = append(paths, arg)
+			}
+		}
+	}
+	return cwds, paths
+}
+
+// TestRunWorkDirKeepsUserFiles checks that -work DIR leaves what was already
+// in DIR exactly as it was, whether the fetch succeeds or fails, and that
+// apt works only in a directory of fetch's own inside DIR.
+func TestRunWorkDirKeepsUserFiles(t *testing.T) {
+	tests := []struct {
+		name      string
+		apt, dpkg string
+		header    string // the cuda.h in the package
+		cancel    bool
+		code      int
+		stderr    string
+	}{
+		{name: "ok", header: fakeHeader, code: 0},
+		{name: "update fails", apt: "update-fail", header: fakeHeader, code: 1, stderr: "apt-get update"},
+		{name: "download fails", apt: "download-fail", header: fakeHeader, code: 1, stderr: "404  Not Found"},
+		{name: "download interrupted", apt: "download-hang", header: fakeHeader, cancel: true, code: 1, stderr: "context canceled"},
+		{name: "package checksum mismatch", apt: "bad-deb", header: fakeHeader, code: 1, stderr: "SHA-256 mismatch"},
+		{name: "header checksum mismatch", header: "#define CUDA_VERSION 12080\n", code: 1, stderr: "SHA-256 mismatch"},
+		{name: "extraction interrupted", dpkg: "hang", header: fakeHeader, cancel: true, code: 1, stderr: "CUDA 13.0: error: "},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			mpath, v := fakeDebian(t)
+			t.Setenv("FAKE_APT", tt.apt)
+			t.Setenv("FAKE_DPKG", tt.dpkg)
+			tarball, _ := synthTar(t, "./usr/include/cuda.h", tt.header)
+			os.WriteFile(os.Getenv("FAKE_TAR"), tarball, 0o644)
+
+			work := t.TempDir()
+			userFiles(t, work)
+			before := snapshot(t, work)
+			code, stdout, stderr := runFetch(t, tt.cancel, "-manifest", mpath, "-work", work)
+			if code != tt.code || !strings.Contains(stderr, tt.stderr) {
+				t.Errorf("exit %d, stdout %q, stderr %q; want exit %d, stderr with %q", code, stdout, stderr, tt.code, tt.stderr)
+			}
+			sameTree(t, "-work "+work, before, snapshot(t, work))
+			if _, _, err := v.ReadHeader(); (err == nil) != (tt.code == 0) {
+				t.Errorf("after the run ReadHeader: %v", err)
+			}
+
+			cwds, paths := aptDirs(t)
+			for _, p := range append(cwds, paths...) {
+				if !filepath.IsAbs(p) {
+					t.Errorf("apt-get was given the relative path %s", p)
+				}
+				rel, err := filepath.Rel(work, p)
+				top, _, _ := strings.Cut(filepath.ToSlash(rel), "/")
+				if err != nil || top == ".." || before[top] != "" || top == "." {
+					t.Errorf("apt-get used %s, not in a directory of fetch's own in %s", p, work)
+				}
+			}
+		})
+	}
+}
+
+// TestRunWorkDirIsCache checks a -work that is the header cache itself:
+// the version's cache directory is both fetch's output and a name it works
+// under.
+func TestRunWorkDirIsCache(t *testing.T) {
+	mpath, v := fakeDebian(t)
+	cache := os.Getenv("GOCUDA_HEADER_CACHE")
+	userFiles(t, cache) // 13.0/cuda.h is there, with the wrong SHA-256
+	before := snapshot(t, cache)
+
+	code, stdout, stderr := runFetch(t, false, "-manifest", mpath, "-work", cache)
+	if code != 0 {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	if !strings.Contains(stderr, "wrong SHA-256, fetching it again") {
+		t.Errorf("stderr %q does not report the stale header", stderr)
+	}
+	if _, _, err := v.ReadHeader(); err != nil {
+		t.Errorf("after the run ReadHeader: %v", err)
+	}
+	after := snapshot(t, cache)
+	if want := fmt.Sprintf("%v %q", os.FileMode(0o644), fakeHeader); after["13.0/cuda.h"] != want {
+		t.Errorf("cached header is %s, want %s", after["13.0/cuda.h"], want)
+	}
+	after["13.0/cuda.h"] = before["13.0/cuda.h"]
+	sameTree(t, "cache", before, after)
+}
+
+// TestRunDefaultWorkDir checks that without -work the temporary directory in
+// the cache is removed and nothing else in the cache is touched.
+func TestRunDefaultWorkDir(t *testing.T) {
+	for _, apt := range []string{"", "download-fail"} {
+		mpath, v := fakeDebian(t)
+		t.Setenv("FAKE_APT", apt)
+		cache := os.Getenv("GOCUDA_HEADER_CACHE")
+		os.Remove(cache) // fetch makes it
+		code, _, stderr := runFetch(t, false, "-manifest", mpath)
+		if (code == 0) != (apt == "") {
+			t.Errorf("FAKE_APT=%q: exit %d, stderr %q", apt, code, stderr)
+		}
+		want := map[string]string{".": fmt.Sprintf("dir %v", os.ModeDir|0o755)}
+		if apt == "" {
+			want["13.0"] = fmt.Sprintf("dir %v", os.ModeDir|0o755)
+			want["13.0/cuda.h"] = fmt.Sprintf("%v %q", os.FileMode(0o644), fakeHeader)
+		}
+		sameTree(t, fmt.Sprintf("FAKE_APT=%q: cache", apt), want, snapshot(t, cache))
+
+		userFiles(t, cache)
+		if apt == "" {
+			// Stale, so that the second run fetches again.
+			os.WriteFile(filepath.Join(cache, "13.0", "cuda.h"), []byte("stale"), 0o644)
+		}
+		before := snapshot(t, cache)
+		code, _, stderr = runFetch(t, false, "-manifest", mpath)
+		if (code == 0) != (apt == "") {
+			t.Errorf("FAKE_APT=%q: second run: exit %d, stderr %q", apt, code, stderr)
+		}
+		after := snapshot(t, cache)
+		if apt == "" {
+			if _, _, err := v.ReadHeader(); err != nil {
+				t.Errorf("second run: ReadHeader: %v", err)
+			}
+			after["13.0/cuda.h"] = before["13.0/cuda.h"]
+		}
+		sameTree(t, fmt.Sprintf("FAKE_APT=%q: second run: cache", apt), before, after)
+	}
+}
+
+// TestRunWorkDirCreated checks a relative -work that does not exist yet: apt
+// is given absolute paths (it would resolve relative ones against its own
+// directories, outside the work directory), and the directories fetch made
+// are gone afterwards.
+func TestRunWorkDirCreated(t *testing.T) {
+	mpath, v := fakeDebian(t)
+	base := t.TempDir()
+	t.Chdir(base)
+	before := snapshot(t, base)
+	code, stdout, stderr := runFetch(t, false, "-manifest", mpath, "-work", filepath.Join("a", "b", "work"))
+	if code != 0 {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	if _, _, err := v.ReadHeader(); err != nil {
+		t.Errorf("after the run ReadHeader: %v", err)
+	}
+	sameTree(t, "the working directory", before, snapshot(t, base))
+	cwds, paths := aptDirs(t)
+	for _, p := range append(cwds, paths...) {
+		if !filepath.IsAbs(p) || !strings.HasPrefix(p, filepath.Join(base, "a", "b", "work")+string(filepath.Separator)) {
+			t.Errorf("apt-get used %s, want an absolute path in %s", p, filepath.Join(base, "a", "b", "work"))
+		}
+	}
+}
+
+// TestRunWorkDirIsFile checks that a -work naming a file is an error that
+// leaves the file alone.
+func TestRunWorkDirIsFile(t *testing.T) {
+	mpath, _ := fakeDebian(t)
+	base := t.TempDir()
+	userFiles(t, base)
+	before := snapshot(t, base)
+	code, _, stderr := runFetch(t, false, "-manifest", mpath, "-work", filepath.Join(base, "notes.txt"))
+	if code != 1 || !strings.Contains(stderr, "notes.txt") {
+		t.Errorf("exit %d, stderr %q; want exit 1 and an error naming notes.txt", code, stderr)
+	}
+	sameTree(t, "-work's directory", before, snapshot(t, base))
 }

@@ -12,6 +12,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -58,7 +59,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var names listFlag
 	fl.Var(&names, "version", "CUDA `version` to fetch, repeatable or comma-separated (default: all)")
 	cudaHome := fl.String("cuda-home", defaultCUDAHome(), "installed CUDA toolkit, for toolkit versions")
-	workDir := fl.String("work", "", "download `dir` (default: a temporary directory in the cache, removed afterwards)")
+	workDir := fl.String("work", "", "download into a temporary directory in `dir`, removed afterwards (default: the cache)")
 	skipMissing := fl.Bool("skip-missing-toolkit", true, "skip toolkit versions whose header is not installed, unless named with -version")
 	if err := fl.Parse(args); err != nil {
 		return 2
@@ -134,6 +135,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return code
 }
 
+// aptRoot is where the machine's apt configuration is read from; tests point
+// it at a fake one.
+var aptRoot = "/"
+
 func defaultCUDAHome() string {
 	if h := os.Getenv("CUDA_HOME"); h != "" {
 		return h
@@ -142,10 +147,14 @@ func defaultCUDAHome() string {
 }
 
 // fetchAllDebian fetches the Debian-packaged versions behind one apt-get
-// update, recording each one's result in its outcome.
+// update, recording each one's result in its outcome. It works in a fresh
+// directory of its own inside workDir and removes only that: workDir may be
+// anyone's, even the cache itself, and what is already there is not fetch's
+// to delete or overwrite.
 func fetchAllDebian(ctx context.Context, debs []*outcome, workDir string, stderr io.Writer) {
 	err := func() error {
-		if workDir == "" {
+		parent := workDir
+		if parent == "" {
 			// Next to the cache rather than in $TMPDIR, which is often a
 			// small tmpfs; each package is close to a gigabyte.
 			root, err := manifest.CacheDir()
@@ -155,14 +164,27 @@ func fetchAllDebian(ctx context.Context, debs []*outcome, workDir string, stderr
 			if err := os.MkdirAll(root, 0o755); err != nil {
 				return err
 			}
-			if workDir, err = os.MkdirTemp(root, ".fetch-"); err != nil {
+			parent = root
+		} else {
+			made, err := mkdirAll(workDir)
+			defer removeEmpty(made)
+			if err != nil {
 				return err
 			}
-			defer os.RemoveAll(workDir)
-		} else if err := os.MkdirAll(workDir, 0o755); err != nil {
+		}
+		// apt resolves a relative path against its own directories, not
+		// against the working directory, and runs in another one to download.
+		parent, err := filepath.Abs(parent)
+		if err != nil {
 			return err
 		}
-		uris, err := archiveURIs("/")
+		work, err := os.MkdirTemp(parent, ".fetch-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(work)
+
+		uris, err := archiveURIs(aptRoot)
 		if err != nil {
 			return err
 		}
@@ -170,9 +192,7 @@ func fetchAllDebian(ctx context.Context, debs []*outcome, workDir string, stderr
 		for i, o := range debs {
 			vs[i] = o.v
 		}
-		stateDir := filepath.Join(workDir, "apt")
-		defer os.RemoveAll(stateDir)
-		apt, err := newAptState(stateDir, uris, vs)
+		apt, err := newAptState(filepath.Join(work, "apt"), uris, vs)
 		if err != nil {
 			return err
 		}
@@ -181,13 +201,53 @@ func fetchAllDebian(ctx context.Context, debs []*outcome, workDir string, stderr
 			return err
 		}
 		for _, o := range debs {
-			o.path, o.err = fetchDebian(ctx, apt, workDir, o.v, stderr)
+			o.path, o.err = fetchDebian(ctx, apt, work, o.v, stderr)
 		}
 		return nil
 	}()
 	if err != nil {
 		for _, o := range debs {
 			o.err = err
+		}
+	}
+}
+
+// mkdirAll is os.MkdirAll that returns the directories it made, outermost
+// first, so that they and only they can be removed afterwards. A directory
+// that appears meanwhile is someone else's and is not listed.
+func mkdirAll(dir string) (made []string, err error) {
+	var missing []string
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(d); err == nil || !errors.Is(err, fs.ErrNotExist) {
+			break
+		}
+		missing = append(missing, d)
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	for i := len(missing) - 1; i >= 0; i-- {
+		switch err := os.Mkdir(missing[i], 0o755); {
+		case err == nil:
+			made = append(made, missing[i])
+		case !errors.Is(err, fs.ErrExist):
+			return made, err
+		}
+	}
+	// What is there may be a file, or a link to a directory.
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return made, err
+	}
+	return made, nil
+}
+
+// removeEmpty removes the directories made by mkdirAll, innermost first, as
+// long as they are empty: one that is not now holds something fetch did not
+// put there.
+func removeEmpty(made []string) {
+	for i := len(made) - 1; i >= 0; i-- {
+		if os.Remove(made[i]) != nil {
+			return
 		}
 	}
 }
