@@ -3,6 +3,7 @@ package cuda
 import (
 	"runtime"
 	"sync"
+	"sync/atomic"
 
 	"github.com/gocuda/gocuda/generated/cu"
 )
@@ -11,7 +12,7 @@ import (
 // device (PrimaryContext) or one created for this process (NewContext).
 // Clone returns another handle; the driver's reference (primary context) or
 // the context itself (created context) goes away when the last handle is
-// closed and every Stream and Event made in it is closed too.
+// closed and every object made in it is closed too.
 //
 // All methods are safe for concurrent use.
 type Context struct {
@@ -29,6 +30,13 @@ type ctxState struct {
 
 type priorityRange struct{ least, greatest int }
 
+func (c *Context) handle() *handle[ctxState] {
+	if c == nil {
+		return nil
+	}
+	return &c.h
+}
+
 // PrimaryContext retains the primary context of dev (cuDevicePrimaryCtxRetain),
 // the context the CUDA runtime and most libraries share. Its last Close
 // releases that retain.
@@ -40,7 +48,7 @@ func PrimaryContext(dev Device) (*Context, error) {
 	if err := cu.DevicePrimaryCtxRetain(&raw, dev.raw); err != nil {
 		return nil, newError("PrimaryContext", "cuDevicePrimaryCtxRetain", err)
 	}
-	return newContextHandle(newContextCore(ctxState{raw: raw, dev: dev, primary: true})), nil
+	return newContextHandle(newContextCore(raw, dev, true)), nil
 }
 
 // NewContext creates a context of its own on dev (cuCtxCreate with the
@@ -53,22 +61,25 @@ func NewContext(dev Device) (*Context, error) {
 		return nil, err
 	}
 	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
 	raw, err := createContext(dev.raw) // pushes raw onto this thread's stack
 	if err != nil {
+		runtime.UnlockOSThread()
 		return nil, err
 	}
-	var popped cu.CUcontext
-	if err := cu.CtxPopCurrent(&popped); err != nil {
+	if err := unbind(); err != nil {
+		// raw stays pushed on this thread, which therefore stays locked
+		// (see bind).
 		_ = cu.CtxDestroy(raw)
 		return nil, newError("NewContext", "cuCtxPopCurrent", err)
 	}
-	return newContextHandle(newContextCore(ctxState{raw: raw, dev: dev})), nil
+	runtime.UnlockOSThread()
+	return newContextHandle(newContextCore(raw, dev, false)), nil
 }
 
-func newContextCore(st ctxState) *shared[ctxState] {
-	raw := st.raw
-	st.prio = sync.OnceValues(func() (priorityRange, error) {
+func newContextCore(raw cu.CUcontext, dev Device, primary bool) *shared[ctxState] {
+	c := newShared(&liveContexts, destroyContext, nil)
+	c.val = ctxState{raw: raw, dev: dev, primary: primary}
+	c.val.prio = sync.OnceValues(func() (priorityRange, error) {
 		var least, greatest int32
 		err := bind("Context.StreamPriorityRange", raw, func() error {
 			return check("Context.StreamPriorityRange", "cuCtxGetStreamPriorityRange",
@@ -76,7 +87,7 @@ func newContextCore(st ctxState) *shared[ctxState] {
 		})
 		return priorityRange{int(least), int(greatest)}, err
 	})
-	return newShared(st, &liveContexts, destroyContext)
+	return c
 }
 
 func destroyContext(st *ctxState) error {
@@ -92,26 +103,37 @@ func newContextHandle(core *shared[ctxState]) *Context {
 	return c
 }
 
+// ref returns a new reference on the context for an object made in it,
+// which that object's destroy gives back.
+func (c *Context) ref(op string) (*shared[ctxState], error) {
+	core, ok := c.handle().clone()
+	if !ok {
+		return nil, closedError(op)
+	}
+	return core, nil
+}
+
 // Clone returns another handle to the same context, to be closed on its own.
 func (c *Context) Clone() (*Context, error) {
-	core, ok := c.h.clone()
+	core, ok := c.handle().clone()
 	if !ok {
 		return nil, closedError("Context.Clone")
 	}
 	return newContextHandle(core), nil
 }
 
-// Close releases this handle. Closing a handle again returns nil and does
-// nothing. The last Close of the context and of everything made in it
-// releases the primary context or destroys the created one, and returns the
-// driver's error if that fails. Closing the handle a Stream's or Event's
-// Context method returned does nothing: it belongs to that object.
-func (c *Context) Close() error { return c.h.close() }
+// Close releases this handle, after the calls in flight on it have
+// returned. Closing a handle again returns nil and does nothing. The last
+// Close of the context and of everything made in it releases the primary
+// context or destroys the created one, and returns the driver's error if
+// that fails. Closing the handle a Stream's or Event's Context method
+// returned does nothing: it belongs to that object.
+func (c *Context) Close() error { return c.handle().close("Context.Close") }
 
 // Raw returns the driver's context handle, or 0 once this handle is closed.
 // The value stays owned by the Context handles: do not destroy it.
 func (c *Context) Raw() cu.CUcontext {
-	st, ok := c.h.get()
+	st, ok := c.handle().peek()
 	if !ok {
 		return 0
 	}
@@ -120,7 +142,7 @@ func (c *Context) Raw() cu.CUcontext {
 
 // Device returns the device of the context (the zero Device once closed).
 func (c *Context) Device() Device {
-	st, ok := c.h.get()
+	st, ok := c.handle().peek()
 	if !ok {
 		return Device{}
 	}
@@ -129,22 +151,23 @@ func (c *Context) Device() Device {
 
 // IsPrimary reports whether the context is its device's primary context.
 func (c *Context) IsPrimary() bool {
-	st, ok := c.h.get()
+	st, ok := c.handle().peek()
 	return ok && st.primary
 }
 
 // Synchronize waits until all work in the context has finished
 // (cuCtxSynchronize).
 func (c *Context) Synchronize() error {
-	st, ok := c.h.get()
+	const op = "Context.Synchronize"
+	h := c.handle()
+	st, ok := h.enter()
 	if !ok {
-		return closedError("Context.Synchronize")
+		return closedError(op)
 	}
-	err := bind("Context.Synchronize", st.raw, func() error {
-		return check("Context.Synchronize", "cuCtxSynchronize", cu.CtxSynchronize())
+	defer h.exit()
+	return bind(op, st.raw, func() error {
+		return check(op, "cuCtxSynchronize", cu.CtxSynchronize())
 	})
-	runtime.KeepAlive(c)
-	return err
 }
 
 // StreamPriorityRange returns the stream priorities the context accepts
@@ -152,41 +175,75 @@ func (c *Context) Synchronize() error {
 // highest priority and numerically the smallest, least the lowest (the
 // default priority, 0). A device without priorities reports 0, 0.
 func (c *Context) StreamPriorityRange() (least, greatest int, err error) {
-	st, ok := c.h.get()
+	h := c.handle()
+	st, ok := h.enter()
 	if !ok {
 		return 0, 0, closedError("Context.StreamPriorityRange")
 	}
+	defer h.exit()
 	r, err := st.prio()
-	runtime.KeepAlive(c)
 	return r.least, r.greatest, err
-}
-
-// pinnedClone returns a new reference on c for an object made in it, held
-// by a pinned handle that only that object's destroy releases.
-func (c *Context) pinnedClone(op string) (*Context, error) {
-	if c == nil {
-		return nil, closedError(op)
-	}
-	core, ok := c.h.clone()
-	if !ok {
-		return nil, closedError(op)
-	}
-	p := &Context{}
-	pin(&p.h, core)
-	return p, nil
 }
 
 // Do runs fn with the context current on a locked OS thread and then
 // restores the thread's context stack, for raw calls of package cu that use
 // the current context (cu.MemAlloc, cu.ModuleLoad, ...). fn must not start
 // goroutines that expect the context to be current, nor leave a context
-// pushed. Do returns fn's error, or the error of binding the context.
-func (c *Context) Do(fn func() error) error {
-	st, ok := c.h.get()
-	if !ok {
-		return closedError("Context.Do")
+// pushed. Do returns fn's error, or the error of binding the context. The
+// stack is restored however fn ends, by a panic or runtime.Goexit too.
+//
+// The context lives until fn returns even if fn closes the last handle of
+// it, which is then released when Do returns.
+func (c *Context) Do(fn func() error) (err error) {
+	const op = "Context.Do"
+	core, err := c.ref(op)
+	if err != nil {
+		return err
 	}
-	err := bind("Context.Do", st.raw, fn)
-	runtime.KeepAlive(c)
-	return err
+	defer func() {
+		if rerr := core.release(); err == nil {
+			err = rerr
+		}
+	}()
+	if fn == nil {
+		return invalidArg(op, "nil function")
+	}
+	return bind(op, core.val.raw, fn)
+}
+
+// ctxRef is an object's reference on its context: the core, and the
+// Context handle its Context method returns, made on first use.
+type ctxRef struct {
+	core *shared[ctxState]
+	view atomic.Pointer[Context]
+}
+
+// closedView is what Context methods return once their object is gone: a
+// zero Context, whose methods all return ErrClosed.
+var closedView = &Context{}
+
+func (r *ctxRef) raw() cu.CUcontext { return r.core.val.raw }
+
+// context returns the object's Context handle: it can be used (and cloned)
+// like any other while the object lives, and closing it does nothing.
+func (r *ctxRef) context() *Context {
+	if v := r.view.Load(); v != nil {
+		return v
+	}
+	v := &Context{}
+	v.h.core = r.core
+	v.h.view = true
+	if r.view.CompareAndSwap(nil, v) {
+		return v
+	}
+	return r.view.Load()
+}
+
+// release closes the view to new calls, waits for those in flight, and
+// gives the reference back: the owning object's drop.
+func (r *ctxRef) release() error {
+	if v := r.view.Swap(closedView); v != nil && v != closedView {
+		v.h.shut()
+	}
+	return r.core.release()
 }

@@ -2,7 +2,6 @@ package cuda
 
 import (
 	"fmt"
-	"runtime"
 
 	"github.com/gocuda/gocuda/generated/cu"
 )
@@ -209,24 +208,13 @@ func CanAccessPeer(dev, peer Device) (bool, error) {
 // returns nil.
 func EnablePeerAccess(ctx, peer *Context) error {
 	const op = "EnablePeerAccess"
-	st, ok := ctx.h.get()
-	if !ok || peer == nil {
-		return closedError(op)
-	}
-	pst, ok := peer.h.get()
-	if !ok {
-		return closedError(op)
-	}
-	err := bind(op, st.raw, func() error {
-		err := cu.CtxEnablePeerAccess(pst.raw, 0)
+	return withPeers(op, ctx, peer, func(peerRaw cu.CUcontext) error {
+		err := cu.CtxEnablePeerAccess(peerRaw, 0)
 		if err == error(cu.CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED) {
 			return nil
 		}
 		return check(op, "cuCtxEnablePeerAccess", err)
 	})
-	runtime.KeepAlive(ctx)
-	runtime.KeepAlive(peer)
-	return err
 }
 
 // DisablePeerAccess revokes what EnablePeerAccess(ctx, peer) allowed
@@ -234,18 +222,23 @@ func EnablePeerAccess(ctx, peer *Context) error {
 // error matching cu.CUDA_ERROR_PEER_ACCESS_NOT_ENABLED.
 func DisablePeerAccess(ctx, peer *Context) error {
 	const op = "DisablePeerAccess"
-	st, ok := ctx.h.get()
-	if !ok || peer == nil {
-		return closedError(op)
-	}
-	pst, ok := peer.h.get()
+	return withPeers(op, ctx, peer, func(peerRaw cu.CUcontext) error {
+		return check(op, "cuCtxDisablePeerAccess", cu.CtxDisablePeerAccess(peerRaw))
+	})
+}
+
+// withPeers runs fn with ctx bound, holding both contexts.
+func withPeers(op string, ctx, peer *Context, fn func(peerRaw cu.CUcontext) error) error {
+	ch, ph := ctx.handle(), peer.handle()
+	st, ok := ch.enter()
 	if !ok {
 		return closedError(op)
 	}
-	err := bind(op, st.raw, func() error {
-		return check(op, "cuCtxDisablePeerAccess", cu.CtxDisablePeerAccess(pst.raw))
-	})
-	runtime.KeepAlive(ctx)
-	runtime.KeepAlive(peer)
-	return err
+	defer ch.exit()
+	pst, ok := ph.enter()
+	if !ok {
+		return closedError(op + " (peer)")
+	}
+	defer ph.exit()
+	return bind(op, st.raw, func() error { return fn(pst.raw) })
 }

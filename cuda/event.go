@@ -2,7 +2,6 @@ package cuda
 
 import (
 	"fmt"
-	"runtime"
 	"time"
 
 	"github.com/gocuda/gocuda/generated/cu"
@@ -20,8 +19,15 @@ type Event struct {
 
 type eventState struct {
 	raw   cu.CUevent // first: see shared.val
-	ctx   *Context   // pinned reference, released by destroyEvent
+	ctx   ctxRef
 	flags uint32
+}
+
+func (e *Event) handle() *handle[eventState] {
+	if e == nil {
+		return nil
+	}
+	return &e.h
 }
 
 // EventOption configures NewEvent.
@@ -58,37 +64,41 @@ func NewEvent(ctx *Context, opts ...EventOption) (*Event, error) {
 		return nil, &Error{Op: op, Result: cu.CUDA_ERROR_INVALID_VALUE, Err: fmt.Errorf(
 			"an interprocess event cannot have timing (WithInterprocess with WithTiming): %w", cu.CUDA_ERROR_INVALID_VALUE)}
 	}
-	pc, err := ctx.pinnedClone(op)
+	cc, err := ctx.ref(op)
 	if err != nil {
 		return nil, err
 	}
-	runtime.KeepAlive(ctx)
-	var raw cu.CUevent
-	err = bind(op, pc.h.core.val.raw, func() error {
-		return check(op, "cuEventCreate", cu.EventCreate(&raw, flags))
-	})
+	f, err := procs(op, "cuEventCreate")
+	if err != nil {
+		_ = cc.release()
+		return nil, err
+	}
+	out, err := boundCreate(op, "cuEventCreate", cc.val.raw, f.eventCreate, flags)
 	if err != nil {
 		// The event may exist even so, when restoring the thread's
 		// context failed after it was made.
-		if raw != 0 {
-			_ = bind(op, pc.h.core.val.raw, func() error { return cu.EventDestroy(raw) })
+		if out != 0 {
+			_ = boundDestroy(op, "cuEventDestroy", cc.val.raw, f.eventDestroy, out)
 		}
-		_ = pc.h.closeOwned()
+		_ = cc.release()
 		return nil, err
 	}
-	core := newShared(eventState{raw: raw, ctx: pc, flags: flags}, &liveEvents, destroyEvent)
+	core := newShared(&liveEvents, destroyEvent, dropEvent)
+	core.val.raw, core.val.flags = cu.CUevent(out), flags
+	core.val.ctx.core = cc
 	return newEventHandle(core), nil
 }
 
 func destroyEvent(st *eventState) error {
-	err := bind("Event.Close", st.ctx.h.core.val.raw, func() error {
-		return check("Event.Close", "cuEventDestroy", cu.EventDestroy(st.raw))
-	})
-	if cerr := st.ctx.h.closeOwned(); err == nil {
-		err = cerr
+	const op, fn = "Event.Close", "cuEventDestroy"
+	f, err := procs(op, fn)
+	if err != nil {
+		return err
 	}
-	return err
+	return boundDestroy(op, fn, st.ctx.raw(), f.eventDestroy, uint64(st.raw))
 }
+
+func dropEvent(st *eventState) error { return st.ctx.release() }
 
 func newEventHandle(core *shared[eventState]) *Event {
 	e := &Event{}
@@ -98,21 +108,22 @@ func newEventHandle(core *shared[eventState]) *Event {
 
 // Clone returns another handle to the same event, to be closed on its own.
 func (e *Event) Clone() (*Event, error) {
-	core, ok := e.h.clone()
+	core, ok := e.handle().clone()
 	if !ok {
 		return nil, closedError("Event.Clone")
 	}
 	return newEventHandle(core), nil
 }
 
-// Close releases this handle. Closing a handle again returns nil and does
-// nothing. The last Close destroys the event (cuEventDestroy; a pending
-// record still completes) and releases its context.
-func (e *Event) Close() error { return e.h.close() }
+// Close releases this handle, after the calls in flight on it have
+// returned. Closing a handle again returns nil and does nothing. The last
+// Close destroys the event (cuEventDestroy; a pending record still
+// completes) and releases its context.
+func (e *Event) Close() error { return e.handle().close("Event.Close") }
 
 // Raw returns the driver's event handle, or 0 once this handle is closed.
 func (e *Event) Raw() cu.CUevent {
-	st, ok := e.h.get()
+	st, ok := e.handle().peek()
 	if !ok {
 		return 0
 	}
@@ -120,18 +131,18 @@ func (e *Event) Raw() cu.CUevent {
 }
 
 // Context returns the event's context, owned by the event as
-// Stream.Context's is by the stream.
+// Stream.Context's is by the stream; nil once this handle is closed.
 func (e *Event) Context() *Context {
-	st, ok := e.h.get()
+	st, ok := e.handle().peek()
 	if !ok {
 		return nil
 	}
-	return st.ctx
+	return st.ctx.context()
 }
 
 // Timing reports whether the event was made WithTiming.
 func (e *Event) Timing() bool {
-	st, ok := e.h.get()
+	st, ok := e.handle().peek()
 	return ok && st.flags&uint32(cu.CU_EVENT_DISABLE_TIMING) == 0
 }
 
@@ -139,32 +150,34 @@ func (e *Event) Timing() bool {
 // Synchronize and Stream.WaitEvent then refer to that work. The stream must
 // be of the event's context. It binds no context and does not allocate.
 func (e *Event) Record(s *Stream) error {
-	ev, ok := e.h.get()
+	const op = "Event.Record"
+	eh := e.handle()
+	ev, ok := eh.enter()
 	if !ok {
-		return closedError("Event.Record")
+		return closedError(op)
 	}
-	if s == nil {
-		return closedError("Event.Record (stream)")
-	}
-	st, ok := s.h.get()
+	sh := s.handle()
+	st, ok := sh.enter()
 	if !ok {
-		return closedError("Event.Record (stream)")
+		eh.exit()
+		return closedError(op + " (stream)")
 	}
 	err := cu.EventRecord(ev.raw, st.raw)
-	runtime.KeepAlive(e)
-	runtime.KeepAlive(s)
-	return check("Event.Record", "cuEventRecord", err)
+	sh.exit()
+	eh.exit()
+	return check(op, "cuEventRecord", err)
 }
 
 // Query reports whether the recorded work has finished (cuEventQuery). An
 // event never recorded is done. Work still running is not an error.
 func (e *Event) Query() (done bool, err error) {
-	ev, ok := e.h.get()
+	h := e.handle()
+	ev, ok := h.enter()
 	if !ok {
 		return false, closedError("Event.Query")
 	}
 	err = cu.EventQuery(ev.raw)
-	runtime.KeepAlive(e)
+	h.exit()
 	switch err {
 	case nil:
 		return true, nil
@@ -177,12 +190,13 @@ func (e *Event) Query() (done bool, err error) {
 // Synchronize waits until the recorded work has finished
 // (cuEventSynchronize).
 func (e *Event) Synchronize() error {
-	ev, ok := e.h.get()
+	h := e.handle()
+	ev, ok := h.enter()
 	if !ok {
 		return closedError("Event.Synchronize")
 	}
 	err := cu.EventSynchronize(ev.raw)
-	runtime.KeepAlive(e)
+	h.exit()
 	return check("Event.Synchronize", "cuEventSynchronize", err)
 }
 
@@ -196,22 +210,22 @@ var errNoTiming = fmt.Errorf("event made without WithTiming: %w", cu.CUDA_ERROR_
 // cu.CUDA_ERROR_NOT_READY.
 func Elapsed(start, end *Event) (time.Duration, error) {
 	const op = "Elapsed"
-	if start == nil || end == nil {
+	sh, eh := start.handle(), end.handle()
+	a, ok := sh.enter()
+	if !ok {
 		return 0, closedError(op)
 	}
-	a, aok := start.h.get()
-	b, bok := end.h.get()
-	if !aok || !bok {
+	defer sh.exit()
+	b, ok := eh.enter()
+	if !ok {
 		return 0, closedError(op)
 	}
+	defer eh.exit()
 	if (a.flags|b.flags)&uint32(cu.CU_EVENT_DISABLE_TIMING) != 0 {
 		return 0, &Error{Op: op, Result: cu.CUDA_ERROR_INVALID_HANDLE, Err: errNoTiming}
 	}
 	var ms float32
-	err := cu.EventElapsedTime(&ms, a.raw, b.raw)
-	runtime.KeepAlive(start)
-	runtime.KeepAlive(end)
-	if err != nil {
+	if err := cu.EventElapsedTime(&ms, a.raw, b.raw); err != nil {
 		return 0, newError(op, "cuEventElapsedTime", err)
 	}
 	return time.Duration(float64(ms) * float64(time.Millisecond)), nil

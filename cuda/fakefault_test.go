@@ -50,6 +50,10 @@ type faultRun struct {
 	Live     cudatest.Counts // the fake's objects after the scenario
 	Handles  [3]int          // cuda.LiveHandles after the scenario
 	Calls    map[string]int  // driver calls of the scenario
+	// Deferred is set when a release the driver refused was kept for a
+	// retry (cuda.ErrDeferred); the child then retries it, once the fault
+	// has passed, before counting what is left.
+	Deferred bool
 }
 
 func TestFaultSweep(t *testing.T) {
@@ -125,6 +129,9 @@ func judgeFault(fn string, r faultRun) string {
 		return "the error does not name " + fn
 	case r.Handles != [3]int{}:
 		return fmt.Sprintf("cuda.LiveHandles = %v after every Close", r.Handles)
+	case r.Deferred && !r.Live.IsZero():
+		// A refused release was kept and retried: nothing may be left.
+		return fmt.Sprintf("leaked after the deferred release was retried: %v", r.Live)
 	}
 	left := r.Live
 	// A release that failed may leave the one object it was releasing,
@@ -202,6 +209,16 @@ func TestFaultSweepChild(t *testing.T) {
 		r.Injected = errors.Is(err, faultResult)
 		r.Funcs = cudaFuncs(err)
 		r.Release = releaseKind(err)
+		r.Deferred = errors.Is(err, cuda.ErrDeferred)
+	}
+	if r.Deferred {
+		// The scenario's later releases retry it already, so it may be gone.
+		if n := cuda.LiveObjects().Deferred; n > 1 {
+			r.Panic = fmt.Sprintf("LiveObjects().Deferred = %d after one refused release, want at most 1", n)
+		}
+		if n := cuda.RetryDeferred(); n != 0 {
+			r.Panic = fmt.Sprintf("RetryDeferred left %d objects after the fault passed", n)
+		}
 	}
 	r.Live = cudatest.Live()
 	r.Handles[0], r.Handles[1], r.Handles[2] = cuda.LiveHandles()

@@ -44,16 +44,17 @@ const (
 // handle (the memory then leaks).
 func (s *Stream) BeginCapture(mode cu.CUstreamCaptureMode) error {
 	const op = "Stream.BeginCapture"
-	st, err := s.state(op)
-	if err != nil {
-		return err
+	h := s.handle()
+	st, ok := h.enter()
+	if !ok {
+		return closedError(op)
 	}
+	defer h.exit()
 	runtime.LockOSThread()
 	if err := cu.StreamBeginCapture(st.raw, mode); err != nil {
 		runtime.UnlockOSThread()
 		return newError(op, "cuStreamBeginCapture", err)
 	}
-	runtime.KeepAlive(s)
 	return nil
 }
 
@@ -66,14 +67,18 @@ func (s *Stream) BeginCapture(mode cu.CUstreamCaptureMode) error {
 // this is the wrong thread.
 func (s *Stream) EndCapture() (*Graph, error) {
 	const op = "Stream.EndCapture"
-	st, err := s.state(op)
-	if err != nil {
-		return nil, err
+	h := s.handle()
+	st, ok := h.enter()
+	if !ok {
+		return nil, closedError(op)
 	}
+	defer h.exit()
 	var raw cu.CUgraph
-	err = cu.StreamEndCapture(st.raw, &raw)
+	err := cu.StreamEndCapture(st.raw, &raw)
 	if err != error(cu.CUDA_ERROR_ILLEGAL_STATE) && err != error(cu.CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD) {
 		runtime.UnlockOSThread()
+		// A capture ended: destroys it refused may go through now.
+		retryDeferred()
 	}
 	if err != nil {
 		if raw != 0 {
@@ -81,13 +86,12 @@ func (s *Stream) EndCapture() (*Graph, error) {
 		}
 		return nil, newError(op, "cuStreamEndCapture", err)
 	}
-	pc, err := st.ctx.pinnedClone(op)
-	if err != nil {
-		_ = cu.GraphDestroy(raw)
-		return nil, err
-	}
-	runtime.KeepAlive(s)
-	return newGraphHandle(newShared(graphState{raw: raw, ctx: pc}, &liveGraphs, destroyGraph)), nil
+	cc := st.ctx.core // held by the stream, which this call holds
+	cc.acquire()
+	core := newShared(&liveGraphs, destroyGraph, dropGraph)
+	core.val.raw = raw
+	core.val.ctx.core = cc
+	return newGraphHandle(core), nil
 }
 
 // Capture captures into a graph the work that fn enqueues on s, and on
@@ -123,13 +127,14 @@ func (s *Stream) Capture(mode cu.CUstreamCaptureMode, fn func() error) (g *Graph
 // counts until EndCapture.
 func (s *Stream) IsCapturing() (bool, error) {
 	const op = "Stream.IsCapturing"
-	st, err := s.state(op)
-	if err != nil {
-		return false, err
+	h := s.handle()
+	st, ok := h.enter()
+	if !ok {
+		return false, closedError(op)
 	}
 	var status cu.CUstreamCaptureStatus
-	err = cu.StreamIsCapturing(st.raw, &status)
-	runtime.KeepAlive(s)
+	err := cu.StreamIsCapturing(st.raw, &status)
+	h.exit()
 	if err != nil {
 		return false, newError(op, "cuStreamIsCapturing", err)
 	}
@@ -149,7 +154,14 @@ type Graph struct {
 
 type graphState struct {
 	raw cu.CUgraph // first: see shared.val
-	ctx *Context   // pinned: the context of the captured stream
+	ctx ctxRef     // the context of the captured stream
+}
+
+func (g *Graph) handle() *handle[graphState] {
+	if g == nil {
+		return nil
+	}
+	return &g.h
 }
 
 func newGraphHandle(core *shared[graphState]) *Graph {
@@ -159,17 +171,15 @@ func newGraphHandle(core *shared[graphState]) *Graph {
 }
 
 func destroyGraph(st *graphState) error {
-	err := check("Graph.Close", "cuGraphDestroy", cu.GraphDestroy(st.raw))
-	if cerr := st.ctx.h.closeOwned(); err == nil {
-		err = cerr
-	}
-	return err
+	return check("Graph.Close", "cuGraphDestroy", cu.GraphDestroy(st.raw))
 }
+
+func dropGraph(st *graphState) error { return st.ctx.release() }
 
 // Clone returns another handle to the same graph (not a copy of the graph:
 // that is cuGraphClone), to be closed on its own.
 func (g *Graph) Clone() (*Graph, error) {
-	core, ok := g.h.clone()
+	core, ok := g.handle().clone()
 	if !ok {
 		return nil, closedError("Graph.Clone")
 	}
@@ -178,36 +188,26 @@ func (g *Graph) Clone() (*Graph, error) {
 
 // Close releases this handle. Closing a handle again returns nil and does
 // nothing. The last Close destroys the graph and releases its context.
-func (g *Graph) Close() error { return g.h.close() }
+func (g *Graph) Close() error { return g.handle().close("Graph.Close") }
 
 // Raw returns the driver's graph handle, or 0 once this handle is closed.
 func (g *Graph) Raw() cu.CUgraph {
-	st, ok := g.h.get()
+	st, ok := g.handle().peek()
 	if !ok {
 		return 0
 	}
 	return st.raw
 }
 
-func (g *Graph) state(op string) (*graphState, error) {
-	if g == nil {
-		return nil, closedError(op)
-	}
-	st, ok := g.h.get()
-	if !ok {
-		return nil, closedError(op)
-	}
-	return st, nil
-}
-
 // Nodes returns the graph's nodes (cuGraphGetNodes), in the driver's order.
 func (g *Graph) Nodes() ([]cu.CUgraphNode, error) {
 	const op = "Graph.Nodes"
-	st, err := g.state(op)
-	if err != nil {
-		return nil, err
+	h := g.handle()
+	st, ok := h.enter()
+	if !ok {
+		return nil, closedError(op)
 	}
-	defer runtime.KeepAlive(g)
+	defer h.exit()
 	var n uint64
 	if err := cu.GraphGetNodes(st.raw, nil, &n); err != nil {
 		return nil, newError(op, "cuGraphGetNodes", err)
@@ -225,13 +225,14 @@ func (g *Graph) Nodes() ([]cu.CUgraphNode, error) {
 // NodeCount returns the number of nodes in the graph.
 func (g *Graph) NodeCount() (int, error) {
 	const op = "Graph.NodeCount"
-	st, err := g.state(op)
-	if err != nil {
-		return 0, err
+	h := g.handle()
+	st, ok := h.enter()
+	if !ok {
+		return 0, closedError(op)
 	}
 	var n uint64
-	err = cu.GraphGetNodes(st.raw, nil, &n)
-	runtime.KeepAlive(g)
+	err := cu.GraphGetNodes(st.raw, nil, &n)
+	h.exit()
 	if err != nil {
 		return 0, newError(op, "cuGraphGetNodes", err)
 	}
@@ -245,11 +246,12 @@ type GraphEdge struct{ From, To cu.CUgraphNode }
 // cuGraphGetEdges_v2 with the bindings of 13.0).
 func (g *Graph) Edges() ([]GraphEdge, error) {
 	const op = "Graph.Edges"
-	st, err := g.state(op)
-	if err != nil {
-		return nil, err
+	h := g.handle()
+	st, ok := h.enter()
+	if !ok {
+		return nil, closedError(op)
 	}
-	defer runtime.KeepAlive(g)
+	defer h.exit()
 	var n uint64
 	if err := graphGetEdges(st.raw, nil, nil, &n); err != nil {
 		return nil, newError(op, graphGetEdgesName, err)
@@ -274,31 +276,33 @@ func (g *Graph) Edges() ([]GraphEdge, error) {
 // affect it; GraphExec.Update applies another graph's parameters to it.
 func (g *Graph) Instantiate() (*GraphExec, error) {
 	const op = "Graph.Instantiate"
-	st, err := g.state(op)
-	if err != nil {
-		return nil, err
+	h := g.handle()
+	st, ok := h.enter()
+	if !ok {
+		return nil, closedError(op)
 	}
-	pc, err := st.ctx.pinnedClone(op)
-	if err != nil {
-		return nil, err
-	}
+	defer h.exit()
+	cc := st.ctx.core // held by the graph, which this call holds
+	cc.acquire()
 	var exec cu.CUgraphExec
-	err = bind(op, pc.h.core.val.raw, func() error {
+	err := bind(op, cc.val.raw, func() error {
 		if err := graphInstantiate(&exec, st.raw); err != nil {
 			exec = 0
 			return newError(op, graphInstantiateName, err)
 		}
 		return nil
 	})
-	runtime.KeepAlive(g)
 	if err != nil {
 		if exec != 0 { // made, then the context's pop failed: nobody owns it
 			_ = cu.GraphExecDestroy(exec)
 		}
-		_ = pc.h.closeOwned()
+		_ = cc.release()
 		return nil, err
 	}
-	return newGraphExecHandle(newShared(graphExecState{raw: exec, ctx: pc}, &liveGraphExecs, destroyGraphExec)), nil
+	core := newShared(&liveGraphExecs, destroyGraphExec, dropGraphExec)
+	core.val.raw = exec
+	core.val.ctx.core = cc
+	return newGraphExecHandle(core), nil
 }
 
 // GraphExec is a shared handle to an executable graph, made by
@@ -314,7 +318,14 @@ type GraphExec struct {
 
 type graphExecState struct {
 	raw cu.CUgraphExec // first: see shared.val
-	ctx *Context       // pinned reference
+	ctx ctxRef
+}
+
+func (e *GraphExec) handle() *handle[graphExecState] {
+	if e == nil {
+		return nil
+	}
+	return &e.h
 }
 
 func newGraphExecHandle(core *shared[graphExecState]) *GraphExec {
@@ -324,17 +335,15 @@ func newGraphExecHandle(core *shared[graphExecState]) *GraphExec {
 }
 
 func destroyGraphExec(st *graphExecState) error {
-	err := check("GraphExec.Close", "cuGraphExecDestroy", cu.GraphExecDestroy(st.raw))
-	if cerr := st.ctx.h.closeOwned(); err == nil {
-		err = cerr
-	}
-	return err
+	return check("GraphExec.Close", "cuGraphExecDestroy", cu.GraphExecDestroy(st.raw))
 }
+
+func dropGraphExec(st *graphExecState) error { return st.ctx.release() }
 
 // Clone returns another handle to the same executable graph, to be closed
 // on its own.
 func (e *GraphExec) Clone() (*GraphExec, error) {
-	core, ok := e.h.clone()
+	core, ok := e.handle().clone()
 	if !ok {
 		return nil, closedError("GraphExec.Clone")
 	}
@@ -344,11 +353,11 @@ func (e *GraphExec) Clone() (*GraphExec, error) {
 // Close releases this handle. Closing a handle again returns nil and does
 // nothing. The last Close destroys the executable graph and releases its
 // context.
-func (e *GraphExec) Close() error { return e.h.close() }
+func (e *GraphExec) Close() error { return e.handle().close("GraphExec.Close") }
 
 // Raw returns the driver's handle, or 0 once this handle is closed.
 func (e *GraphExec) Raw() cu.CUgraphExec {
-	st, ok := e.h.get()
+	st, ok := e.handle().peek()
 	if !ok {
 		return 0
 	}
@@ -361,17 +370,20 @@ func (e *GraphExec) Raw() cu.CUgraphExec {
 // graph run one after another, whatever streams they are on.
 func (e *GraphExec) Launch(s *Stream) error {
 	const op = "GraphExec.Launch"
-	st, ok := e.h.get()
+	eh := e.handle()
+	st, ok := eh.enter()
 	if !ok {
 		return closedError(op)
 	}
-	ss, err := s.state(op + " (stream)")
-	if err != nil {
-		return err
+	sh := s.handle()
+	ss, ok := sh.enter()
+	if !ok {
+		eh.exit()
+		return closedError(op + " (stream)")
 	}
-	err = cu.GraphLaunch(st.raw, ss.raw)
-	runtime.KeepAlive(e)
-	runtime.KeepAlive(s)
+	err := cu.GraphLaunch(st.raw, ss.raw)
+	sh.exit()
+	eh.exit()
 	return check(op, "cuGraphLaunch", err)
 }
 
@@ -383,20 +395,21 @@ func (e *GraphExec) Launch(s *Stream) error {
 // (CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED, ...), and e stays as it was.
 func (e *GraphExec) Update(g *Graph) error {
 	const op = "GraphExec.Update"
-	st, ok := e.h.get()
+	eh := e.handle()
+	st, ok := eh.enter()
 	if !ok {
 		return closedError(op)
 	}
-	gs, err := g.state(op + " (graph)")
-	if err != nil {
-		return err
+	defer eh.exit()
+	gh := g.handle()
+	gs, ok := gh.enter()
+	if !ok {
+		return closedError(op + " (graph)")
 	}
-	err = bind(op, st.ctx.h.core.val.raw, func() error {
+	defer gh.exit()
+	return bind(op, st.ctx.raw(), func() error {
 		return graphExecUpdate(op, st.raw, gs.raw)
 	})
-	runtime.KeepAlive(e)
-	runtime.KeepAlive(g)
-	return err
 }
 
 // updateError is the error of a failed cuGraphExecUpdate, naming the

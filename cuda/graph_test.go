@@ -365,9 +365,15 @@ func TestCaptureErrors(t *testing.T) {
 // cores: no driver is needed, and none is called.
 func TestClosedGraphHandles(t *testing.T) {
 	var live atomic.Int64
-	g := newGraphHandle(newShared(graphState{raw: 0x1}, &live, func(*graphState) error { return nil }))
-	e := newGraphExecHandle(newShared(graphExecState{raw: 0x2}, &live, func(*graphExecState) error { return nil }))
-	s := newStreamHandle(newShared(streamState{raw: 0x3}, &live, func(*streamState) error { return nil }))
+	gc := newShared(&live, func(*graphState) error { return nil }, nil)
+	gc.val.raw = 0x1
+	g := newGraphHandle(gc)
+	ec := newShared(&live, func(*graphExecState) error { return nil }, nil)
+	ec.val.raw = 0x2
+	e := newGraphExecHandle(ec)
+	sc := newShared(&live, func(*streamState) error { return nil }, nil)
+	sc.val.raw = 0x3
+	s := newStreamHandle(sc)
 	must(t, g.Close())
 	must(t, e.Close())
 	must(t, s.Close())

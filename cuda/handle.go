@@ -3,22 +3,32 @@ package cuda
 import (
 	"runtime"
 	"sync/atomic"
+	"time"
 )
 
 // shared is the one reference-counted core behind every handle of one driver
-// object (a context, a stream or an event). Each handle owns exactly one
-// reference; the last release runs destroy.
+// object. Each handle owns one reference, and so does every object made from
+// this one (a stream holds one on its context); the last release destroys.
 type shared[T any] struct {
 	// val is first so that the hot paths reach the raw driver handle, the
 	// first field of every T, with one load from the core pointer.
-	val     T
-	refs    atomic.Int64
+	val  T
+	refs atomic.Int64
+	// destroy asks the driver to destroy the object; drop then gives back
+	// what the object holds (its context's reference, say). drop runs only
+	// once the driver no longer holds the object.
 	destroy func(*T) error
-	live    *atomic.Int64 // objects of this kind not yet destroyed
+	drop    func(*T) error
+	live    *atomic.Int64 // objects of this kind the driver still holds
+	// deferred is the error of a refused destroy while the object waits for
+	// a retry (deferred.go); nil otherwise.
+	deferred atomic.Pointer[Error]
 }
 
-func newShared[T any](val T, live *atomic.Int64, destroy func(*T) error) *shared[T] {
-	c := &shared[T]{val: val, destroy: destroy, live: live}
+// newShared returns a core holding one reference, for the caller to fill in
+// before it is shared.
+func newShared[T any](live *atomic.Int64, destroy func(*T) error, drop func(*T) error) *shared[T] {
+	c := &shared[T]{destroy: destroy, drop: drop, live: live}
 	c.refs.Store(1)
 	live.Add(1)
 	return c
@@ -47,22 +57,63 @@ func (c *shared[T]) release() error {
 		return nil
 	case n < 0:
 		// Only reachable through a bug in this package: every path that
-		// releases first wins a closed flag's CompareAndSwap.
+		// releases first wins a closed bit.
 		panic("cuda: reference count below zero")
 	}
+	retryDeferred()
+	return c.finish()
+}
+
+// finish destroys the object whose last reference is gone. A destroy the
+// driver refused while the object still exists (during a stream capture,
+// say) is not forgotten: the object stays counted and waits for a retry.
+func (c *shared[T]) finish() error {
 	err := c.destroy(&c.val)
+	if err != nil && stillHeld(err) {
+		return deferDestroy(c, err)
+	}
+	c.deferred.Store(nil)
 	c.live.Add(-1)
+	if c.drop != nil {
+		if derr := c.drop(&c.val); err == nil {
+			err = derr
+		}
+	}
 	return err
 }
 
-// handle is what a Context, Stream or Event holds: one reference on a core,
-// given back at most once.
+// retry is finish for an object waiting in the deferred list: it reports
+// whether the object is gone now.
+func (c *shared[T]) retry() bool {
+	err := c.destroy(&c.val)
+	if err != nil && stillHeld(err) {
+		return false
+	}
+	c.deferred.Store(nil)
+	c.live.Add(-1)
+	if c.drop != nil {
+		_ = c.drop(&c.val) // a context's own destroy error: nobody to report it to
+	}
+	return true
+}
+
+// closedBit marks a closed handle in handle.ops; the bits below it count
+// the calls in flight on the handle.
+const closedBit = 1 << 63
+
+// handle is what a Context, Stream, Event or other object holds: one
+// reference on a core, given back once by Close after the calls in flight
+// on this handle have returned. It plays the part of internal/poll's
+// fdMutex: every method that reaches the driver holds the handle (enter,
+// exit) for the whole driver call, so the object cannot be destroyed under
+// it, and a call that starts after Close gets ErrClosed without reaching
+// the driver.
 type handle[T any] struct {
-	core   *shared[T]
-	closed atomic.Bool
-	// pinned marks a handle owned by another object's core (a stream's
-	// context, say): the user's Close must not drop the owner's reference.
-	pinned  bool
+	core *shared[T]
+	ops  atomic.Uint64
+	// view marks a handle that another object owns (Stream.Context's):
+	// users may call it but not close it, and it holds no reference.
+	view    bool
 	cleanup runtime.Cleanup
 }
 
@@ -76,23 +127,33 @@ func attach[P any, T any](owner *P, h *handle[T], core *shared[T]) {
 }
 
 func releaseUnclosed[T any](c *shared[T]) {
-	// Nobody is left to report the error to: the handle was dropped.
+	// Nobody is left to report the error to: the handle was dropped. A
+	// refused destroy still lands in the deferred list.
 	_ = c.release()
 }
 
-// pin makes h the holder of one reference on core that only its owner's
-// destroy gives back, through closeOwned.
-func pin[T any](h *handle[T], core *shared[T]) {
-	h.core = core
-	h.pinned = true
+// enter starts a call on the object: it returns the object's state, or
+// false when the handle is nil, zero or closed. Every true must be
+// followed by exit once the driver call has returned.
+func (h *handle[T]) enter() (*T, bool) {
+	if h == nil || h.core == nil {
+		return nil, false
+	}
+	if h.ops.Add(1)&closedBit != 0 {
+		h.ops.Add(^uint64(0))
+		return nil, false
+	}
+	return &h.core.val, true
 }
 
-// get returns the object's state, or false once this handle is closed. The
-// state's fields are written only before the core is shared, so reading them
-// races with nothing; using the raw driver handle concurrently with the
-// object's last Close is the caller's misuse, as it is in C.
-func (h *handle[T]) get() (*T, bool) {
-	if h.closed.Load() {
+// exit ends a call started by enter.
+func (h *handle[T]) exit() { h.ops.Add(^uint64(0)) }
+
+// peek returns the state for methods that only read fields set before the
+// core was shared (Raw, Size, ...), or false when the handle is nil, zero
+// or closed.
+func (h *handle[T]) peek() (*T, bool) {
+	if h == nil || h.core == nil || h.ops.Load()&closedBit != 0 {
 		return nil, false
 	}
 	return &h.core.val, true
@@ -100,27 +161,48 @@ func (h *handle[T]) get() (*T, bool) {
 
 // clone takes another reference for a new handle.
 func (h *handle[T]) clone() (*shared[T], bool) {
-	ok := !h.closed.Load() && h.core.acquire()
-	// The owner must stay reachable until acquire is done, or its cleanup
-	// could release the last reference in between.
-	runtime.KeepAlive(h)
+	if _, ok := h.enter(); !ok {
+		return nil, false
+	}
+	ok := h.core.acquire()
+	h.exit()
 	return h.core, ok
 }
 
-// close gives this handle's reference back once; later calls return nil.
-func (h *handle[T]) close() error {
-	if h.pinned || !h.closed.CompareAndSwap(false, true) {
+// shut closes h to new calls and waits until those in flight have
+// returned. It reports whether this call closed it (false: it already was).
+func (h *handle[T]) shut() bool {
+	if h.ops.Or(closedBit)&closedBit != 0 {
+		return false
+	}
+	// Calls in flight are driver calls: microseconds, or a synchronize.
+	// Close is rare and not on a hot path, so it polls rather than make
+	// every exit check for a waiter.
+	wait := time.Microsecond
+	for h.ops.Load() != closedBit {
+		time.Sleep(wait)
+		wait = min(2*wait, time.Millisecond)
+	}
+	return true
+}
+
+// close is every Close method: it gives this handle's reference back once,
+// after the calls in flight on it. Closing again returns nil, or the error
+// of a destroy the driver refused while the object waits for a retry.
+func (h *handle[T]) close(op string) error {
+	if h == nil || h.core == nil {
+		return closedError(op)
+	}
+	if h.view {
+		return nil
+	}
+	if !h.shut() {
+		if e := h.core.deferred.Load(); e != nil {
+			return e
+		}
 		return nil
 	}
 	h.cleanup.Stop()
-	return h.core.release()
-}
-
-// closeOwned is close for a pinned handle, called by its owner's destroy.
-func (h *handle[T]) closeOwned() error {
-	if !h.closed.CompareAndSwap(false, true) {
-		return nil
-	}
 	return h.core.release()
 }
 
@@ -128,9 +210,10 @@ func (h *handle[T]) closeOwned() error {
 var liveContexts, liveStreams, liveEvents atomic.Int64
 
 // LiveHandles reports how many driver objects of each kind this package
-// holds now: every one created, retained or wrapped and not yet released by
-// its last handle's Close (or by the cleanup of unreachable handles). It
-// exists for leak tests; the numbers count driver objects, not handles.
+// holds now: every one created, retained or wrapped and not yet destroyed
+// (or released) by the driver. It exists for leak tests; the numbers count
+// driver objects, not handles, and include objects whose destroy the
+// driver refused and that wait for a retry (see ErrDeferred).
 func LiveHandles() (contexts, streams, events int) {
 	return int(liveContexts.Load()), int(liveStreams.Load()), int(liveEvents.Load())
 }

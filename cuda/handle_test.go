@@ -26,11 +26,12 @@ type fakeKind struct {
 func newFakeKind() *fakeKind { return &fakeKind{done: make(chan struct{})} }
 
 func (k *fakeKind) newObject() *fake {
-	core := newShared(fakeState{id: 1}, &k.live, func(*fakeState) error {
+	core := newShared(&k.live, func(*fakeState) error {
 		k.destroyed.Add(1)
 		k.once.Do(func() { close(k.done) })
 		return nil
-	})
+	}, nil)
+	core.val.id = 1
 	return k.handle(core)
 }
 
@@ -46,6 +47,14 @@ func (k *fakeKind) clone(f *fake) (*fake, bool) {
 		return nil, false
 	}
 	return k.handle(core), true
+}
+
+// nopCore is a core of a fake object, whose destroy does nothing, with the
+// state init fills in.
+func nopCore[T any](live *atomic.Int64, init func(*T)) *shared[T] {
+	c := newShared(live, func(*T) error { return nil }, nil)
+	init(&c.val)
+	return c
 }
 
 func TestHandleExactCountUnderContention(t *testing.T) {
@@ -72,14 +81,14 @@ func TestHandleExactCountUnderContention(t *testing.T) {
 				}
 				held = append(held, c)
 				if len(held) > (g+i)%5 {
-					if err := held[0].h.close(); err != nil {
+					if err := held[0].h.close("test"); err != nil {
 						t.Error(err)
 					}
 					held = held[1:]
 				}
 			}
 			for _, c := range held {
-				if err := c.h.close(); err != nil {
+				if err := c.h.close("test"); err != nil {
 					t.Error(err)
 				}
 			}
@@ -92,7 +101,7 @@ func TestHandleExactCountUnderContention(t *testing.T) {
 	if d := k.destroyed.Load(); d != 0 {
 		t.Fatalf("destroyed %d times while the root handle is open", d)
 	}
-	if err := root.h.close(); err != nil {
+	if err := root.h.close("test"); err != nil {
 		t.Fatal(err)
 	}
 	if d, l := k.destroyed.Load(), k.live.Load(); d != 1 || l != 0 {
@@ -107,25 +116,25 @@ func TestHandleCloseTwiceAndUseAfterClose(t *testing.T) {
 	if !ok {
 		t.Fatal("clone failed")
 	}
-	if err := a.h.close(); err != nil {
+	if err := a.h.close("test"); err != nil {
 		t.Fatal(err)
 	}
-	if err := a.h.close(); err != nil {
+	if err := a.h.close("test"); err != nil {
 		t.Fatalf("second close = %v, want nil", err)
 	}
 	if k.destroyed.Load() != 0 {
 		t.Fatal("a double close released the clone's reference")
 	}
-	if _, ok := a.h.get(); ok {
+	if _, ok := a.h.peek(); ok {
 		t.Fatal("get on a closed handle succeeded")
 	}
 	if _, ok := k.clone(a); ok {
 		t.Fatal("clone of a closed handle succeeded")
 	}
-	if _, ok := b.h.get(); !ok {
+	if _, ok := b.h.peek(); !ok {
 		t.Fatal("the clone died with the other handle")
 	}
-	if err := b.h.close(); err != nil {
+	if err := b.h.close("test"); err != nil {
 		t.Fatal(err)
 	}
 	if k.destroyed.Load() != 1 {
@@ -149,14 +158,14 @@ func TestHandleCloneRacesClose(t *testing.T) {
 		var wg sync.WaitGroup
 		wg.Add(2)
 		go func() { defer wg.Done(); <-start; c, ok = k.clone(f) }()
-		go func() { defer wg.Done(); <-start; _ = f.h.close() }()
+		go func() { defer wg.Done(); <-start; _ = f.h.close("test") }()
 		close(start)
 		wg.Wait()
 		if ok {
 			if k.destroyed.Load() != 0 {
 				t.Fatalf("trial %d: a successful clone's object was destroyed", trial)
 			}
-			_ = c.h.close()
+			_ = c.h.close("test")
 		}
 		if k.destroyed.Load() != 1 || k.live.Load() != 0 {
 			t.Fatalf("trial %d: destroyed %d, live %d; want 1, 0", trial, k.destroyed.Load(), k.live.Load())
@@ -168,7 +177,7 @@ func TestHandleCleanupReleasesUnreachable(t *testing.T) {
 	k := newFakeKind()
 	func() {
 		f := k.newObject()
-		_, _ = f.h.get()
+		_, _ = f.h.peek()
 	}()
 	waitDestroyed(t, k)
 	if d := k.destroyed.Load(); d != 1 {
@@ -195,7 +204,7 @@ func TestHandleCleanupOfCloneOnly(t *testing.T) {
 	if k.destroyed.Load() != 0 {
 		t.Fatal("the cleanup of a clone destroyed the object")
 	}
-	if err := root.h.close(); err != nil {
+	if err := root.h.close("test"); err != nil {
 		t.Fatal(err)
 	}
 	if k.destroyed.Load() != 1 {
@@ -207,7 +216,7 @@ func TestHandleCleanupAfterCloseDoesNothing(t *testing.T) {
 	k := newFakeKind()
 	func() {
 		f := k.newObject()
-		_ = f.h.close()
+		_ = f.h.close("test")
 	}()
 	for range 5 {
 		runtime.GC()
@@ -218,22 +227,38 @@ func TestHandleCleanupAfterCloseDoesNothing(t *testing.T) {
 	}
 }
 
-func TestHandlePinnedCloseIsNoop(t *testing.T) {
-	k := newFakeKind()
-	owner := k.newObject()
-	core, _ := owner.h.clone()
-	var p fake
-	pin(&p.h, core)
-	if err := p.h.close(); err != nil || p.h.closed.Load() {
-		t.Fatalf("close of a pinned handle: err %v, closed %v", err, p.h.closed.Load())
+// A Context view (what Stream.Context returns) cannot be closed by its
+// user, holds no reference, and is closed to calls when its owner lets the
+// context go.
+func TestContextViewCloseIsNoop(t *testing.T) {
+	var live atomic.Int64
+	core := newShared(&live, func(*ctxState) error { return nil }, nil)
+	core.val.raw = 0x1000
+	owner := newContextHandle(core)
+	var r ctxRef
+	r.core, _ = owner.ref("test")
+	v := r.context()
+	if err := v.Close(); err != nil || v.Raw() != 0x1000 {
+		t.Fatalf("close of a view: err %v, raw %#x", err, v.Raw())
 	}
-	_ = owner.h.close()
-	if k.destroyed.Load() != 0 {
-		t.Fatal("destroyed while the pinned reference is held")
+	if r.context() != v {
+		t.Fatal("a second call made another view")
 	}
-	_ = p.h.closeOwned()
-	if k.destroyed.Load() != 1 {
-		t.Fatal("closeOwned did not release the pinned reference")
+	_ = owner.Close()
+	if live.Load() != 1 {
+		t.Fatal("destroyed while the owner's reference is held")
+	}
+	if err := r.release(); err != nil {
+		t.Fatal(err)
+	}
+	if live.Load() != 0 {
+		t.Fatal("release did not give the reference back")
+	}
+	if err := v.Synchronize(); !errors.Is(err, ErrClosed) {
+		t.Fatalf("a view after its owner let go: Synchronize = %v, want ErrClosed", err)
+	}
+	if _, err := r.context().Clone(); !errors.Is(err, ErrClosed) {
+		t.Fatalf("a view made after release: Clone = %v, want ErrClosed", err)
 	}
 }
 
@@ -258,13 +283,17 @@ func waitDestroyed(t *testing.T, k *fakeKind) {
 func TestClosedPublicHandles(t *testing.T) {
 	var live atomic.Int64
 	nop := func(*ctxState) error { return nil }
-	ctx := newContextHandle(newShared(ctxState{raw: 0x1000}, &live, nop))
-	pc, err := ctx.pinnedClone("test")
-	if err != nil {
+	cc := newShared(&live, nop, nil)
+	cc.val.raw = 0x1000
+	ctx := newContextHandle(cc)
+	sc := newShared(&live, func(*streamState) error { return nil }, dropStream)
+	sc.val.raw, sc.val.priority = 0x2000, -1
+	var err error
+	if sc.val.ctx.core, err = ctx.ref("test"); err != nil {
 		t.Fatal(err)
 	}
-	s := newStreamHandle(newShared(streamState{raw: 0x2000, ctx: pc, priority: -1},
-		&live, func(st *streamState) error { return st.ctx.h.closeOwned() }))
+	s := newStreamHandle(sc)
+	pc := s.Context()
 	s2, err := s.Clone()
 	if err != nil {
 		t.Fatal(err)
@@ -289,7 +318,9 @@ func TestClosedPublicHandles(t *testing.T) {
 	if pc.Raw() != 0 {
 		t.Fatal("the stream's context reference survived the stream")
 	}
-	ev := newEventHandle(newShared(eventState{raw: 0x3000, ctx: nil}, &live, func(*eventState) error { return nil }))
+	evc := newShared(&live, func(*eventState) error { return nil }, nil)
+	evc.val.raw = 0x3000
+	ev := newEventHandle(evc)
 	_ = ev.Close()
 
 	checks := map[string]error{
@@ -345,7 +376,7 @@ func BenchmarkHandleCloneClose(b *testing.B) {
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
 			c, _ := k.clone(root)
-			_ = c.h.close()
+			_ = c.h.close("test")
 		}
 	})
 }

@@ -1,7 +1,10 @@
 package cuda
 
 import (
+	"math"
+	"os"
 	"runtime"
+	"syscall"
 	"unsafe"
 
 	"github.com/gocuda/gocuda/generated/cu"
@@ -9,16 +12,17 @@ import (
 
 // HostBuffer is a shared handle to page-locked ("pinned") host memory
 // holding elements of type T: the memory asynchronous copies need
-// (CopyToDeviceAsync, CopyFromDeviceAsync). AllocHost allocates it
-// (cuMemAllocHost); RegisterHost page-locks memory the caller mapped
-// (cuMemHostRegister). Clone, Close and the Context reference work as for
-// DeviceMemory: the last Close frees (or unregisters) the memory.
+// (CopyToDeviceAsync, CopyFromDeviceAsync). AllocHost makes it from Go
+// memory; RegisterHost page-locks memory the caller mapped. Clone, Close
+// and the Context reference work as for DeviceMemory: the last Close
+// unregisters the memory (cuMemHostUnregister).
 //
-// Slice is a Go view of the memory. The memory is not Go's: the view does
-// not keep the buffer alive, so keep the HostBuffer reachable and open while
-// the view is in use (a dropped HostBuffer is freed by a cleanup, and a
-// view used after that, or after the last Close, reads freed memory), and
-// do not change it while an asynchronous copy of it is pending.
+// Slice is a Go view of the memory. For AllocHost the memory is Go's own,
+// held in place by a runtime.Pinner while it is registered: a view stays
+// valid Go memory for as long as it is referenced, whatever happens to the
+// buffer (after the last Close it is simply no longer page-locked). Do not
+// change it while an asynchronous copy of it is pending, and keep the
+// buffer open until such copies have run.
 //
 // The handle's methods are safe for concurrent use; the memory is plain
 // memory, to be synchronized like any other.
@@ -27,44 +31,92 @@ type HostBuffer[T Element] struct {
 }
 
 type hostState struct {
-	ptr        unsafe.Pointer // first: see shared.val
-	bytes      int
-	ctx        *Context // pinned reference
-	registered bool     // RegisterHost: unregister, do not free
+	ptr   unsafe.Pointer // first: see shared.val
+	bytes int
+	ctx   ctxRef
+	// pin holds AllocHost's Go memory in place while the driver has it
+	// registered; RegisterHost's memory is the caller's, outside the Go
+	// heap, and has none.
+	pin *runtime.Pinner
 }
 
-// AllocHost allocates page-locked host memory for n elements of T in ctx
-// (cuMemAllocHost). On systems with unified addressing (every 64-bit Linux
-// system) it is page-locked for every context, and kernels can read and
-// write it through its address. Page-locked memory is a scarce system
-// resource: allocate it for staging buffers, not for all host data.
+func (b *HostBuffer[T]) handle() *handle[hostState] {
+	if b == nil {
+		return nil
+	}
+	return &b.h
+}
+
+// hostRegisterFlags: PORTABLE makes the memory page-locked for every
+// context, DEVICEMAP maps it into the device's address space, as
+// cuMemAllocHost's memory is.
+const hostRegisterFlags = uint32(cu.CU_MEMHOSTREGISTER_PORTABLE | cu.CU_MEMHOSTREGISTER_DEVICEMAP)
+
+// physicalMemory is the machine's memory in bytes, or 0 if unknown. A
+// request for more cannot succeed, and Go would end the process rather
+// than return an error when it fails to allocate it.
+func physicalMemory() uint64 {
+	var si syscall.Sysinfo_t
+	if syscall.Sysinfo(&si) != nil {
+		return 0
+	}
+	return uint64(si.Totalram) * uint64(si.Unit)
+}
+
+// hostBytes checks AllocHost's size: n elements of size bytes each, whole
+// pages of them, and one page more to align the start.
+func hostBytes(op string, n, size, page int) (bytes, alloc int, err error) {
+	if n <= 0 {
+		return 0, 0, invalidArg(op, "length %d is not positive", n)
+	}
+	if n > (math.MaxInt-2*page)/size {
+		return 0, 0, invalidArg(op, "%d elements of %d bytes overflow the address space", n, size)
+	}
+	bytes = n * size
+	alloc = (bytes+page-1)/page*page + page
+	if mem := physicalMemory(); mem != 0 && uint64(alloc) > mem {
+		return 0, 0, invalidArg(op, "%d elements of %d bytes (%d bytes) are more than the machine's memory (%d bytes)", n, size, bytes, mem)
+	}
+	return bytes, alloc, nil
+}
+
+// AllocHost allocates page-locked host memory for n elements of T in ctx:
+// Go memory, page-aligned, pinned (runtime.Pinner) and page-locked for
+// every context (cuMemHostRegister, portable and device-mapped). Its pages
+// belong to the buffer alone. Page-locked memory is a scarce system
+// resource: allocate it for staging buffers, not for all host data. A size
+// that overflows or exceeds the machine's memory is an error matching
+// cu.CUDA_ERROR_INVALID_VALUE, before anything is allocated.
 func AllocHost[T Element](ctx *Context, n int) (*HostBuffer[T], error) {
 	const op = "AllocHost"
-	if n <= 0 {
-		return nil, invalidArg(op, "length %d is not positive", n)
-	}
-	bytes := n * sizeOf[T]()
-	pc, err := ctx.pinnedClone(op)
+	page := os.Getpagesize()
+	bytes, alloc, err := hostBytes(op, n, sizeOf[T](), page)
 	if err != nil {
 		return nil, err
 	}
-	runtime.KeepAlive(ctx)
-	var p unsafe.Pointer
-	err = bind(op, pc.h.core.val.raw, func() error {
-		if err := cu.MemAllocHost(&p, uint64(bytes)); err != nil {
-			p = nil
-			return newError(op, "cuMemAllocHost", err)
-		}
-		return nil
-	})
+	cc, err := ctx.ref(op)
 	if err != nil {
-		if p != nil { // allocated, then the context's pop failed: nobody owns it
-			_ = bind(op, pc.h.core.val.raw, func() error { return cu.MemFreeHost(p) })
-		}
-		_ = pc.h.closeOwned()
 		return nil, err
 	}
-	return newHostBuffer[T](hostState{ptr: p, bytes: bytes, ctx: pc}), nil
+	f, err := procs(op, "cuMemHostRegister")
+	if err != nil {
+		_ = cc.release()
+		return nil, err
+	}
+	mem := make([]byte, alloc)
+	off := (page - int(uintptr(unsafe.Pointer(&mem[0]))%uintptr(page))) % page
+	p := unsafe.Pointer(&mem[off])
+	pin := new(runtime.Pinner)
+	pin.Pin(p)
+	if err := boundRegister(op, cc.val.raw, f.hostRegister, uintptr(p), bytes, hostRegisterFlags); err != nil {
+		pin.Unpin()
+		_ = cc.release()
+		return nil, err
+	}
+	core := newShared(&liveHostBuffers, destroyHostBuffer, dropHostBuffer)
+	core.val.ptr, core.val.bytes, core.val.pin = p, bytes, pin
+	core.val.ctx.core = cc
+	return newHostBufferHandle[T](core), nil
 }
 
 // RegisterHost page-locks mem, memory that Go's garbage collector does not
@@ -74,40 +126,34 @@ func AllocHost[T Element](ctx *Context, n int) (*HostBuffer[T], error) {
 // that, not before.
 //
 // mem must come from outside the Go heap: syscall.Mmap or
-// unix.Mmap, C.malloc, a shared-memory segment. Never register Go memory
-// (a make'd slice, an array, a string's bytes): the driver keeps the
-// address after the call returns, which cgo's pointer rules forbid, and the
-// garbage collector knows nothing of it. This cannot be checked here.
+// unix.Mmap, C.malloc, a shared-memory segment. For Go memory use
+// AllocHost, which pins it first: the driver keeps the address after the
+// call returns, which cgo's pointer rules forbid for Go memory that is not
+// pinned. This cannot be checked here.
 func RegisterHost[T Element](ctx *Context, mem []T) (*HostBuffer[T], error) {
 	const op = "RegisterHost"
 	if len(mem) == 0 {
 		return nil, invalidArg(op, "empty memory")
 	}
 	bytes := len(mem) * sizeOf[T]()
-	pc, err := ctx.pinnedClone(op)
+	cc, err := ctx.ref(op)
 	if err != nil {
 		return nil, err
 	}
-	runtime.KeepAlive(ctx)
+	f, err := procs(op, "cuMemHostRegister")
+	if err != nil {
+		_ = cc.release()
+		return nil, err
+	}
 	p := unsafe.Pointer(unsafe.SliceData(mem))
-	registered := false
-	err = bind(op, pc.h.core.val.raw, func() error {
-		err := cu.MemHostRegister(p, uint64(bytes), uint32(cu.CU_MEMHOSTREGISTER_PORTABLE))
-		registered = err == nil
-		return check(op, "cuMemHostRegister", err)
-	})
-	if err != nil {
-		if registered { // then the context's pop failed: undo it
-			_ = bind(op, pc.h.core.val.raw, func() error { return cu.MemHostUnregister(p) })
-		}
-		_ = pc.h.closeOwned()
+	if err := boundRegister(op, cc.val.raw, f.hostRegister, uintptr(p), bytes, uint32(cu.CU_MEMHOSTREGISTER_PORTABLE)); err != nil {
+		_ = cc.release()
 		return nil, err
 	}
-	return newHostBuffer[T](hostState{ptr: p, bytes: bytes, ctx: pc, registered: true}), nil
-}
-
-func newHostBuffer[T Element](st hostState) *HostBuffer[T] {
-	return newHostBufferHandle[T](newShared(st, &liveHostBuffers, destroyHostBuffer))
+	core := newShared(&liveHostBuffers, destroyHostBuffer, dropHostBuffer)
+	core.val.ptr, core.val.bytes = p, bytes
+	core.val.ctx.core = cc
+	return newHostBufferHandle[T](core), nil
 }
 
 func newHostBufferHandle[T Element](core *shared[hostState]) *HostBuffer[T] {
@@ -117,38 +163,43 @@ func newHostBufferHandle[T Element](core *shared[hostState]) *HostBuffer[T] {
 }
 
 func destroyHostBuffer(st *hostState) error {
-	const op = "HostBuffer.Close"
-	err := bind(op, st.ctx.h.core.val.raw, func() error {
-		if st.registered {
-			return check(op, "cuMemHostUnregister", cu.MemHostUnregister(st.ptr))
-		}
-		return check(op, "cuMemFreeHost", cu.MemFreeHost(st.ptr))
-	})
-	if cerr := st.ctx.h.closeOwned(); err == nil {
-		err = cerr
+	const op, fn = "HostBuffer.Close", "cuMemHostUnregister"
+	f, err := procs(op, fn)
+	if err != nil {
+		return err
 	}
-	return err
+	return boundDestroy(op, fn, st.ctx.raw(), f.hostUnregister, uint64(uintptr(st.ptr)))
+}
+
+// dropHostBuffer unpins the Go memory once the driver has let it go; the
+// views still referencing it keep it alive as ordinary Go memory.
+func dropHostBuffer(st *hostState) error {
+	if st.pin != nil {
+		st.pin.Unpin()
+	}
+	return st.ctx.release()
 }
 
 // Clone returns another handle to the same memory, to be closed on its own.
 func (b *HostBuffer[T]) Clone() (*HostBuffer[T], error) {
-	core, ok := b.h.clone()
+	core, ok := b.handle().clone()
 	if !ok {
 		return nil, closedError("HostBuffer.Clone")
 	}
 	return newHostBufferHandle[T](core), nil
 }
 
-// Close releases this handle. Closing a handle again returns nil and does
-// nothing. The last Close frees the memory (cuMemFreeHost) or, for
-// RegisterHost, unregisters it (cuMemHostUnregister), and releases its
-// context. Views from Slice must not be used after that.
-func (b *HostBuffer[T]) Close() error { return b.h.close() }
+// Close releases this handle, after the calls in flight on it have
+// returned. Closing a handle again returns nil and does nothing. The last
+// Close unregisters the memory (cuMemHostUnregister) and releases its
+// context; AllocHost's memory then stays valid Go memory for the views
+// that still reference it.
+func (b *HostBuffer[T]) Close() error { return b.handle().close("HostBuffer.Close") }
 
 // Slice returns a view of the whole buffer, or nil once this handle is
 // closed. See HostBuffer for how long it may be used.
 func (b *HostBuffer[T]) Slice() []T {
-	st, ok := b.h.get()
+	st, ok := b.handle().peek()
 	if !ok {
 		return nil
 	}
@@ -157,7 +208,7 @@ func (b *HostBuffer[T]) Slice() []T {
 
 // Len returns the number of elements, or 0 once this handle is closed.
 func (b *HostBuffer[T]) Len() int {
-	st, ok := b.h.get()
+	st, ok := b.handle().peek()
 	if !ok {
 		return 0
 	}
@@ -167,7 +218,7 @@ func (b *HostBuffer[T]) Len() int {
 // Ptr returns the address of the memory, for the raw bindings, or nil once
 // this handle is closed.
 func (b *HostBuffer[T]) Ptr() unsafe.Pointer {
-	st, ok := b.h.get()
+	st, ok := b.handle().peek()
 	if !ok {
 		return nil
 	}
@@ -177,20 +228,9 @@ func (b *HostBuffer[T]) Ptr() unsafe.Pointer {
 // Context returns the buffer's context, owned by the buffer as
 // Stream.Context's is by the stream; nil once this handle is closed.
 func (b *HostBuffer[T]) Context() *Context {
-	st, ok := b.h.get()
+	st, ok := b.handle().peek()
 	if !ok {
 		return nil
 	}
-	return st.ctx
-}
-
-func (b *HostBuffer[T]) state(op string) (*hostState, error) {
-	if b == nil {
-		return nil, closedError(op)
-	}
-	st, ok := b.h.get()
-	if !ok {
-		return nil, closedError(op)
-	}
-	return st, nil
+	return st.ctx.context()
 }

@@ -18,13 +18,11 @@ import (
 )
 
 // Dim3 is the size of a grid (in blocks) or of a block (in threads). A
-// zero component counts as 1, so Dim3{X: n} is a one-dimensional size.
+// zero Y or Z counts as 1, so Dim3{X: n} is a one-dimensional size; X must
+// not be zero (a launch refuses it: see Blocks).
 type Dim3 struct{ X, Y, Z uint32 }
 
 func (d Dim3) norm() Dim3 {
-	if d.X == 0 {
-		d.X = 1
-	}
 	if d.Y == 0 {
 		d.Y = 1
 	}
@@ -43,12 +41,31 @@ type LaunchConfig struct {
 
 // Blocks returns how many blocks of size threads cover n threads, for
 // one-dimensional launches: LaunchConfig{Grid: Dim3{X: Blocks(n, 256)},
-// Block: Dim3{X: 256}}.
+// Block: Dim3{X: 256}}. When no grid can do that (n or size not positive,
+// or more blocks than a uint32 counts) it returns 0, which every launch
+// refuses with an error: never a grid of the wrong size.
 func Blocks(n, size int) uint32 {
 	if n <= 0 || size <= 0 {
 		return 0
 	}
-	return uint32((n + size - 1) / size)
+	b := (n-1)/size + 1 // n+size-1 could overflow
+	if uint64(b) > math.MaxUint32 {
+		return 0
+	}
+	return uint32(b)
+}
+
+// checkConfig refuses a launch shape the driver would take for another:
+// a zero X (what Blocks returns when no grid fits) would otherwise count
+// as one block.
+func checkConfig(op string, cfg LaunchConfig) error {
+	if cfg.Grid.X == 0 {
+		return invalidArg(op, "grid of 0 blocks (Grid.X is 0: Blocks of an empty or too large size?)")
+	}
+	if cfg.Block.X == 0 {
+		return invalidArg(op, "block of 0 threads (Block.X is 0)")
+	}
+	return nil
 }
 
 // Kernel is a function of a loaded Module, launched on a stream with Launch
@@ -63,13 +80,27 @@ type Kernel struct {
 	paramsKnown bool
 }
 
-// Name returns the name the kernel was looked up by.
-func (k *Kernel) Name() string { return k.name }
+// Name returns the name the kernel was looked up by ("" for a nil Kernel).
+func (k *Kernel) Name() string {
+	if k == nil {
+		return ""
+	}
+	return k.name
+}
+
+// module returns the handle of the module k came from, nil for a nil or
+// zero Kernel.
+func (k *Kernel) module() *handle[moduleState] {
+	if k == nil {
+		return nil
+	}
+	return k.mod.handle()
+}
 
 // Raw returns the driver's function handle, or 0 once the module handle is
 // closed.
 func (k *Kernel) Raw() cu.CUfunction {
-	if _, ok := k.mod.h.get(); !ok {
+	if _, ok := k.module().peek(); !ok {
 		return 0
 	}
 	return k.raw
@@ -80,7 +111,7 @@ func (k *Kernel) Raw() cu.CUfunction {
 // or later, with bindings of 12.4 or later). Without them, launches pass
 // the arguments unchecked, as C does.
 func (k *Kernel) ParamSizes() (sizes []int, known bool) {
-	if !k.paramsKnown {
+	if k == nil || !k.paramsKnown {
 		return nil, false
 	}
 	sizes = make([]int, len(k.params))
@@ -122,10 +153,7 @@ const (
 func encodeArg(v any) (bits uint64, size uint8, why int) {
 	switch x := v.(type) {
 	case *DeviceMemory:
-		if x == nil {
-			return 0, 8, argClosedMemory
-		}
-		st, ok := x.h.get()
+		st, ok := x.handle().peek()
 		if !ok {
 			return 0, 8, argClosedMemory
 		}
@@ -290,14 +318,19 @@ func (k *Kernel) paramList() string {
 // stay allocated while launches use it). Where the kernel knows its
 // parameters (see ParamSizes), their number and sizes are checked here.
 func (k *Kernel) NewArgs(args ...any) (*Args, error) {
-	if _, ok := k.mod.h.get(); !ok {
+	if _, ok := k.module().peek(); !ok {
 		return nil, closedError("Kernel.NewArgs")
 	}
 	return k.newArgs("Kernel.NewArgs", args, true)
 }
 
-// Len returns the number of arguments.
-func (a *Args) Len() int { return len(a.sizes) }
+// Len returns the number of arguments (0 for nil or closed Args).
+func (a *Args) Len() int {
+	if a == nil || a.mem == nil {
+		return 0
+	}
+	return len(a.sizes)
+}
 
 // Set replaces argument i with v, of the same size as the argument it
 // replaces (a type NewArgs accepts). It does not allocate when v is a
@@ -368,11 +401,14 @@ func (a *Args) Close() error {
 // often use NewArgs and LaunchArgs.
 func (k *Kernel) Launch(s *Stream, cfg LaunchConfig, args ...any) error {
 	const op = "Kernel.Launch"
-	if k == nil {
+	if _, ok := k.module().peek(); !ok {
 		return closedError(op)
 	}
-	if _, ok := k.mod.h.get(); !ok {
-		return closedError(op)
+	if _, ok := s.handle().peek(); !ok {
+		return closedError(op + " (stream)")
+	}
+	if err := checkConfig(op, cfg); err != nil {
+		return err
 	}
 	a, err := k.newArgs(op, args, false)
 	if err != nil {
@@ -389,8 +425,14 @@ func (k *Kernel) Launch(s *Stream, cfg LaunchConfig, args ...any) error {
 // against this one's parameters where the driver told them.
 func (k *Kernel) LaunchArgs(s *Stream, cfg LaunchConfig, a *Args) error {
 	const op = "Kernel.LaunchArgs"
-	if k == nil {
+	if _, ok := k.module().peek(); !ok {
 		return closedError(op)
+	}
+	if _, ok := s.handle().peek(); !ok {
+		return closedError(op + " (stream)")
+	}
+	if err := checkConfig(op, cfg); err != nil {
+		return err
 	}
 	if a == nil || a.mem == nil {
 		return closedError(op + " (args)")
@@ -405,15 +447,17 @@ func (k *Kernel) LaunchArgs(s *Stream, cfg LaunchConfig, a *Args) error {
 	return err
 }
 
+// launch holds the module (so that it is not unloaded under the launch)
+// and the stream for the driver call.
 func (k *Kernel) launch(op string, s *Stream, cfg LaunchConfig, a *Args) error {
-	if _, ok := k.mod.h.get(); !ok {
+	mh := k.module()
+	if _, ok := mh.enter(); !ok {
 		return closedError(op)
 	}
-	if s == nil {
-		return closedError(op + " (stream)")
-	}
-	st, ok := s.h.get()
+	sh := s.handle()
+	st, ok := sh.enter()
 	if !ok {
+		mh.exit()
 		return closedError(op + " (stream)")
 	}
 	g, b := cfg.Grid.norm(), cfg.Block.norm()
@@ -422,7 +466,7 @@ func (k *Kernel) launch(op string, s *Stream, cfg LaunchConfig, a *Args) error {
 		params = (*unsafe.Pointer)(a.mem)
 	}
 	err := cu.LaunchKernel(k.raw, g.X, g.Y, g.Z, b.X, b.Y, b.Z, cfg.SharedMemBytes, st.raw, params, nil)
-	runtime.KeepAlive(s)
-	runtime.KeepAlive(k)
+	sh.exit()
+	mh.exit()
 	return check(op, "cuLaunchKernel", err)
 }

@@ -209,7 +209,7 @@ func TestLaunchArgsNoAlloc(t *testing.T) {
 // for the argument checks that need no driver.
 func fakeKernel(t *testing.T, known bool) (*Kernel, *Module) {
 	var live atomic.Int64
-	mod := newModuleHandle(newShared(moduleState{raw: 0x1}, &live, func(*moduleState) error { return nil }))
+	mod := newModuleHandle(nopCore(&live, func(st *moduleState) { st.raw = 0x1 }))
 	k := &Kernel{mod: mod, raw: 0x2, name: "vadd"}
 	if known {
 		k.params, k.paramsKnown = []uint32{8, 8, 8, 4}, true
@@ -280,7 +280,7 @@ func TestArgsWithoutDriver(t *testing.T) {
 
 	// A closed module or stream is refused before the driver.
 	var live atomic.Int64
-	s := newStreamHandle(newShared(streamState{raw: 0x3}, &live, func(*streamState) error { return nil }))
+	s := newStreamHandle(nopCore(&live, func(st *streamState) { st.raw = 0x3 }))
 	must(t, s.Close())
 	cfg := LaunchConfig{}
 	if err := k.LaunchArgs(s, cfg, args); !errors.Is(err, ErrClosed) {

@@ -3,7 +3,6 @@ package cuda
 import (
 	"errors"
 	"fmt"
-	"runtime"
 	"sync/atomic"
 	"unsafe"
 
@@ -50,10 +49,17 @@ type DeviceMemory struct {
 type memState struct {
 	ptr  cu.CUdeviceptr // first: see shared.val
 	size int
-	ctx  *Context // pinned reference
-	// stream is the pinned stream of an AllocAsync allocation, on which the
-	// last Close frees it (cuMemFreeAsync); nil for Alloc.
-	stream *Stream
+	ctx  ctxRef
+	// stream is the stream of an AllocAsync allocation, on which the last
+	// Close frees it (cuMemFreeAsync); nil for Alloc.
+	stream *shared[streamState]
+}
+
+func (m *DeviceMemory) handle() *handle[memState] {
+	if m == nil {
+		return nil
+	}
+	return &m.h
 }
 
 // The live counts of the kinds LiveHandles does not report.
@@ -67,6 +73,9 @@ type LiveCounts struct {
 	DeviceMemory, HostBuffers int
 	Modules                   int
 	Graphs, GraphExecs        int
+	// Deferred counts the objects above whose destroy the driver refused
+	// and that wait for a retry (ErrDeferred).
+	Deferred int
 }
 
 // LiveObjects returns the number of driver objects of each kind this
@@ -78,6 +87,7 @@ func LiveObjects() LiveCounts {
 		DeviceMemory: int(liveDeviceMemory.Load()), HostBuffers: int(liveHostBuffers.Load()),
 		Modules: int(liveModules.Load()),
 		Graphs:  int(liveGraphs.Load()), GraphExecs: int(liveGraphExecs.Load()),
+		Deferred: int(deferredCount.Load()),
 	}
 }
 
@@ -94,27 +104,27 @@ func Alloc(ctx *Context, bytes int) (*DeviceMemory, error) {
 	if bytes <= 0 {
 		return nil, invalidArg(op, "size %d is not positive", bytes)
 	}
-	pc, err := ctx.pinnedClone(op)
+	cc, err := ctx.ref(op)
 	if err != nil {
 		return nil, err
 	}
-	runtime.KeepAlive(ctx)
-	var p cu.CUdeviceptr
-	err = bind(op, pc.h.core.val.raw, func() error {
-		if err := cu.MemAlloc(&p, uint64(bytes)); err != nil {
-			p = 0
-			return newError(op, "cuMemAlloc", err)
-		}
-		return nil
-	})
+	f, err := procs(op, "cuMemAlloc")
+	if err != nil {
+		_ = cc.release()
+		return nil, err
+	}
+	p, err := boundAlloc(op, cc.val.raw, f.memAlloc, bytes)
 	if err != nil {
 		if p != 0 { // allocated, then the context's pop failed: nobody owns it
-			_ = bind(op, pc.h.core.val.raw, func() error { return cu.MemFree(p) })
+			_ = boundDestroy(op, "cuMemFree", cc.val.raw, f.memFree, p)
 		}
-		_ = pc.h.closeOwned()
+		_ = cc.release()
 		return nil, err
 	}
-	return newDeviceMemory(memState{ptr: p, size: bytes, ctx: pc}), nil
+	core := newShared(&liveDeviceMemory, destroyDeviceMemory, dropDeviceMemory)
+	core.val.ptr, core.val.size = cu.CUdeviceptr(p), bytes
+	core.val.ctx.core = cc
+	return newDeviceMemoryHandle(core), nil
 }
 
 // AllocFrom allocates device memory in ctx for src and copies src into it
@@ -146,59 +156,39 @@ func AllocAsync(s *Stream, bytes int) (*DeviceMemory, error) {
 	if bytes <= 0 {
 		return nil, invalidArg(op, "size %d is not positive", bytes)
 	}
-	ps, err := s.pinnedClone(op)
-	if err != nil {
-		return nil, err
+	sc, ok := s.handle().clone()
+	if !ok {
+		return nil, closedError(op)
 	}
-	runtime.KeepAlive(s)
-	sst := &ps.h.core.val
-	pc, err := sst.ctx.pinnedClone(op)
-	if err != nil {
-		_ = ps.h.closeOwned()
-		return nil, err
-	}
+	sst := &sc.val
+	// The stream's own reference keeps its context alive: this one cannot
+	// fail.
+	cc := sst.ctx.core
+	cc.acquire()
 	var p cu.CUdeviceptr
-	err = bind(op, pc.h.core.val.raw, func() error {
+	err := bind(op, cc.val.raw, func() error {
 		err := cu.MemAllocAsync(&p, uint64(bytes), sst.raw)
 		if err == nil {
 			return nil
 		}
 		p = 0
-		if pools, aerr := pc.h.core.val.dev.SupportsMemoryPools(); aerr == nil && !pools {
+		if pools, aerr := cc.val.dev.SupportsMemoryPools(); aerr == nil && !pools {
 			return newError(op, "cuMemAllocAsync", fmt.Errorf("%w: %w", ErrNoMemoryPools, err))
 		}
 		return newError(op, "cuMemAllocAsync", err)
 	})
 	if err != nil {
 		if p != 0 { // allocated, then the context's pop failed: nobody owns it
-			_ = bind(op, pc.h.core.val.raw, func() error { return cu.MemFreeAsync(p, sst.raw) })
+			_ = bind(op, cc.val.raw, func() error { return cu.MemFreeAsync(p, sst.raw) })
 		}
-		_ = pc.h.closeOwned()
-		_ = ps.h.closeOwned()
+		_ = cc.release()
+		_ = sc.release()
 		return nil, err
 	}
-	return newDeviceMemory(memState{ptr: p, size: bytes, ctx: pc, stream: ps}), nil
-}
-
-// pinnedClone returns a new reference on s for an object that depends on
-// the queue, held by a pinned handle that only that object's destroy
-// releases.
-func (s *Stream) pinnedClone(op string) (*Stream, error) {
-	if s == nil {
-		return nil, closedError(op)
-	}
-	core, ok := s.h.clone()
-	if !ok {
-		return nil, closedError(op)
-	}
-	p := &Stream{}
-	pin(&p.h, core)
-	return p, nil
-}
-
-func newDeviceMemory(st memState) *DeviceMemory {
-	core := newShared(st, &liveDeviceMemory, destroyDeviceMemory)
-	return newDeviceMemoryHandle(core)
+	core := newShared(&liveDeviceMemory, destroyDeviceMemory, dropDeviceMemory)
+	core.val.ptr, core.val.size, core.val.stream = p, bytes, sc
+	core.val.ctx.core = cc
+	return newDeviceMemoryHandle(core), nil
 }
 
 func newDeviceMemoryHandle(core *shared[memState]) *DeviceMemory {
@@ -209,21 +199,27 @@ func newDeviceMemoryHandle(core *shared[memState]) *DeviceMemory {
 
 func destroyDeviceMemory(st *memState) error {
 	const op = "DeviceMemory.Close"
-	var err error
 	if st.stream != nil {
-		sraw := st.stream.h.core.val.raw
-		err = bind(op, st.ctx.h.core.val.raw, func() error {
+		sraw := st.stream.val.raw
+		return bind(op, st.ctx.raw(), func() error {
 			return check(op, "cuMemFreeAsync", cu.MemFreeAsync(st.ptr, sraw))
 		})
-		if serr := st.stream.h.closeOwned(); err == nil {
-			err = serr
-		}
-	} else {
-		err = bind(op, st.ctx.h.core.val.raw, func() error {
-			return check(op, "cuMemFree", cu.MemFree(st.ptr))
-		})
 	}
-	if cerr := st.ctx.h.closeOwned(); err == nil {
+	f, err := procs(op, "cuMemFree")
+	if err != nil {
+		return err
+	}
+	return boundDestroy(op, "cuMemFree", st.ctx.raw(), f.memFree, uint64(st.ptr))
+}
+
+// dropDeviceMemory releases the stream, then the context: both outlive the
+// memory.
+func dropDeviceMemory(st *memState) error {
+	var err error
+	if st.stream != nil {
+		err = st.stream.release()
+	}
+	if cerr := st.ctx.release(); err == nil {
 		err = cerr
 	}
 	return err
@@ -231,22 +227,23 @@ func destroyDeviceMemory(st *memState) error {
 
 // Clone returns another handle to the same memory, to be closed on its own.
 func (m *DeviceMemory) Clone() (*DeviceMemory, error) {
-	core, ok := m.h.clone()
+	core, ok := m.handle().clone()
 	if !ok {
 		return nil, closedError("DeviceMemory.Clone")
 	}
 	return newDeviceMemoryHandle(core), nil
 }
 
-// Close releases this handle. Closing a handle again returns nil and does
+// Close releases this handle, after the calls in flight on it (a copy, a
+// memset) have returned. Closing a handle again returns nil and does
 // nothing. The last Close frees the memory (cuMemFree, or cuMemFreeAsync on
 // its stream for AllocAsync memory) and releases its context.
-func (m *DeviceMemory) Close() error { return m.h.close() }
+func (m *DeviceMemory) Close() error { return m.handle().close("DeviceMemory.Close") }
 
 // Raw returns the device address, or 0 once this handle is closed. It stays
 // owned by the handles: do not free it.
 func (m *DeviceMemory) Raw() cu.CUdeviceptr {
-	st, ok := m.h.get()
+	st, ok := m.handle().peek()
 	if !ok {
 		return 0
 	}
@@ -255,7 +252,7 @@ func (m *DeviceMemory) Raw() cu.CUdeviceptr {
 
 // Size returns the size in bytes, or 0 once this handle is closed.
 func (m *DeviceMemory) Size() int {
-	st, ok := m.h.get()
+	st, ok := m.handle().peek()
 	if !ok {
 		return 0
 	}
@@ -265,41 +262,19 @@ func (m *DeviceMemory) Size() int {
 // Context returns the memory's context, owned by the memory as
 // Stream.Context's is by the stream; nil once this handle is closed.
 func (m *DeviceMemory) Context() *Context {
-	st, ok := m.h.get()
+	st, ok := m.handle().peek()
 	if !ok {
 		return nil
 	}
-	return st.ctx
-}
-
-// state returns m's state or the closed error of op.
-func (m *DeviceMemory) state(op string) (*memState, error) {
-	if m == nil {
-		return nil, closedError(op)
-	}
-	st, ok := m.h.get()
-	if !ok {
-		return nil, closedError(op)
-	}
-	return st, nil
-}
-
-func (s *Stream) state(op string) (*streamState, error) {
-	if s == nil {
-		return nil, closedError(op)
-	}
-	st, ok := s.h.get()
-	if !ok {
-		return nil, closedError(op)
-	}
-	return st, nil
+	return st.ctx.context()
 }
 
 // syncLegacy waits for the legacy default stream of the current context,
 // on which the synchronous copies and memsets run: the driver returns from
 // some of them (a copy from pageable memory, a device-to-device copy, a
 // memset of device memory) before the device is done, and work on the
-// non-blocking streams NewStream makes would not wait for them.
+// non-blocking streams NewStream makes would not wait for them. The bound
+// calls do the same in C (gocuda_sync_legacy).
 func syncLegacy(op string) error {
 	return check(op, "cuStreamSynchronize", cu.StreamSynchronize(cu.CUstream(cu.CU_STREAM_LEGACY)))
 }
@@ -315,10 +290,12 @@ func syncLegacy(op string) error {
 // enqueued on that stream with CopyToDeviceAsync.
 func CopyToDevice[T Element](dst *DeviceMemory, src []T) error {
 	const op = "CopyToDevice"
-	st, err := dst.state(op)
-	if err != nil {
-		return err
+	h := dst.handle()
+	st, ok := h.enter()
+	if !ok {
+		return closedError(op)
 	}
+	defer h.exit()
 	n := len(src) * sizeOf[T]()
 	if n > st.size {
 		return invalidArg(op, "copy of %d bytes into device memory of %d bytes", n, st.size)
@@ -326,14 +303,11 @@ func CopyToDevice[T Element](dst *DeviceMemory, src []T) error {
 	if n == 0 {
 		return nil
 	}
-	err = bind(op, st.ctx.h.core.val.raw, func() error {
-		if err := cu.MemcpyHtoD(st.ptr, unsafe.Pointer(&src[0]), uint64(n)); err != nil {
-			return newError(op, "cuMemcpyHtoD", err)
-		}
-		return syncLegacy(op)
-	})
-	runtime.KeepAlive(dst)
-	return err
+	f, err := procs(op, "cuMemcpyHtoD")
+	if err != nil {
+		return err
+	}
+	return boundHtoD(op, st.ctx.raw(), f, st.ptr, unsafe.Pointer(&src[0]), n)
 }
 
 // CopyFromDevice fills dst from the start of src (cuMemcpyDtoH) and returns
@@ -342,10 +316,12 @@ func CopyToDevice[T Element](dst *DeviceMemory, src []T) error {
 // the stream that wrote src first.
 func CopyFromDevice[T Element](dst []T, src *DeviceMemory) error {
 	const op = "CopyFromDevice"
-	st, err := src.state(op)
-	if err != nil {
-		return err
+	h := src.handle()
+	st, ok := h.enter()
+	if !ok {
+		return closedError(op)
 	}
+	defer h.exit()
 	n := len(dst) * sizeOf[T]()
 	if n > st.size {
 		return invalidArg(op, "copy of %d bytes from device memory of %d bytes", n, st.size)
@@ -353,11 +329,11 @@ func CopyFromDevice[T Element](dst []T, src *DeviceMemory) error {
 	if n == 0 {
 		return nil
 	}
-	err = bind(op, st.ctx.h.core.val.raw, func() error {
-		return check(op, "cuMemcpyDtoH", cu.MemcpyDtoH(unsafe.Pointer(&dst[0]), st.ptr, uint64(n)))
-	})
-	runtime.KeepAlive(src)
-	return err
+	f, err := procs(op, "cuMemcpyDtoH")
+	if err != nil {
+		return err
+	}
+	return boundDtoH(op, st.ctx.raw(), f, unsafe.Pointer(&dst[0]), st.ptr, n)
 }
 
 // CopyToDeviceAsync enqueues on s a copy of the whole of src to the start
@@ -366,32 +342,31 @@ func CopyFromDevice[T Element](dst []T, src *DeviceMemory) error {
 //
 // The source is a page-locked HostBuffer, never a Go slice: the driver
 // reads the memory after the call returns, which cgo forbids for Go memory
-// (the garbage collector may move or free it), and only page-locked memory
-// is copied asynchronously.
+// that is not pinned, and only page-locked memory is copied asynchronously.
 func CopyToDeviceAsync[T Element](s *Stream, dst *DeviceMemory, src *HostBuffer[T]) error {
 	const op = "CopyToDeviceAsync"
-	ss, err := s.state(op)
-	if err != nil {
-		return err
+	sh, dh, hh := s.handle(), dst.handle(), src.handle()
+	ss, ok := sh.enter()
+	if !ok {
+		return closedError(op + " (stream)")
 	}
-	dm, err := dst.state(op)
-	if err != nil {
-		return err
+	defer sh.exit()
+	dm, ok := dh.enter()
+	if !ok {
+		return closedError(op + " (destination)")
 	}
-	hb, err := src.state(op)
-	if err != nil {
-		return err
+	defer dh.exit()
+	hb, ok := hh.enter()
+	if !ok {
+		return closedError(op + " (source)")
 	}
+	defer hh.exit()
 	if hb.bytes > dm.size {
 		return invalidArg(op, "copy of %d bytes into device memory of %d bytes", hb.bytes, dm.size)
 	}
-	err = bind(op, dm.ctx.h.core.val.raw, func() error {
+	return bind(op, dm.ctx.raw(), func() error {
 		return check(op, "cuMemcpyHtoDAsync", cu.MemcpyHtoDAsync(dm.ptr, hb.ptr, uint64(hb.bytes), ss.raw))
 	})
-	runtime.KeepAlive(s)
-	runtime.KeepAlive(dst)
-	runtime.KeepAlive(src)
-	return err
 }
 
 // CopyFromDeviceAsync enqueues on s a copy filling the whole of dst from
@@ -400,28 +375,28 @@ func CopyToDeviceAsync[T Element](s *Stream, dst *DeviceMemory, src *HostBuffer[
 // for why dst is a HostBuffer.
 func CopyFromDeviceAsync[T Element](s *Stream, dst *HostBuffer[T], src *DeviceMemory) error {
 	const op = "CopyFromDeviceAsync"
-	ss, err := s.state(op)
-	if err != nil {
-		return err
+	sh, hh, dh := s.handle(), dst.handle(), src.handle()
+	ss, ok := sh.enter()
+	if !ok {
+		return closedError(op + " (stream)")
 	}
-	hb, err := dst.state(op)
-	if err != nil {
-		return err
+	defer sh.exit()
+	hb, ok := hh.enter()
+	if !ok {
+		return closedError(op + " (destination)")
 	}
-	dm, err := src.state(op)
-	if err != nil {
-		return err
+	defer hh.exit()
+	dm, ok := dh.enter()
+	if !ok {
+		return closedError(op + " (source)")
 	}
+	defer dh.exit()
 	if hb.bytes > dm.size {
 		return invalidArg(op, "copy of %d bytes from device memory of %d bytes", hb.bytes, dm.size)
 	}
-	err = bind(op, dm.ctx.h.core.val.raw, func() error {
+	return bind(op, dm.ctx.raw(), func() error {
 		return check(op, "cuMemcpyDtoHAsync", cu.MemcpyDtoHAsync(hb.ptr, dm.ptr, uint64(hb.bytes), ss.raw))
 	})
-	runtime.KeepAlive(s)
-	runtime.KeepAlive(dst)
-	runtime.KeepAlive(src)
-	return err
 }
 
 // CopyDevice copies the whole of src to the start of dst (cuMemcpyDtoD)
@@ -429,117 +404,117 @@ func CopyFromDeviceAsync[T Element](s *Stream, dst *HostBuffer[T], src *DeviceMe
 // Like CopyToDevice it does not wait for streams made by NewStream.
 func CopyDevice(dst, src *DeviceMemory) error {
 	const op = "CopyDevice"
-	d, s, err := copyStates(op, dst, src)
+	dh, sh := dst.handle(), src.handle()
+	d, ok := dh.enter()
+	if !ok {
+		return closedError(op + " (destination)")
+	}
+	defer dh.exit()
+	s, ok := sh.enter()
+	if !ok {
+		return closedError(op + " (source)")
+	}
+	defer sh.exit()
+	if s.size > d.size {
+		return invalidArg(op, "copy of %d bytes into device memory of %d bytes", s.size, d.size)
+	}
+	f, err := procs(op, "cuMemcpyDtoD")
 	if err != nil {
 		return err
 	}
-	err = bind(op, d.ctx.h.core.val.raw, func() error {
-		if err := cu.MemcpyDtoD(d.ptr, s.ptr, uint64(s.size)); err != nil {
-			return newError(op, "cuMemcpyDtoD", err)
-		}
-		return syncLegacy(op)
-	})
-	runtime.KeepAlive(dst)
-	runtime.KeepAlive(src)
-	return err
+	return boundDtoD(op, d.ctx.raw(), f, d.ptr, s.ptr, s.size)
 }
 
 // CopyDeviceAsync enqueues on st a copy of the whole of src to the start
 // of dst (cuMemcpyDtoDAsync).
 func CopyDeviceAsync(st *Stream, dst, src *DeviceMemory) error {
 	const op = "CopyDeviceAsync"
-	ss, err := st.state(op)
-	if err != nil {
-		return err
+	th, dh, sh := st.handle(), dst.handle(), src.handle()
+	ss, ok := th.enter()
+	if !ok {
+		return closedError(op + " (stream)")
 	}
-	d, s, err := copyStates(op, dst, src)
-	if err != nil {
-		return err
+	defer th.exit()
+	d, ok := dh.enter()
+	if !ok {
+		return closedError(op + " (destination)")
 	}
-	err = bind(op, d.ctx.h.core.val.raw, func() error {
+	defer dh.exit()
+	s, ok := sh.enter()
+	if !ok {
+		return closedError(op + " (source)")
+	}
+	defer sh.exit()
+	if s.size > d.size {
+		return invalidArg(op, "copy of %d bytes into device memory of %d bytes", s.size, d.size)
+	}
+	return bind(op, d.ctx.raw(), func() error {
 		return check(op, "cuMemcpyDtoDAsync", cu.MemcpyDtoDAsync(d.ptr, s.ptr, uint64(s.size), ss.raw))
 	})
-	runtime.KeepAlive(st)
-	runtime.KeepAlive(dst)
-	runtime.KeepAlive(src)
-	return err
 }
 
-func copyStates(op string, dst, src *DeviceMemory) (d, s *memState, err error) {
-	if d, err = dst.state(op); err != nil {
-		return nil, nil, err
+// memsetSync is every synchronous Memset: the whole of m, as elements of
+// width bytes, on the legacy default stream, waited for.
+func (m *DeviceMemory) memsetSync(op, fn string, width int, v uint32, entry func(*boundFns) uintptr) error {
+	h := m.handle()
+	st, ok := h.enter()
+	if !ok {
+		return closedError(op)
 	}
-	if s, err = src.state(op); err != nil {
-		return nil, nil, err
-	}
-	if s.size > d.size {
-		return nil, nil, invalidArg(op, "copy of %d bytes into device memory of %d bytes", s.size, d.size)
-	}
-	return d, s, nil
-}
-
-// memset is every Memset variant: the whole of m, as elements of width
-// bytes, on s, or on the legacy default stream and waited for if s is nil.
-func (m *DeviceMemory) memset(op, fn string, s *Stream, width int, call func(p cu.CUdeviceptr, n uint64, s cu.CUstream) error) error {
-	st, err := m.state(op)
-	if err != nil {
-		return err
-	}
-	var sraw cu.CUstream
-	if s != nil {
-		ss, err := s.state(op)
-		if err != nil {
-			return err
-		}
-		sraw = ss.raw
-	}
+	defer h.exit()
 	if st.size%width != 0 {
 		return invalidArg(op, "device memory of %d bytes is not a whole number of %d-byte elements", st.size, width)
 	}
-	err = bind(op, st.ctx.h.core.val.raw, func() error {
-		if err := call(st.ptr, uint64(st.size/width), sraw); err != nil {
-			return newError(op, fn, err)
-		}
-		if s == nil {
-			return syncLegacy(op)
-		}
-		return nil
+	f, err := procs(op, fn)
+	if err != nil {
+		return err
+	}
+	return boundMemset(op, fn, st.ctx.raw(), entry(f), f.syncStream, st.ptr, v, st.size/width)
+}
+
+// memsetAsync is every Memset*Async: the whole of m, as elements of width
+// bytes, enqueued on s.
+func (m *DeviceMemory) memsetAsync(op, fn string, s *Stream, width int, call func(p cu.CUdeviceptr, n uint64, s cu.CUstream) error) error {
+	mh, sh := m.handle(), s.handle()
+	st, ok := mh.enter()
+	if !ok {
+		return closedError(op)
+	}
+	defer mh.exit()
+	ss, ok := sh.enter()
+	if !ok {
+		return closedError(op + " (stream)")
+	}
+	defer sh.exit()
+	if st.size%width != 0 {
+		return invalidArg(op, "device memory of %d bytes is not a whole number of %d-byte elements", st.size, width)
+	}
+	return bind(op, st.ctx.raw(), func() error {
+		return check(op, fn, call(st.ptr, uint64(st.size/width), ss.raw))
 	})
-	runtime.KeepAlive(m)
-	runtime.KeepAlive(s)
-	return err
 }
 
 // MemsetD8 sets every byte of m to v (cuMemsetD8) and returns when it is
 // done. Like CopyToDevice it does not wait for streams made by NewStream.
 func (m *DeviceMemory) MemsetD8(v uint8) error {
-	return m.memset("DeviceMemory.MemsetD8", "cuMemsetD8", nil, 1, func(p cu.CUdeviceptr, n uint64, _ cu.CUstream) error {
-		return cu.MemsetD8(p, v, n)
-	})
+	return m.memsetSync("DeviceMemory.MemsetD8", "cuMemsetD8", 1, uint32(v), func(f *boundFns) uintptr { return f.memsetD8 })
 }
 
 // MemsetD16 sets every 16-bit element of m to v (cuMemsetD16); m's size
 // must be a multiple of 2.
 func (m *DeviceMemory) MemsetD16(v uint16) error {
-	return m.memset("DeviceMemory.MemsetD16", "cuMemsetD16", nil, 2, func(p cu.CUdeviceptr, n uint64, _ cu.CUstream) error {
-		return cu.MemsetD16(p, v, n)
-	})
+	return m.memsetSync("DeviceMemory.MemsetD16", "cuMemsetD16", 2, uint32(v), func(f *boundFns) uintptr { return f.memsetD16 })
 }
 
 // MemsetD32 sets every 32-bit element of m to v (cuMemsetD32); m's size
 // must be a multiple of 4. math.Float32bits gives the pattern of a float32.
 func (m *DeviceMemory) MemsetD32(v uint32) error {
-	return m.memset("DeviceMemory.MemsetD32", "cuMemsetD32", nil, 4, func(p cu.CUdeviceptr, n uint64, _ cu.CUstream) error {
-		return cu.MemsetD32(p, v, n)
-	})
+	return m.memsetSync("DeviceMemory.MemsetD32", "cuMemsetD32", 4, v, func(f *boundFns) uintptr { return f.memsetD32 })
 }
 
 // MemsetD8Async enqueues on s setting every byte of m to v (cuMemsetD8Async).
 func (m *DeviceMemory) MemsetD8Async(s *Stream, v uint8) error {
-	if s == nil {
-		return closedError("DeviceMemory.MemsetD8Async (stream)")
-	}
-	return m.memset("DeviceMemory.MemsetD8Async", "cuMemsetD8Async", s, 1, func(p cu.CUdeviceptr, n uint64, s cu.CUstream) error {
+	return m.memsetAsync("DeviceMemory.MemsetD8Async", "cuMemsetD8Async", s, 1, func(p cu.CUdeviceptr, n uint64, s cu.CUstream) error {
 		return cu.MemsetD8Async(p, v, n, s)
 	})
 }
@@ -547,10 +522,7 @@ func (m *DeviceMemory) MemsetD8Async(s *Stream, v uint8) error {
 // MemsetD16Async enqueues on s setting every 16-bit element of m to v
 // (cuMemsetD16Async).
 func (m *DeviceMemory) MemsetD16Async(s *Stream, v uint16) error {
-	if s == nil {
-		return closedError("DeviceMemory.MemsetD16Async (stream)")
-	}
-	return m.memset("DeviceMemory.MemsetD16Async", "cuMemsetD16Async", s, 2, func(p cu.CUdeviceptr, n uint64, s cu.CUstream) error {
+	return m.memsetAsync("DeviceMemory.MemsetD16Async", "cuMemsetD16Async", s, 2, func(p cu.CUdeviceptr, n uint64, s cu.CUstream) error {
 		return cu.MemsetD16Async(p, v, n, s)
 	})
 }
@@ -558,10 +530,7 @@ func (m *DeviceMemory) MemsetD16Async(s *Stream, v uint16) error {
 // MemsetD32Async enqueues on s setting every 32-bit element of m to v
 // (cuMemsetD32Async).
 func (m *DeviceMemory) MemsetD32Async(s *Stream, v uint32) error {
-	if s == nil {
-		return closedError("DeviceMemory.MemsetD32Async (stream)")
-	}
-	return m.memset("DeviceMemory.MemsetD32Async", "cuMemsetD32Async", s, 4, func(p cu.CUdeviceptr, n uint64, s cu.CUstream) error {
+	return m.memsetAsync("DeviceMemory.MemsetD32Async", "cuMemsetD32Async", s, 4, func(p cu.CUdeviceptr, n uint64, s cu.CUstream) error {
 		return cu.MemsetD32Async(p, v, n, s)
 	})
 }

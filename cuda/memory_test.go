@@ -362,16 +362,18 @@ func TestBufferCleanup(t *testing.T) {
 // cores: no driver is needed, and none is called.
 func TestClosedBufferHandles(t *testing.T) {
 	var live atomic.Int64
-	nopCtx := newContextHandle(newShared(ctxState{raw: 0x1000}, &live, func(*ctxState) error { return nil }))
-	pc, err := nopCtx.pinnedClone("test")
+	nopCtx := newContextHandle(nopCore(&live, func(st *ctxState) { st.raw = 0x1000 }))
+	pc, err := nopCtx.ref("test")
 	must(t, err)
-	m := newDeviceMemoryHandle(newShared(memState{ptr: 0x10, size: 64, ctx: pc}, &live,
-		func(st *memState) error { return st.ctx.h.closeOwned() }))
-	pc2, err := nopCtx.pinnedClone("test")
+	mc := nopCore(&live, func(st *memState) { st.ptr, st.size, st.ctx.core = 0x10, 64, pc })
+	mc.drop = func(st *memState) error { return st.ctx.release() }
+	m := newDeviceMemoryHandle(mc)
+	pc2, err := nopCtx.ref("test")
 	must(t, err)
-	h := newHostBufferHandle[float32](newShared(hostState{ptr: nil, bytes: 64, ctx: pc2}, &live,
-		func(st *hostState) error { return st.ctx.h.closeOwned() }))
-	s := newStreamHandle(newShared(streamState{raw: 0x2000}, &live, func(*streamState) error { return nil }))
+	hc := nopCore(&live, func(st *hostState) { st.bytes, st.ctx.core = 64, pc2 })
+	hc.drop = func(st *hostState) error { return st.ctx.release() }
+	h := newHostBufferHandle[float32](hc)
+	s := newStreamHandle(nopCore(&live, func(st *streamState) { st.raw = 0x2000 }))
 	must(t, m.Close())
 	must(t, h.Close())
 	must(t, s.Close())

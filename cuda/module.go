@@ -9,7 +9,6 @@ import (
 	"bytes"
 	"errors"
 	"os"
-	"runtime"
 	"unsafe"
 
 	"github.com/gocuda/gocuda/generated/cu"
@@ -27,8 +26,15 @@ type Module struct {
 
 type moduleState struct {
 	raw     cu.CUmodule // first: see shared.val
-	ctx     *Context    // pinned reference
+	ctx     ctxRef
 	infoLog string
+}
+
+func (m *Module) handle() *handle[moduleState] {
+	if m == nil {
+		return nil
+	}
+	return &m.h
 }
 
 // JITError is the cause of a LoadModule error when the driver's JIT
@@ -67,11 +73,10 @@ func LoadModule(ctx *Context, image []byte) (*Module, error) {
 		// PTX is a C string.
 		image = append(image[:len(image):len(image)], 0)
 	}
-	pc, err := ctx.pinnedClone(op)
+	cc, err := ctx.ref(op)
 	if err != nil {
 		return nil, err
 	}
-	runtime.KeepAlive(ctx)
 
 	// The options, their values and both log buffers live in one block of C
 	// memory: the values array holds pointers to the logs, and the driver
@@ -98,7 +103,7 @@ func LoadModule(ctx *Context, image []byte) (*Module, error) {
 
 	var raw cu.CUmodule
 	var loadErr error
-	err = bind(op, pc.h.core.val.raw, func() error {
+	err = bind(op, cc.val.raw, func() error {
 		loadErr = cu.ModuleLoadDataEx(&raw, unsafe.Pointer(unsafe.SliceData(image)), nopt,
 			&opts[0], (*unsafe.Pointer)(unsafe.Pointer(&vals[0])))
 		return nil
@@ -111,13 +116,15 @@ func LoadModule(ctx *Context, image []byte) (*Module, error) {
 	}
 	if err != nil {
 		if loadErr == nil && raw != 0 { // loaded, then the context's pop failed
-			_ = bind(op, pc.h.core.val.raw, func() error { return cu.ModuleUnload(raw) })
+			_ = bind(op, cc.val.raw, func() error { return cu.ModuleUnload(raw) })
 		}
-		_ = pc.h.closeOwned()
+		_ = cc.release()
 		return nil, err
 	}
-	st := moduleState{raw: raw, ctx: pc, infoLog: cString(infoLog, vals[3])}
-	return newModuleHandle(newShared(st, &liveModules, destroyModule)), nil
+	core := newShared(&liveModules, destroyModule, dropModule)
+	core.val.raw, core.val.infoLog = raw, cString(infoLog, vals[3])
+	core.val.ctx.core = cc
+	return newModuleHandle(core), nil
 }
 
 // cString returns the NUL-terminated text at p, at most n bytes of it (the
@@ -144,14 +151,12 @@ func LoadModuleFile(ctx *Context, path string) (*Module, error) {
 
 func destroyModule(st *moduleState) error {
 	const op = "Module.Close"
-	err := bind(op, st.ctx.h.core.val.raw, func() error {
+	return bind(op, st.ctx.raw(), func() error {
 		return check(op, "cuModuleUnload", cu.ModuleUnload(st.raw))
 	})
-	if cerr := st.ctx.h.closeOwned(); err == nil {
-		err = cerr
-	}
-	return err
 }
+
+func dropModule(st *moduleState) error { return st.ctx.release() }
 
 func newModuleHandle(core *shared[moduleState]) *Module {
 	m := &Module{}
@@ -161,21 +166,22 @@ func newModuleHandle(core *shared[moduleState]) *Module {
 
 // Clone returns another handle to the same module, to be closed on its own.
 func (m *Module) Clone() (*Module, error) {
-	core, ok := m.h.clone()
+	core, ok := m.handle().clone()
 	if !ok {
 		return nil, closedError("Module.Clone")
 	}
 	return newModuleHandle(core), nil
 }
 
-// Close releases this handle. Closing a handle again returns nil and does
-// nothing. The last Close unloads the module and releases its context.
-// Kernels taken from this handle fail with ErrClosed afterwards.
-func (m *Module) Close() error { return m.h.close() }
+// Close releases this handle, after the calls in flight on it (launches of
+// its kernels included) have returned. Closing a handle again returns nil
+// and does nothing. The last Close unloads the module and releases its
+// context. Kernels taken from this handle fail with ErrClosed afterwards.
+func (m *Module) Close() error { return m.handle().close("Module.Close") }
 
 // Raw returns the driver's module handle, or 0 once this handle is closed.
 func (m *Module) Raw() cu.CUmodule {
-	st, ok := m.h.get()
+	st, ok := m.handle().peek()
 	if !ok {
 		return 0
 	}
@@ -185,17 +191,17 @@ func (m *Module) Raw() cu.CUmodule {
 // Context returns the module's context, owned by the module as
 // Stream.Context's is by the stream; nil once this handle is closed.
 func (m *Module) Context() *Context {
-	st, ok := m.h.get()
+	st, ok := m.handle().peek()
 	if !ok {
 		return nil
 	}
-	return st.ctx
+	return st.ctx.context()
 }
 
 // InfoLog returns what the JIT compiler reported while loading the module
 // (empty for most images).
 func (m *Module) InfoLog() string {
-	st, ok := m.h.get()
+	st, ok := m.handle().peek()
 	if !ok {
 		return ""
 	}
@@ -212,13 +218,15 @@ func (m *Module) InfoLog() string {
 // the handle is closed.
 func (m *Module) Function(name string) (*Kernel, error) {
 	const op = "Module.Function"
-	st, ok := m.h.get()
+	h := m.handle()
+	st, ok := h.enter()
 	if !ok {
 		return nil, closedError(op)
 	}
+	defer h.exit()
 	cname := append([]byte(name), 0)
 	k := &Kernel{mod: m, name: name}
-	err := bind(op, st.ctx.h.core.val.raw, func() error {
+	err := bind(op, st.ctx.raw(), func() error {
 		// A local, not &k.raw: cgo checks the whole object a pointer
 		// argument points into, and a Kernel holds Go pointers.
 		var raw cu.CUfunction
@@ -233,7 +241,6 @@ func (m *Module) Function(name string) (*Kernel, error) {
 		k.params, k.paramsKnown = paramSizes(k.raw)
 		return nil
 	})
-	runtime.KeepAlive(m)
 	if err != nil {
 		return nil, err
 	}

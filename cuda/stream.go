@@ -24,9 +24,16 @@ type Stream struct {
 
 type streamState struct {
 	raw      cu.CUstream // first: see shared.val
-	ctx      *Context    // pinned reference, released by destroyStream
+	ctx      ctxRef
 	priority int
 	owned    bool // false for WrapStream: the queue belongs to someone else
+}
+
+func (s *Stream) handle() *handle[streamState] {
+	if s == nil {
+		return nil
+	}
+	return &s.h
 }
 
 // NewStream creates a stream in ctx with the default priority. It is
@@ -49,42 +56,45 @@ func NewStreamWithPriority(ctx *Context, priority int) (*Stream, error) {
 func newStream(op string, ctx *Context, priority int, withPriority bool) (*Stream, error) {
 	// The reference comes first so that ctx cannot be destroyed by a
 	// concurrent Close while the stream is being made in it.
-	pc, err := ctx.pinnedClone(op)
+	cc, err := ctx.ref(op)
 	if err != nil {
 		return nil, err
 	}
-	runtime.KeepAlive(ctx)
+	f, err := procs(op, "cuStreamCreate")
+	if err != nil {
+		_ = cc.release()
+		return nil, err
+	}
+	const flags = uint32(cu.CU_STREAM_NON_BLOCKING)
+	var out uint64
 	if withPriority {
-		least, greatest, err := pc.StreamPriorityRange()
-		if err != nil {
-			_ = pc.h.closeOwned()
-			return nil, err
+		r, perr := cc.val.prio()
+		if perr != nil {
+			_ = cc.release()
+			return nil, perr
 		}
-		if priority < greatest || priority > least {
-			_ = pc.h.closeOwned()
+		if priority < r.greatest || priority > r.least {
+			_ = cc.release()
 			return nil, &Error{Op: op, Result: cu.CUDA_ERROR_INVALID_VALUE, Err: fmt.Errorf(
 				"priority %d is outside the context's range %d (highest) to %d (lowest): %w",
-				priority, greatest, least, cu.CUDA_ERROR_INVALID_VALUE)}
+				priority, r.greatest, r.least, cu.CUDA_ERROR_INVALID_VALUE)}
 		}
+		out, err = boundCreatePrio(op, "cuStreamCreateWithPriority", cc.val.raw, f.streamCreatePrio, flags, priority)
+	} else {
+		out, err = boundCreate(op, "cuStreamCreate", cc.val.raw, f.streamCreate, flags)
 	}
-	var raw cu.CUstream
-	err = bind(op, pc.h.core.val.raw, func() error {
-		flags := uint32(cu.CU_STREAM_NON_BLOCKING)
-		if withPriority {
-			return check(op, "cuStreamCreateWithPriority", cu.StreamCreateWithPriority(&raw, flags, int32(priority)))
-		}
-		return check(op, "cuStreamCreate", cu.StreamCreate(&raw, flags))
-	})
 	if err != nil {
 		// The stream may exist even so, when restoring the thread's
 		// context failed after it was made.
-		if raw != 0 {
-			_ = bind(op, pc.h.core.val.raw, func() error { return cu.StreamDestroy(raw) })
+		if out != 0 {
+			_ = boundDestroy(op, "cuStreamDestroy", cc.val.raw, f.streamDestroy, out)
 		}
-		_ = pc.h.closeOwned()
+		_ = cc.release()
 		return nil, err
 	}
-	core := newShared(streamState{raw: raw, ctx: pc, priority: priority, owned: true}, &liveStreams, destroyStream)
+	core := newShared(&liveStreams, destroyStream, dropStream)
+	core.val.raw, core.val.priority, core.val.owned = cu.CUstream(out), priority, true
+	core.val.ctx.core = cc
 	return newStreamHandle(core), nil
 }
 
@@ -101,39 +111,40 @@ func WrapStream(ctx *Context, raw cu.CUstream) (*Stream, error) {
 		return nil, &Error{Op: op, Result: cu.CUDA_ERROR_INVALID_HANDLE, Err: fmt.Errorf(
 			"stream %#x is a per-thread alias, not a stream of one context: %w", uintptr(raw), cu.CUDA_ERROR_INVALID_HANDLE)}
 	}
-	pc, err := ctx.pinnedClone(op)
+	cc, err := ctx.ref(op)
 	if err != nil {
 		return nil, err
 	}
-	runtime.KeepAlive(ctx)
 	var p int32
-	err = bind(op, pc.h.core.val.raw, func() error {
+	err = bind(op, cc.val.raw, func() error {
 		return check(op, "cuStreamGetPriority", cu.StreamGetPriority(raw, &p))
 	})
 	if err != nil {
-		_ = pc.h.closeOwned()
+		_ = cc.release()
 		return nil, err
 	}
-	core := newShared(streamState{raw: raw, ctx: pc, priority: int(p)}, &liveStreams, destroyStream)
+	core := newShared(&liveStreams, destroyStream, dropStream)
+	core.val.raw, core.val.priority = raw, int(p)
+	core.val.ctx.core = cc
 	return newStreamHandle(core), nil
 }
 
 func destroyStream(st *streamState) error {
-	var err error
-	if st.owned {
-		// The driver ties a stream to its context; bind it rather than rely
-		// on the destroying thread (a cleanup's, maybe) having it current.
-		ctxRaw := st.ctx.h.core.val.raw
-		err = bind("Stream.Close", ctxRaw, func() error {
-			return check("Stream.Close", "cuStreamDestroy", cu.StreamDestroy(st.raw))
-		})
+	if !st.owned {
+		return nil
 	}
-	// The context goes after the stream: it must outlive it.
-	if cerr := st.ctx.h.closeOwned(); err == nil {
-		err = cerr
+	// The driver ties a stream to its context; bind it rather than rely on
+	// the destroying thread (a cleanup's, maybe) having it current.
+	const op, fn = "Stream.Close", "cuStreamDestroy"
+	f, err := procs(op, fn)
+	if err != nil {
+		return err
 	}
-	return err
+	return boundDestroy(op, fn, st.ctx.raw(), f.streamDestroy, uint64(st.raw))
 }
+
+// dropStream releases the context after the stream: it must outlive it.
+func dropStream(st *streamState) error { return st.ctx.release() }
 
 func newStreamHandle(core *shared[streamState]) *Stream {
 	s := &Stream{}
@@ -143,24 +154,25 @@ func newStreamHandle(core *shared[streamState]) *Stream {
 
 // Clone returns another handle to the same queue, to be closed on its own.
 func (s *Stream) Clone() (*Stream, error) {
-	core, ok := s.h.clone()
+	core, ok := s.handle().clone()
 	if !ok {
 		return nil, closedError("Stream.Clone")
 	}
 	return newStreamHandle(core), nil
 }
 
-// Close releases this handle. Closing a handle again returns nil and does
-// nothing. The last Close of the queue destroys it (cuStreamDestroy: work
-// already enqueued still completes) and releases its context; it returns
-// the driver's error if that fails.
-func (s *Stream) Close() error { return s.h.close() }
+// Close releases this handle, after the calls in flight on it have
+// returned (a Synchronize, say). Closing a handle again returns nil and
+// does nothing. The last Close of the queue destroys it (cuStreamDestroy:
+// work already enqueued still completes) and releases its context; it
+// returns the driver's error if that fails.
+func (s *Stream) Close() error { return s.handle().close("Stream.Close") }
 
 // Raw returns the driver's stream handle for use with the raw bindings, or
 // 0 once this handle is closed. Beware that 0 is also the legacy default
 // stream: check handles you may have closed.
 func (s *Stream) Raw() cu.CUstream {
-	st, ok := s.h.get()
+	st, ok := s.handle().peek()
 	if !ok {
 		return 0
 	}
@@ -170,30 +182,28 @@ func (s *Stream) Raw() cu.CUstream {
 // IsSameQueue reports whether s and other are handles to one driver queue.
 // A closed handle is the same queue as nothing.
 func (s *Stream) IsSameQueue(other *Stream) bool {
-	if s == nil || other == nil {
-		return false
-	}
-	a, aok := s.h.get()
-	b, bok := other.h.get()
+	a, aok := s.handle().peek()
+	b, bok := other.handle().peek()
 	return aok && bok && a.raw == b.raw
 }
 
 // Context returns the stream's context. The handle belongs to the stream:
-// it stays valid while the queue lives, closing it does nothing, and Clone
-// gives a handle of your own that outlives the stream. It is nil once this
-// stream handle is closed.
+// it can be used while the queue lives (its methods return ErrClosed
+// after), closing it does nothing, and Clone gives a handle of your own
+// that outlives the stream. It is nil once this stream handle is closed;
+// the methods of a nil *Context return ErrClosed.
 func (s *Stream) Context() *Context {
-	st, ok := s.h.get()
+	st, ok := s.handle().peek()
 	if !ok {
 		return nil
 	}
-	return st.ctx
+	return st.ctx.context()
 }
 
 // Priority returns the priority the stream was created with (0, the lowest,
 // for NewStream).
 func (s *Stream) Priority() int {
-	st, ok := s.h.get()
+	st, ok := s.handle().peek()
 	if !ok {
 		return 0
 	}
@@ -203,24 +213,26 @@ func (s *Stream) Priority() int {
 // Synchronize waits until all work enqueued so far has finished
 // (cuStreamSynchronize). It cannot be interrupted; see WaitIdle.
 func (s *Stream) Synchronize() error {
-	st, ok := s.h.get()
+	h := s.handle()
+	st, ok := h.enter()
 	if !ok {
 		return closedError("Stream.Synchronize")
 	}
 	err := cu.StreamSynchronize(st.raw)
-	runtime.KeepAlive(s)
+	h.exit()
 	return check("Stream.Synchronize", "cuStreamSynchronize", err)
 }
 
 // Query reports whether all work enqueued so far has finished
 // (cuStreamQuery); a busy stream is not an error.
 func (s *Stream) Query() (idle bool, err error) {
-	st, ok := s.h.get()
+	h := s.handle()
+	st, ok := h.enter()
 	if !ok {
 		return false, closedError("Stream.Query")
 	}
 	err = cu.StreamQuery(st.raw)
-	runtime.KeepAlive(s)
+	h.exit()
 	switch err {
 	case nil:
 		return true, nil
@@ -252,19 +264,33 @@ const (
 // Synchronize.
 func (s *Stream) WaitIdle(ctx context.Context) error {
 	const op = "Stream.WaitIdle"
-	st, ok := s.h.get()
-	if !ok {
+	h := s.handle()
+	if _, ok := h.peek(); !ok {
 		return closedError(op)
 	}
-	defer runtime.KeepAlive(s)
 	done := ctx.Done()
 	if done == nil {
-		return check(op, "cuStreamSynchronize", cu.StreamSynchronize(st.raw))
+		st, ok := h.enter()
+		if !ok {
+			return closedError(op)
+		}
+		err := cu.StreamSynchronize(st.raw)
+		h.exit()
+		return check(op, "cuStreamSynchronize", err)
 	}
 	var timer *time.Timer
 	sleep := waitMinSleep
 	for i := 0; ; i++ {
-		switch err := cu.StreamQuery(st.raw); err {
+		// The handle is held for each query, not across the wait, so a
+		// Close of it is not held up by the wait: the wait ends with
+		// ErrClosed instead.
+		st, ok := h.enter()
+		if !ok {
+			return closedError(op)
+		}
+		err := cu.StreamQuery(st.raw)
+		h.exit()
+		switch err {
 		case nil:
 			if timer != nil {
 				timer.Stop()
@@ -303,19 +329,20 @@ func (s *Stream) WaitIdle(ctx context.Context) error {
 // block the caller. s and e may belong to different contexts of one device.
 // It binds no context and does not allocate.
 func (s *Stream) WaitEvent(e *Event) error {
-	st, ok := s.h.get()
+	const op = "Stream.WaitEvent"
+	sh := s.handle()
+	st, ok := sh.enter()
 	if !ok {
-		return closedError("Stream.WaitEvent")
+		return closedError(op)
 	}
-	if e == nil {
-		return closedError("Stream.WaitEvent (event)")
-	}
-	ev, ok := e.h.get()
+	eh := e.handle()
+	ev, ok := eh.enter()
 	if !ok {
-		return closedError("Stream.WaitEvent (event)")
+		sh.exit()
+		return closedError(op + " (event)")
 	}
 	err := cu.StreamWaitEvent(st.raw, ev.raw, 0)
-	runtime.KeepAlive(s)
-	runtime.KeepAlive(e)
-	return check("Stream.WaitEvent", "cuStreamWaitEvent", err)
+	eh.exit()
+	sh.exit()
+	return check(op, "cuStreamWaitEvent", err)
 }

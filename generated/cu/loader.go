@@ -46,6 +46,7 @@ static int gocu_driver_version(uintptr_t fn) {
 import "C"
 
 import (
+	"fmt"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -95,6 +96,25 @@ func Load() error {
 func DriverVersionLoaded() int {
 	_ = Load()
 	return driverVer
+}
+
+// Proc returns the entry point package cu resolved for the C function name,
+// as the header spells it ("cuMemAlloc"), with the ABI of the header these
+// bindings follow (cuMemAlloc_v2): for C code of the caller's own that
+// calls the driver without a crossing per call. The error is the one a call
+// of the binding would return: a *LoadError without a driver, a
+// *MissingFunctionError when the driver lacks it; an unknown name is an
+// error naming it.
+func Proc(name string) (uintptr, error) {
+	for i, p := range procTable {
+		if p.api == name {
+			if fn := proc(i); fn != 0 {
+				return fn, nil
+			}
+			return 0, missing(i)
+		}
+	}
+	return 0, fmt.Errorf("cu: %s is not a function of the CUDA %d.%d header", name, headerVersion/1000, headerVersion%1000/10)
 }
 
 // HeaderVersion is CUDA_VERSION of the header these bindings were generated

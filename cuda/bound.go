@@ -1,0 +1,281 @@
+package cuda
+
+/*
+// None of these calls back into Go: the driver calls Go only through host
+// functions and callbacks, which run on its own threads. The host pointers
+// (the source of a synchronous copy to the device, the destination of one
+// from it) are used only until the call returns.
+#cgo nocallback gocuda_create
+#cgo nocallback gocuda_create_prio
+#cgo nocallback gocuda_alloc
+#cgo nocallback gocuda_destroy
+#cgo nocallback gocuda_register
+#cgo nocallback gocuda_htod
+#cgo noescape gocuda_htod
+#cgo nocallback gocuda_dtoh
+#cgo noescape gocuda_dtoh
+#cgo nocallback gocuda_dev3
+#cgo nocallback gocuda_memset
+#include <stddef.h>
+#include <stdint.h>
+
+// The lifecycle calls (create, destroy, allocate, free, synchronous copies
+// and memsets) need their context current. Doing the push, the call and
+// the pop in one C function costs one cgo crossing instead of three, and no
+// Go code runs while the context is pushed. Each function returns the three
+// results and the handle the call made; the entry points come from package
+// cu (cu.Proc), with the ABI of the header the bindings follow.
+
+typedef struct {
+	uint64_t out;
+	int push, call, pop;
+} gocuda_res;
+
+static uintptr_t gocuda_push_fn, gocuda_pop_fn;
+
+static void gocuda_set_ctx_fns(uintptr_t push, uintptr_t pop) {
+	gocuda_push_fn = push;
+	gocuda_pop_fn = pop;
+}
+
+#define GOCUDA_PUSH(ctx)                                              \
+	gocuda_res r = {0, 0, 0, 0};                                      \
+	r.push = ((int (*)(uintptr_t))gocuda_push_fn)(ctx);               \
+	if (r.push != 0)                                                  \
+		return r;
+
+#define GOCUDA_POP()                                                  \
+	do {                                                              \
+		uintptr_t popped;                                             \
+		r.pop = ((int (*)(uintptr_t *))gocuda_pop_fn)(&popped);       \
+	} while (0)
+
+// cuStreamSynchronize(CU_STREAM_LEGACY), after a synchronous copy or
+// memset: see syncLegacy.
+static int gocuda_sync_legacy(uintptr_t sync) {
+	return sync ? ((int (*)(uintptr_t))sync)(1) : 0;
+}
+
+// cuEventCreate(&out, flags), cuStreamCreate(&out, flags).
+static gocuda_res gocuda_create(uintptr_t ctx, uintptr_t fn, unsigned int flags) {
+	GOCUDA_PUSH(ctx);
+	uintptr_t h = 0;
+	r.call = ((int (*)(uintptr_t *, unsigned int))fn)(&h, flags);
+	r.out = h;
+	GOCUDA_POP();
+	return r;
+}
+
+// cuStreamCreateWithPriority(&out, flags, priority).
+static gocuda_res gocuda_create_prio(uintptr_t ctx, uintptr_t fn, unsigned int flags, int prio) {
+	GOCUDA_PUSH(ctx);
+	uintptr_t h = 0;
+	r.call = ((int (*)(uintptr_t *, unsigned int, int))fn)(&h, flags, prio);
+	r.out = h;
+	GOCUDA_POP();
+	return r;
+}
+
+// cuMemAlloc(&out, bytes).
+static gocuda_res gocuda_alloc(uintptr_t ctx, uintptr_t fn, size_t bytes) {
+	GOCUDA_PUSH(ctx);
+	uint64_t p = 0;
+	r.call = ((int (*)(uint64_t *, size_t))fn)(&p, bytes);
+	r.out = p;
+	GOCUDA_POP();
+	return r;
+}
+
+// The destroys, of one handle or address: cuEventDestroy, cuStreamDestroy,
+// cuMemFree, cuMemHostUnregister (pointers and CUdeviceptr alike are one
+// 64-bit integer register on the LP64 ABIs this package builds for).
+static gocuda_res gocuda_destroy(uintptr_t ctx, uintptr_t fn, uint64_t h) {
+	GOCUDA_PUSH(ctx);
+	r.call = ((int (*)(uint64_t))fn)(h);
+	GOCUDA_POP();
+	return r;
+}
+
+// cuMemHostRegister(p, bytes, flags) of pinned Go memory (hostmem.go).
+static gocuda_res gocuda_register(uintptr_t ctx, uintptr_t fn, uintptr_t p, size_t bytes, unsigned int flags) {
+	GOCUDA_PUSH(ctx);
+	r.call = ((int (*)(uintptr_t, size_t, unsigned int))fn)(p, bytes, flags);
+	GOCUDA_POP();
+	return r;
+}
+
+// cuMemcpyHtoD(dst, src, n), then the legacy stream's synchronize.
+static gocuda_res gocuda_htod(uintptr_t ctx, uintptr_t fn, uintptr_t sync, uint64_t dst, const void *src, size_t n) {
+	GOCUDA_PUSH(ctx);
+	r.call = ((int (*)(uint64_t, const void *, size_t))fn)(dst, src, n);
+	if (r.call == 0)
+		r.call = gocuda_sync_legacy(sync);
+	GOCUDA_POP();
+	return r;
+}
+
+// cuMemcpyDtoH(dst, src, n).
+static gocuda_res gocuda_dtoh(uintptr_t ctx, uintptr_t fn, void *dst, uint64_t src, size_t n) {
+	GOCUDA_PUSH(ctx);
+	r.call = ((int (*)(void *, uint64_t, size_t))fn)(dst, src, n);
+	GOCUDA_POP();
+	return r;
+}
+
+// cuMemcpyDtoD(dst, src, n) and cuMemsetD8/D16/D32(dst, value, n) (the
+// value's narrower C type is passed zero-extended in the same register),
+// then the legacy stream's synchronize.
+static gocuda_res gocuda_dev3(uintptr_t ctx, uintptr_t fn, uintptr_t sync, uint64_t a, uint64_t b, size_t n) {
+	GOCUDA_PUSH(ctx);
+	r.call = ((int (*)(uint64_t, uint64_t, size_t))fn)(a, b, n);
+	if (r.call == 0)
+		r.call = gocuda_sync_legacy(sync);
+	GOCUDA_POP();
+	return r;
+}
+
+static gocuda_res gocuda_memset(uintptr_t ctx, uintptr_t fn, uintptr_t sync, uint64_t dst, unsigned int v, size_t n) {
+	GOCUDA_PUSH(ctx);
+	r.call = ((int (*)(uint64_t, unsigned int, size_t))fn)(dst, v, n);
+	if (r.call == 0)
+		r.call = gocuda_sync_legacy(sync);
+	GOCUDA_POP();
+	return r;
+}
+*/
+import "C"
+
+import (
+	"runtime"
+	"sync"
+	"unsafe"
+
+	"github.com/gocuda/gocuda/generated/cu"
+)
+
+// entry points of the bound calls, resolved once.
+type boundFns struct {
+	eventCreate, eventDestroy                     uintptr
+	streamCreate, streamCreatePrio, streamDestroy uintptr
+	memAlloc, memFree                             uintptr
+	hostRegister, hostUnregister                  uintptr
+	htod, dtoh, dtod, syncStream                  uintptr
+	memsetD8, memsetD16, memsetD32                uintptr
+}
+
+var boundProcs = sync.OnceValues(func() (*boundFns, error) {
+	var f boundFns
+	var push, pop uintptr
+	for _, e := range []struct {
+		name string
+		p    *uintptr
+	}{
+		{"cuCtxPushCurrent", &push}, {"cuCtxPopCurrent", &pop},
+		{"cuEventCreate", &f.eventCreate}, {"cuEventDestroy", &f.eventDestroy},
+		{"cuStreamCreate", &f.streamCreate}, {"cuStreamCreateWithPriority", &f.streamCreatePrio},
+		{"cuStreamDestroy", &f.streamDestroy},
+		{"cuMemAlloc", &f.memAlloc}, {"cuMemFree", &f.memFree},
+		{"cuMemHostRegister", &f.hostRegister}, {"cuMemHostUnregister", &f.hostUnregister},
+		{"cuMemcpyHtoD", &f.htod}, {"cuMemcpyDtoH", &f.dtoh}, {"cuMemcpyDtoD", &f.dtod},
+		{"cuStreamSynchronize", &f.syncStream},
+		{"cuMemsetD8", &f.memsetD8}, {"cuMemsetD16", &f.memsetD16}, {"cuMemsetD32", &f.memsetD32},
+	} {
+		p, err := cu.Proc(e.name)
+		if err != nil {
+			return nil, err
+		}
+		*e.p = p
+	}
+	C.gocuda_set_ctx_fns(C.uintptr_t(push), C.uintptr_t(pop))
+	return &f, nil
+})
+
+// procs returns the bound calls' entry points, or the error of op when the
+// driver lacks one.
+func procs(op, fn string) (*boundFns, error) {
+	f, err := boundProcs()
+	if err != nil {
+		return nil, newError(op, fn, err)
+	}
+	return f, nil
+}
+
+// settle turns a bound call's results into the handle it made and an
+// error, and gives the thread back. The caller locked the thread before
+// the call; when the pop failed, the thread's context stack cannot be
+// restored and it stays locked to this goroutine (see bind). A handle
+// made before a failed pop is returned with the error, for the caller to
+// destroy.
+func settle(op, fn string, r C.gocuda_res) (uint64, error) {
+	switch {
+	case r.push != 0:
+		runtime.UnlockOSThread()
+		return 0, newError(op, "cuCtxPushCurrent", cu.CUresult(r.push))
+	case r.pop != 0:
+		if r.call != 0 {
+			return 0, newError(op, fn, cu.CUresult(r.call))
+		}
+		return uint64(r.out), newError(op, "cuCtxPopCurrent", cu.CUresult(r.pop))
+	}
+	runtime.UnlockOSThread()
+	if r.call != 0 {
+		return 0, newError(op, fn, cu.CUresult(r.call))
+	}
+	return uint64(r.out), nil
+}
+
+func boundCreate(op, fn string, ctx cu.CUcontext, entry uintptr, flags uint32) (uint64, error) {
+	runtime.LockOSThread()
+	return settle(op, fn, C.gocuda_create(C.uintptr_t(ctx), C.uintptr_t(entry), C.uint(flags)))
+}
+
+func boundCreatePrio(op, fn string, ctx cu.CUcontext, entry uintptr, flags uint32, prio int) (uint64, error) {
+	runtime.LockOSThread()
+	return settle(op, fn, C.gocuda_create_prio(C.uintptr_t(ctx), C.uintptr_t(entry), C.uint(flags), C.int(prio)))
+}
+
+func boundAlloc(op string, ctx cu.CUcontext, entry uintptr, bytes int) (uint64, error) {
+	runtime.LockOSThread()
+	return settle(op, "cuMemAlloc", C.gocuda_alloc(C.uintptr_t(ctx), C.uintptr_t(entry), C.size_t(bytes)))
+}
+
+func boundDestroy(op, fn string, ctx cu.CUcontext, entry uintptr, h uint64) error {
+	runtime.LockOSThread()
+	_, err := settle(op, fn, C.gocuda_destroy(C.uintptr_t(ctx), C.uintptr_t(entry), C.uint64_t(h)))
+	return err
+}
+
+// boundRegister page-locks pinned Go memory: p is an address (uintptr, not
+// a pointer) because the driver keeps it after the call, which the
+// runtime.Pinner that holds the memory allows.
+func boundRegister(op string, ctx cu.CUcontext, entry uintptr, p uintptr, bytes int, flags uint32) error {
+	runtime.LockOSThread()
+	_, err := settle(op, "cuMemHostRegister", C.gocuda_register(C.uintptr_t(ctx), C.uintptr_t(entry), C.uintptr_t(p), C.size_t(bytes), C.uint(flags)))
+	return err
+}
+
+func boundHtoD(op string, ctx cu.CUcontext, f *boundFns, dst cu.CUdeviceptr, src unsafe.Pointer, n int) error {
+	runtime.LockOSThread()
+	_, err := settle(op, "cuMemcpyHtoD", C.gocuda_htod(C.uintptr_t(ctx), C.uintptr_t(f.htod), C.uintptr_t(f.syncStream),
+		C.uint64_t(dst), src, C.size_t(n)))
+	return err
+}
+
+func boundDtoH(op string, ctx cu.CUcontext, f *boundFns, dst unsafe.Pointer, src cu.CUdeviceptr, n int) error {
+	runtime.LockOSThread()
+	_, err := settle(op, "cuMemcpyDtoH", C.gocuda_dtoh(C.uintptr_t(ctx), C.uintptr_t(f.dtoh), dst, C.uint64_t(src), C.size_t(n)))
+	return err
+}
+
+func boundDtoD(op string, ctx cu.CUcontext, f *boundFns, dst, src cu.CUdeviceptr, n int) error {
+	runtime.LockOSThread()
+	_, err := settle(op, "cuMemcpyDtoD", C.gocuda_dev3(C.uintptr_t(ctx), C.uintptr_t(f.dtod), C.uintptr_t(f.syncStream),
+		C.uint64_t(dst), C.uint64_t(src), C.size_t(n)))
+	return err
+}
+
+func boundMemset(op, fn string, ctx cu.CUcontext, entry, sync uintptr, dst cu.CUdeviceptr, v uint32, n int) error {
+	runtime.LockOSThread()
+	_, err := settle(op, fn, C.gocuda_memset(C.uintptr_t(ctx), C.uintptr_t(entry), C.uintptr_t(sync), C.uint64_t(dst), C.uint(v), C.size_t(n)))
+	return err
+}

@@ -1,0 +1,96 @@
+package cuda
+
+import (
+	"errors"
+	"sync"
+	"sync/atomic"
+
+	"github.com/gocuda/gocuda/generated/cu"
+)
+
+// ErrDeferred is matched by the error of a Close (or of a dropped handle's
+// cleanup, which has nobody to tell) whose destroy the driver refused while
+// the object still exists: cuMemFree during a stream capture, say. The
+// object is not forgotten: it stays counted by LiveObjects, Close on the
+// same handle returns the error again, and its destroy is retried when a
+// capture ends (Stream.EndCapture), before every later destroy, and by
+// RetryDeferred. The error matches the driver's result too.
+var ErrDeferred = errors.New("destroy refused by the driver: the object is kept and its destroy retried later")
+
+type deferredError struct{ err error }
+
+func (e *deferredError) Error() string        { return e.err.Error() + " (" + ErrDeferred.Error() + ")" }
+func (e *deferredError) Unwrap() error        { return e.err }
+func (e *deferredError) Is(target error) bool { return target == ErrDeferred }
+
+// A deferred object is a core whose destroy the driver refused.
+type deferredObject interface{ retry() bool }
+
+var (
+	deferredMu    sync.Mutex
+	deferredList  []deferredObject
+	deferredCount atomic.Int64
+)
+
+// stillHeld reports whether a failed destroy left the object alive in the
+// driver. Results that say the handle or its context is gone, and errors
+// that never reached the driver, mean there is nothing left to destroy.
+func stillHeld(err error) bool {
+	var r cu.CUresult
+	if !errors.As(err, &r) {
+		return false
+	}
+	switch r {
+	case cu.CUDA_ERROR_INVALID_HANDLE, cu.CUDA_ERROR_INVALID_CONTEXT, cu.CUDA_ERROR_CONTEXT_IS_DESTROYED,
+		cu.CUDA_ERROR_INVALID_VALUE, cu.CUDA_ERROR_DEINITIALIZED, cu.CUDA_ERROR_NOT_INITIALIZED:
+		return false
+	}
+	return true
+}
+
+// deferDestroy puts c in the deferred list and returns the error that says so.
+func deferDestroy[T any](c *shared[T], err error) error {
+	e := &Error{Op: "Close", Err: &deferredError{err}}
+	var ce *Error
+	if errors.As(err, &ce) {
+		e.Op, e.Func, e.Result = ce.Op, ce.Func, ce.Result
+		e.Err = &deferredError{ce.Err}
+	}
+	c.deferred.Store(e)
+	deferredMu.Lock()
+	deferredList = append(deferredList, c)
+	deferredMu.Unlock()
+	deferredCount.Add(1)
+	return e
+}
+
+// retryDeferred is RetryDeferred for the destroy paths: one atomic load
+// when nothing waits.
+func retryDeferred() {
+	if deferredCount.Load() != 0 {
+		RetryDeferred()
+	}
+}
+
+// RetryDeferred retries now the destroys the driver refused (see
+// ErrDeferred) and returns how many objects still wait.
+func RetryDeferred() int {
+	deferredMu.Lock()
+	list := deferredList
+	deferredList = nil
+	deferredMu.Unlock()
+	var keep []deferredObject
+	for _, o := range list {
+		if o.retry() {
+			deferredCount.Add(-1)
+		} else {
+			keep = append(keep, o)
+		}
+	}
+	if len(keep) > 0 {
+		deferredMu.Lock()
+		deferredList = append(deferredList, keep...)
+		deferredMu.Unlock()
+	}
+	return int(deferredCount.Load())
+}
