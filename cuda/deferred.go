@@ -36,6 +36,10 @@ var (
 // driver. Results that say the handle or its context is gone, and errors
 // that never reached the driver, mean there is nothing left to destroy.
 func stillHeld(err error) bool {
+	var e *Error
+	if errors.As(err, &e) && e.Func == "cuCtxPopCurrent" {
+		return false // the destroy went through; restoring the thread failed
+	}
 	var r cu.CUresult
 	if !errors.As(err, &r) {
 		return false

@@ -196,14 +196,23 @@ func TestFaultSweepChild(t *testing.T) {
 		cudatest.ResetCalls() // the loader's own calls are not the scenario's
 	}
 	var r faultRun
-	err := func() (err error) {
+	// The scenario runs on a goroutine of its own, which then exits: a
+	// thread whose context stack could not be restored (a failed pop)
+	// stays locked to it and must end with it.
+	errc := make(chan error)
+	go func() {
 		defer func() {
 			if p := recover(); p != nil {
 				r.Panic = fmt.Sprint(p)
+				errc <- nil
 			}
 		}()
-		return faultScenario()
+		errc <- faultScenario()
 	}()
+	err := <-errc
+	for i := 0; i < 200 && cudatest.Live().BoundThreads != 0; i++ {
+		time.Sleep(5 * time.Millisecond)
+	}
 	if err != nil {
 		r.Err = err.Error()
 		r.Injected = errors.Is(err, faultResult)

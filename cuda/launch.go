@@ -383,9 +383,13 @@ func SetArg[T Element](a *Args, i int, v T) error {
 	return nil
 }
 
-// Close frees the arguments' C memory. Closing again returns nil.
+// Close frees the arguments' C memory. Closing again returns nil; Close on
+// nil or zero Args (not made by NewArgs) returns ErrClosed.
 func (a *Args) Close() error {
-	if a == nil || a.mem == nil {
+	if a == nil || a.k == nil {
+		return closedError("Args.Close")
+	}
+	if a.mem == nil {
 		return nil
 	}
 	a.cleanup.Stop()

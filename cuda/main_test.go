@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"testing"
 
 	"github.com/gocuda/gocuda/cuda/cudatest"
@@ -21,6 +22,14 @@ import (
 // GOCUDA_LIBCUDA, when set, is used as it is, whatever this says: the child
 // processes of TestNoDriver and TestFaultSweep rely on that.
 const testDriverEnv = "GOCUDA_TEST_DRIVER"
+
+// The main goroutine keeps the main thread: the Go runtime cannot end that
+// thread, so a goroutine that exits while locked to it leaves it parked
+// instead. Locked here, it never runs a test's goroutine, and a thread a
+// test leaves locked (as bind does when it cannot restore the context
+// stack) ends with its goroutine, which the fake driver's count of threads
+// with a context bound then shows.
+func init() { runtime.LockOSThread() }
 
 func TestMain(m *testing.M) {
 	fake, err := chooseDriver()

@@ -127,14 +127,18 @@ type Counts struct {
 	// that were never destroyed or freed but went away with their context:
 	// leaks that a context's end hid. It counts since the last ResetCalls.
 	Reaped int
+	// BoundThreads counts the threads left with a context on their stack
+	// (cuCtxPushCurrent, cuCtxSetCurrent without the matching pop): code
+	// that binds a context and does not restore the thread.
+	BoundThreads int
 }
 
 // IsZero reports whether nothing is alive and nothing was reaped.
 func (c Counts) IsZero() bool { return c == Counts{} }
 
 func (c Counts) String() string {
-	return fmt.Sprintf("contexts %d, primary retains %d, streams %d, events %d, device allocations %d, host allocations %d, graphs %d, graph execs %d, reaped %d",
-		c.Contexts, c.PrimaryRetains, c.Streams, c.Events, c.DeviceAllocs, c.HostAllocs, c.Graphs, c.GraphExecs, c.Reaped)
+	return fmt.Sprintf("contexts %d, primary retains %d, streams %d, events %d, device allocations %d, host allocations %d, graphs %d, graph execs %d, reaped %d, threads with a context bound %d",
+		c.Contexts, c.PrimaryRetains, c.Streams, c.Events, c.DeviceAllocs, c.HostAllocs, c.Graphs, c.GraphExecs, c.Reaped, c.BoundThreads)
 }
 
 // Live returns the fake driver's live objects. It panics if the process
@@ -151,6 +155,7 @@ func Live() Counts {
 		Graphs:         l.Live("graphs"),
 		GraphExecs:     l.Live("graph_execs"),
 		Reaped:         l.Live("reaped"),
+		BoundThreads:   l.Live("bound_threads"),
 	}
 }
 
@@ -234,6 +239,7 @@ func excess(before, now Counts) string {
 	add("graphs", before.Graphs, now.Graphs)
 	add("graph execs", before.GraphExecs, now.GraphExecs)
 	add("reaped (never freed, gone with their context)", before.Reaped, now.Reaped)
+	add("threads with a context bound", before.BoundThreads, now.BoundThreads)
 	sort.Strings(out)
 	return strings.Join(out, ", ")
 }

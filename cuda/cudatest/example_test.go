@@ -51,7 +51,7 @@ func Example() {
 	// device: gocuda fake device (host memory)
 	// cuda: NewStream: cuStreamCreate: CUDA_ERROR_OUT_OF_MEMORY (2)
 	// live streams: 1
-	// contexts 0, primary retains 0, streams 0, events 0, device allocations 0, host allocations 0, graphs 0, graph execs 0, reaped 0
+	// contexts 0, primary retains 0, streams 0, events 0, device allocations 0, host allocations 0, graphs 0, graph execs 0, reaped 0, threads with a context bound 0
 }
 
 // WaitNoLeaks names what a piece of code left behind; CheckNoLeaks does the

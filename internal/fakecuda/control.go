@@ -91,9 +91,10 @@ func (l *Lib) Path() string { return l.path }
 
 // Live returns the number of live objects of a kind: "contexts", "primary"
 // (outstanding primary context retains), "streams", "events", "device" and
-// "host" (allocations), "graphs", "graph_execs", or "reaped": objects never
-// freed that went away with their context, since the last Reset. It panics
-// on another kind.
+// "host" (allocations), "graphs", "graph_execs", "reaped": objects never
+// freed that went away with their context, since the last Reset, or
+// "bound_threads": threads with a context on their stack. It panics on
+// another kind.
 func (l *Lib) Live(kind string) int {
 	n := l.nameLong(l.live, kind)
 	if n < 0 {

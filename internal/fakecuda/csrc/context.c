@@ -16,8 +16,27 @@ static __thread struct {
 static pthread_key_t tls_key;
 static pthread_once_t tls_once = PTHREAD_ONCE_INIT;
 
+// bound counts the threads whose stack is not empty (L_BOUND): a thread
+// left with a context pushed when its user is done with it is a leak the
+// tests look for. A thread that exits with one no longer counts.
+static void bound_add(long d) { __atomic_add_fetch(&g_live[L_BOUND], d, __ATOMIC_RELAXED); }
+
 // The key only frees a thread's stack when the thread exits.
-static void tls_init(void) { pthread_key_create(&tls_key, free); }
+static void tls_exit(void *v) {
+	if (tls.n > 0)
+		bound_add(-1);
+	tls.n = 0;
+	tls.cap = 0;
+	tls.v = NULL;
+	free(v);
+}
+
+static void tls_init(void) { pthread_key_create(&tls_key, tls_exit); }
+
+static void tls_pop(void) {
+	if (--tls.n == 0)
+		bound_add(-1);
+}
 
 static void tls_push(uint64_t h) {
 	if (tls.n == tls.cap) {
@@ -28,7 +47,9 @@ static void tls_push(uint64_t h) {
 			abort();
 		pthread_setspecific(tls_key, tls.v);
 	}
-	tls.v[tls.n++] = h;
+	if (tls.n++ == 0)
+		bound_add(1);
+	tls.v[tls.n - 1] = h;
 }
 
 static uint64_t tls_top(void) { return tls.n ? tls.v[tls.n - 1] : 0; }
@@ -168,7 +189,7 @@ EXPORT CUresult cuCtxDestroy_v2(CUcontext ctx) {
 	ctx_teardown(c);
 	unlock();
 	if (tls_top() == h)
-		tls.n--;
+		tls_pop();
 	return CUDA_SUCCESS;
 }
 
@@ -194,7 +215,8 @@ EXPORT CUresult cuCtxPopCurrent_v2(CUcontext *pctx) {
 	NEED_INIT();
 	if (tls.n == 0)
 		return CUDA_ERROR_INVALID_CONTEXT;
-	uint64_t h = tls.v[--tls.n];
+	uint64_t h = tls.v[tls.n - 1];
+	tls_pop();
 	if (pctx != NULL)
 		*pctx = (CUcontext)(uintptr_t)h;
 	return CUDA_SUCCESS;
@@ -206,7 +228,7 @@ EXPORT CUresult cuCtxSetCurrent(CUcontext ctx) {
 	uint64_t h = (uint64_t)(uintptr_t)ctx;
 	if (h == 0) { // pops, or does nothing on an empty stack
 		if (tls.n > 0)
-			tls.n--;
+			tls_pop();
 		return CUDA_SUCCESS;
 	}
 	lock();

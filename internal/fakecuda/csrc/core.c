@@ -233,12 +233,13 @@ void handle_each(enum kind k, void (*fn)(void *obj, void *arg), void *arg) {
 
 // ---- controls for tests (fakecuda_*) ----
 
-static const char *const live_names[L_COUNT] = {"contexts", "primary", "streams", "events", "device", "host", "graphs", "graph_execs", "reaped"};
+static const char *const live_names[L_COUNT] = {"contexts", "primary", "streams", "events", "device", "host", "graphs", "graph_execs", "reaped", "bound_threads"};
 
 // fakecuda_live returns the number of live objects of a kind: "contexts",
 // "primary" (outstanding primary retains), "streams", "events", "device" and
-// "host" (allocations), "graphs", "graph_execs", or "reaped" (objects never
-// freed that went away with their context, since the last reset); -1 for an
+// "host" (allocations), "graphs", "graph_execs", "reaped" (objects never
+// freed that went away with their context, since the last reset), or
+// "bound_threads" (threads with a context on their stack); -1 for an
 // unknown kind.
 EXPORT long fakecuda_live(const char *kind) {
 	for (int i = 0; i < L_COUNT; i++) {

@@ -158,6 +158,7 @@ enum live_kind {
 	L_EXECS,      // executable graphs not destroyed
 	L_REAPED,     // streams, events and allocations that were never freed
 	              // but went away with their context (counted since reset)
+	L_BOUND,      // threads with a context on their stack (context.c)
 	L_COUNT
 };
 extern long g_live[L_COUNT];
