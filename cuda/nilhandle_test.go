@@ -21,11 +21,11 @@ import (
 // A new handle type must be added here; TestHandleFunctionsCovered finds
 // functions that take one.
 func handleValues() []struct {
-	name      string
+	name       string
 	nilv, zero any
 } {
 	return []struct {
-		name      string
+		name       string
 		nilv, zero any
 	}{
 		{"Context", (*Context)(nil), new(Context)},
