@@ -1,7 +1,9 @@
 package cuda
 
 import (
+	"runtime"
 	"testing"
+	"unsafe"
 
 	"github.com/gocuda/gocuda/generated/cu"
 )
@@ -106,4 +108,120 @@ func BenchmarkStreamWaitEvent(b *testing.B) {
 			}
 		}
 	})
+}
+
+// TestHotCallsDoNotAllocate: holding the handles for the call (enter,
+// exit) costs no allocation on the hot paths.
+func TestHotCallsDoNotAllocate(t *testing.T) {
+	_, ctx := needGPU(t)
+	s, err := NewStream(ctx)
+	must(t, err)
+	defer s.Close()
+	ev, err := NewEvent(ctx)
+	must(t, err)
+	defer ev.Close()
+	for name, f := range map[string]func(){
+		"Event.Record":     func() { must(t, ev.Record(s)) },
+		"Event.Query":      func() { _, err := ev.Query(); must(t, err) },
+		"Stream.WaitEvent": func() { must(t, s.WaitEvent(ev)) },
+		"Stream.Query":     func() { _, err := s.Query(); must(t, err) },
+	} {
+		if n := testing.AllocsPerRun(1000, f); n != 0 {
+			t.Errorf("%s: %v allocations per call, want 0", name, n)
+		}
+		must(t, s.Synchronize())
+	}
+}
+
+// The lifecycle benchmarks compare a create and destroy (or allocate and
+// free, or a synchronous copy) through this package with the raw calls on
+// a thread with the context current, as a C program makes them.
+func benchLifecycle(b *testing.B, raw, layer func() error) {
+	_, ctx := needGPU(b)
+	b.Run("raw", func(b *testing.B) {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		must(b, cu.CtxPushCurrent(ctx.Raw()))
+		defer func() { var c cu.CUcontext; _ = cu.CtxPopCurrent(&c) }()
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := raw(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("cuda", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := layer(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+func BenchmarkEventCreateDestroy(b *testing.B) {
+	_, ctx := needGPU(b)
+	benchLifecycle(b, func() error {
+		var e cu.CUevent
+		if err := cu.EventCreate(&e, uint32(cu.CU_EVENT_DISABLE_TIMING)); err != nil {
+			return err
+		}
+		return cu.EventDestroy(e)
+	}, func() error {
+		e, err := NewEvent(ctx)
+		if err != nil {
+			return err
+		}
+		return e.Close()
+	})
+}
+
+func BenchmarkStreamCreateDestroy(b *testing.B) {
+	_, ctx := needGPU(b)
+	benchLifecycle(b, func() error {
+		var s cu.CUstream
+		if err := cu.StreamCreate(&s, uint32(cu.CU_STREAM_NON_BLOCKING)); err != nil {
+			return err
+		}
+		return cu.StreamDestroy(s)
+	}, func() error {
+		s, err := NewStream(ctx)
+		if err != nil {
+			return err
+		}
+		return s.Close()
+	})
+}
+
+func BenchmarkAllocFree1MiB(b *testing.B) {
+	_, ctx := needGPU(b)
+	benchLifecycle(b, func() error {
+		var p cu.CUdeviceptr
+		if err := cu.MemAlloc(&p, 1<<20); err != nil {
+			return err
+		}
+		return cu.MemFree(p)
+	}, func() error {
+		m, err := Alloc(ctx, 1<<20)
+		if err != nil {
+			return err
+		}
+		return m.Close()
+	})
+}
+
+func BenchmarkCopyToDevice64KiB(b *testing.B) {
+	_, ctx := needGPU(b)
+	host := make([]byte, 64<<10)
+	m, err := Alloc(ctx, len(host))
+	must(b, err)
+	defer m.Close()
+	p := m.Raw()
+	benchLifecycle(b, func() error {
+		if err := cu.MemcpyHtoD(p, unsafe.Pointer(&host[0]), uint64(len(host))); err != nil {
+			return err
+		}
+		return cu.StreamSynchronize(cu.CUstream(cu.CU_STREAM_LEGACY))
+	}, func() error { return CopyToDevice(m, host) })
 }

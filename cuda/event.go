@@ -30,27 +30,28 @@ func (e *Event) handle() *handle[eventState] {
 	return &e.h
 }
 
-// EventOption configures NewEvent.
-type EventOption func(*uint32)
+// EventOption configures NewEvent. It maps the event's flags to new ones,
+// so that applying options costs no allocation.
+type EventOption func(flags uint32) uint32
 
 // WithTiming makes the event record a timestamp, for Elapsed. Events are
 // made without timing by default (CU_EVENT_DISABLE_TIMING) because timing
 // makes recording and waiting on them slower.
 func WithTiming() EventOption {
-	return func(f *uint32) { *f &^= uint32(cu.CU_EVENT_DISABLE_TIMING) }
+	return func(f uint32) uint32 { return f &^ uint32(cu.CU_EVENT_DISABLE_TIMING) }
 }
 
 // WithBlockingSync makes Synchronize on the event put the calling thread to
 // sleep instead of spinning (CU_EVENT_BLOCKING_SYNC): less CPU, more latency.
 func WithBlockingSync() EventOption {
-	return func(f *uint32) { *f |= uint32(cu.CU_EVENT_BLOCKING_SYNC) }
+	return func(f uint32) uint32 { return f | uint32(cu.CU_EVENT_BLOCKING_SYNC) }
 }
 
 // WithInterprocess makes an event that can be shared with other processes
 // through cuIpcGetEventHandle (CU_EVENT_INTERPROCESS). The driver requires
 // such events to have no timing, so it cannot be combined with WithTiming.
 func WithInterprocess() EventOption {
-	return func(f *uint32) { *f |= uint32(cu.CU_EVENT_INTERPROCESS) }
+	return func(f uint32) uint32 { return f | uint32(cu.CU_EVENT_INTERPROCESS) }
 }
 
 // NewEvent creates an event in ctx (cuEventCreate).
@@ -58,7 +59,7 @@ func NewEvent(ctx *Context, opts ...EventOption) (*Event, error) {
 	const op = "NewEvent"
 	flags := uint32(cu.CU_EVENT_DISABLE_TIMING)
 	for _, o := range opts {
-		o(&flags)
+		flags = o(flags)
 	}
 	if flags&uint32(cu.CU_EVENT_INTERPROCESS) != 0 && flags&uint32(cu.CU_EVENT_DISABLE_TIMING) == 0 {
 		return nil, &Error{Op: op, Result: cu.CUDA_ERROR_INVALID_VALUE, Err: fmt.Errorf(

@@ -123,13 +123,19 @@ type handle[T any] struct {
 // does not keep the owner alive.
 func attach[P any, T any](owner *P, h *handle[T], core *shared[T]) {
 	h.core = core
-	h.cleanup = runtime.AddCleanup(owner, releaseUnclosed[T], core)
+	// The cleanup function is not generic and its argument an interface
+	// holding the core: a generic function value would cost an allocation
+	// of its own on every object made.
+	h.cleanup = runtime.AddCleanup(owner, releaseDropped, releaser(core))
 }
 
-func releaseUnclosed[T any](c *shared[T]) {
+// releaser is a core, for the cleanup of a dropped handle.
+type releaser interface{ release() error }
+
+func releaseDropped(r releaser) {
 	// Nobody is left to report the error to: the handle was dropped. A
 	// refused destroy still lands in the deferred list.
-	_ = c.release()
+	_ = r.release()
 }
 
 // enter starts a call on the object: it returns the object's state, or

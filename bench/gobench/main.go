@@ -67,7 +67,7 @@ func main() {
 	case "cuda":
 		runCuda(append(ptx, 0))
 	case "pair":
-		runPair()
+		runPair(append(ptx, 0))
 	case "overhead":
 		runOverhead(append(ptx, 0))
 	default:

@@ -2,32 +2,38 @@ package main
 
 import (
 	"fmt"
+	"runtime"
 	"sort"
 	"time"
+	"unsafe"
 
+	"github.com/gocuda/gocuda/cuda"
 	"github.com/gocuda/gocuda/generated/cu"
 )
 
-// runPair measures what package cuda adds to the raw call on the hot paths
-// by alternating short chunks of raw and cuda calls on the same objects, so
-// that the machine's drift (large on a VM) hits both alike, and reporting
-// the median of the paired differences.
-func runPair() {
+// runPair measures what package cuda adds to the raw calls by alternating
+// short chunks of raw and cuda calls on the same objects, so that the
+// machine's drift (large on a VM) hits both alike, and reporting the median
+// of the paired differences. The raw side runs as a C program would: on one
+// locked thread with the context current; the cuda side binds its context
+// itself, on the same thread.
+func runPair(ptx []byte) {
 	ctx, s, ev := newCudaSetup()
 	defer ctx.Close()
 	defer s.Close()
 	defer ev.Close()
 	rs, rev := s.Raw(), ev.Raw()
+	runtime.LockOSThread()
+	must("cuCtxPushCurrent", cu.CtxPushCurrent(ctx.Raw()))
 
-	const chunks, per = 400, 2000
-	pair := func(op string, raw, layer func() error) {
+	pair := func(op string, chunks, per int, raw, layer func() error) {
 		var diffs, raws, layers []float64
 		chunk := func(f func() error) float64 {
 			t := time.Now()
 			for i := 0; i < per; i++ {
 				must(op, f())
 			}
-			d := float64(time.Since(t).Nanoseconds()) / per
+			d := float64(time.Since(t).Nanoseconds()) / float64(per)
 			must("Stream.Synchronize", s.Synchronize())
 			return d
 		}
@@ -40,12 +46,105 @@ func runPair() {
 			}
 			raws, layers, diffs = append(raws, r), append(layers, l), append(diffs, l-r)
 		}
-		fmt.Printf("PAIR op=%s raw_median=%.1f cuda_median=%.1f delta_median=%+.1f delta_p25=%+.1f delta_p75=%+.1f unit=ns/op chunks=%d calls_per_chunk=%d\n",
-			op, median(raws), median(layers), median(diffs), quantile(diffs, 0.25), quantile(diffs, 0.75), chunks, per)
+		fmt.Printf("PAIR op=%s raw_median=%.1f cuda_median=%.1f delta_median=%+.1f delta_p25=%+.1f delta_p75=%+.1f ratio=%.3f unit=ns/op chunks=%d calls_per_chunk=%d\n",
+			op, median(raws), median(layers), median(diffs), quantile(diffs, 0.25), quantile(diffs, 0.75),
+			median(layers)/median(raws), chunks, per)
 	}
-	pair("event_record", func() error { return cu.EventRecord(rev, rs) }, func() error { return ev.Record(s) })
-	pair("event_query", func() error { return cu.EventQuery(rev) }, func() error { _, err := ev.Query(); return err })
-	pair("stream_wait_event", func() error { return cu.StreamWaitEvent(rs, rev, 0) }, func() error { return s.WaitEvent(ev) })
+
+	// The hot calls.
+	pair("event_record", 400, 2000, func() error { return cu.EventRecord(rev, rs) }, func() error { return ev.Record(s) })
+	pair("event_query", 400, 2000, func() error { return cu.EventQuery(rev) }, func() error { _, err := ev.Query(); return err })
+	pair("stream_wait_event", 400, 2000, func() error { return cu.StreamWaitEvent(rs, rev, 0) }, func() error { return s.WaitEvent(ev) })
+	pair("stream_query", 400, 2000, func() error { return cu.StreamQuery(rs) }, func() error { _, err := s.Query(); return err })
+
+	mod, err := cuda.LoadModule(ctx, ptx)
+	must("cuda.LoadModule", err)
+	defer mod.Close()
+	k, err := mod.Function("empty1")
+	must("Module.Function", err)
+	args, err := k.NewArgs(uint64(0))
+	must("Kernel.NewArgs", err)
+	defer args.Close()
+	params := (*unsafe.Pointer)(kernelArgs(1))
+	one := cuda.LaunchConfig{Grid: cuda.Dim3{X: 1}, Block: cuda.Dim3{X: 1}}
+	rk := k.Raw()
+	pair("launch_args", 200, 500, func() error { return cu.LaunchKernel(rk, 1, 1, 1, 1, 1, 1, 0, rs, params, nil) },
+		func() error { return k.LaunchArgs(s, one, args) })
+	g, err := s.Capture(cuda.CaptureThreadLocal, func() error { return k.LaunchArgs(s, one, args) })
+	must("Stream.Capture", err)
+	defer g.Close()
+	exec, err := g.Instantiate()
+	must("Graph.Instantiate", err)
+	defer exec.Close()
+	rexec := exec.Raw()
+	pair("graph_launch", 200, 500, func() error { return cu.GraphLaunch(rexec, rs) }, func() error { return exec.Launch(s) })
+
+	// The lifecycle calls: create and destroy, allocate and free, a
+	// synchronous copy (which waits for the legacy stream, as
+	// CopyToDevice does: cuMemcpyHtoD from pageable memory may return
+	// before the data is in device memory).
+	noTiming := uint32(cu.CU_EVENT_DISABLE_TIMING)
+	pair("event_create_destroy", 200, 500, func() error {
+		var e cu.CUevent
+		if err := cu.EventCreate(&e, noTiming); err != nil {
+			return err
+		}
+		return cu.EventDestroy(e)
+	}, func() error {
+		e, err := cuda.NewEvent(ctx)
+		if err != nil {
+			return err
+		}
+		return e.Close()
+	})
+	pair("stream_create_destroy", 100, 200, func() error {
+		var x cu.CUstream
+		if err := cu.StreamCreate(&x, uint32(cu.CU_STREAM_NON_BLOCKING)); err != nil {
+			return err
+		}
+		return cu.StreamDestroy(x)
+	}, func() error {
+		x, err := cuda.NewStream(ctx)
+		if err != nil {
+			return err
+		}
+		return x.Close()
+	})
+	pair("alloc_free_1mib", 60, 40, func() error {
+		var p cu.CUdeviceptr
+		if err := cu.MemAlloc(&p, 1<<20); err != nil {
+			return err
+		}
+		return cu.MemFree(p)
+	}, func() error {
+		m, err := cuda.Alloc(ctx, 1<<20)
+		if err != nil {
+			return err
+		}
+		return m.Close()
+	})
+	const copyBytes = 64 << 10
+	host := make([]byte, copyBytes)
+	dev, err := cuda.Alloc(ctx, copyBytes)
+	must("cuda.Alloc", err)
+	defer dev.Close()
+	dptr := dev.Raw()
+	legacy := cu.CUstream(cu.CU_STREAM_LEGACY)
+	pair("copy_htod_64kib_sync", 100, 200, func() error {
+		if err := cu.MemcpyHtoD(dptr, unsafe.Pointer(&host[0]), copyBytes); err != nil {
+			return err
+		}
+		return cu.StreamSynchronize(legacy)
+	}, func() error { return cuda.CopyToDevice(dev, host) })
+	pair("copy_htod_64kib_nosync_raw", 100, 200, func() error {
+		return cu.MemcpyHtoD(dptr, unsafe.Pointer(&host[0]), copyBytes)
+	}, func() error { return cuda.CopyToDevice(dev, host) })
+	pair("copy_dtoh_64kib", 100, 200, func() error {
+		return cu.MemcpyDtoH(unsafe.Pointer(&host[0]), dptr, copyBytes)
+	}, func() error { return cuda.CopyFromDevice(host, dev) })
+
+	var popped cu.CUcontext
+	must("cuCtxPopCurrent", cu.CtxPopCurrent(&popped))
 }
 
 func median(v []float64) float64 { return quantile(v, 0.5) }
