@@ -31,23 +31,33 @@ typedef struct {
 	int push, call, pop;
 } gocuda_res;
 
-static uintptr_t gocuda_push_fn, gocuda_pop_fn;
+static uintptr_t gocuda_get_fn, gocuda_push_fn, gocuda_pop_fn;
 
-static void gocuda_set_ctx_fns(uintptr_t push, uintptr_t pop) {
+static void gocuda_set_ctx_fns(uintptr_t get, uintptr_t push, uintptr_t pop) {
+	gocuda_get_fn = get;
 	gocuda_push_fn = push;
 	gocuda_pop_fn = pop;
 }
 
+// A context already current on the thread (a program that keeps one
+// current, as C programs do) needs no push and pop: cuCtxGetCurrent costs
+// a few nanoseconds, the pair much more.
 #define GOCUDA_PUSH(ctx)                                              \
 	gocuda_res r = {0, 0, 0, 0};                                      \
-	r.push = ((int (*)(uintptr_t))gocuda_push_fn)(ctx);               \
-	if (r.push != 0)                                                  \
-		return r;
+	uintptr_t cur = 0;                                                \
+	int bound = 0;                                                    \
+	if (((int (*)(uintptr_t *))gocuda_get_fn)(&cur) != 0 || cur != ctx) { \
+		r.push = ((int (*)(uintptr_t))gocuda_push_fn)(ctx);           \
+		if (r.push != 0)                                              \
+			return r;                                                 \
+		bound = 1;                                                    \
+	}
 
 #define GOCUDA_POP()                                                  \
 	do {                                                              \
 		uintptr_t popped;                                             \
-		r.pop = ((int (*)(uintptr_t *))gocuda_pop_fn)(&popped);       \
+		if (bound)                                                    \
+			r.pop = ((int (*)(uintptr_t *))gocuda_pop_fn)(&popped);   \
 	} while (0)
 
 // cuStreamSynchronize(CU_STREAM_LEGACY), after a synchronous copy or
@@ -165,12 +175,12 @@ type boundFns struct {
 
 var boundProcs = sync.OnceValues(func() (*boundFns, error) {
 	var f boundFns
-	var push, pop uintptr
+	var get, push, pop uintptr
 	for _, e := range []struct {
 		name string
 		p    *uintptr
 	}{
-		{"cuCtxPushCurrent", &push}, {"cuCtxPopCurrent", &pop},
+		{"cuCtxGetCurrent", &get}, {"cuCtxPushCurrent", &push}, {"cuCtxPopCurrent", &pop},
 		{"cuEventCreate", &f.eventCreate}, {"cuEventDestroy", &f.eventDestroy},
 		{"cuStreamCreate", &f.streamCreate}, {"cuStreamCreateWithPriority", &f.streamCreatePrio},
 		{"cuStreamDestroy", &f.streamDestroy},
@@ -186,7 +196,7 @@ var boundProcs = sync.OnceValues(func() (*boundFns, error) {
 		}
 		*e.p = p
 	}
-	C.gocuda_set_ctx_fns(C.uintptr_t(push), C.uintptr_t(pop))
+	C.gocuda_set_ctx_fns(C.uintptr_t(get), C.uintptr_t(push), C.uintptr_t(pop))
 	return &f, nil
 })
 

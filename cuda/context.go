@@ -218,14 +218,12 @@ type ctxRef struct {
 	view atomic.Pointer[Context]
 }
 
-// closedView is what Context methods return once their object is gone: a
-// zero Context, whose methods all return ErrClosed.
-var closedView = &Context{}
-
 func (r *ctxRef) raw() cu.CUcontext { return r.core.val.raw }
 
 // context returns the object's Context handle: it can be used (and cloned)
-// like any other while the object lives, and closing it does nothing.
+// like any other while the object lives, and closing it does nothing. The
+// caller holds a handle of the object (enter), so that no view is made
+// after release.
 func (r *ctxRef) context() *Context {
 	if v := r.view.Load(); v != nil {
 		return v
@@ -240,9 +238,10 @@ func (r *ctxRef) context() *Context {
 }
 
 // release closes the view to new calls, waits for those in flight, and
-// gives the reference back: the owning object's drop.
+// gives the reference back: the owning object's drop. Every handle of the
+// object is closed by then, so no view can be made any more.
 func (r *ctxRef) release() error {
-	if v := r.view.Swap(closedView); v != nil && v != closedView {
+	if v := r.view.Load(); v != nil {
 		v.h.shut()
 	}
 	return r.core.release()

@@ -134,10 +134,12 @@ func (e *Event) Raw() cu.CUevent {
 // Context returns the event's context, owned by the event as
 // Stream.Context's is by the stream; nil once this handle is closed.
 func (e *Event) Context() *Context {
-	st, ok := e.handle().peek()
+	h := e.handle()
+	st, ok := h.enter()
 	if !ok {
 		return nil
 	}
+	defer h.exit()
 	return st.ctx.context()
 }
 

@@ -4,6 +4,7 @@ import (
 	"runtime"
 	"sync/atomic"
 	"time"
+	"unsafe"
 )
 
 // shared is the one reference-counted core behind every handle of one driver
@@ -72,7 +73,9 @@ func (c *shared[T]) finish() error {
 	if err != nil && stillHeld(err) {
 		return deferDestroy(c, err)
 	}
-	c.deferred.Store(nil)
+	if c.deferred.Load() != nil {
+		c.deferred.Store(nil)
+	}
 	c.live.Add(-1)
 	if c.drop != nil {
 		if derr := c.drop(&c.val); err == nil {
@@ -97,9 +100,13 @@ func (c *shared[T]) retry() bool {
 	return true
 }
 
-// closedBit marks a closed handle in handle.ops; the bits below it count
-// the calls in flight on the handle.
-const closedBit = 1 << 63
+// handle.ops holds two flags and, below them, the number of calls in
+// flight on the handle.
+const (
+	closedBit   = 1 << 63 // Close has begun
+	attachedBit = 1 << 62 // the handle has its cleanup (h.cleanup is set)
+	inFlight    = attachedBit - 1
+)
 
 // handle is what a Context, Stream, Event or other object holds: one
 // reference on a core, given back once by Close after the calls in flight
@@ -118,15 +125,26 @@ type handle[T any] struct {
 }
 
 // attach makes h, embedded in *owner, the holder of one reference on core.
-// If owner becomes unreachable without Close, the cleanup releases that
-// reference. The cleanup's argument is the core, never the owner, so it
-// does not keep the owner alive.
+// If owner becomes unreachable without Close, a cleanup releases that
+// reference; it is attached lazily (cleanup.go).
 func attach[P any, T any](owner *P, h *handle[T], core *shared[T]) {
 	h.core = core
-	// The cleanup function is not generic and its argument an interface
-	// holding the core: a generic function value would cost an allocation
-	// of its own on every object made.
-	h.cleanup = runtime.AddCleanup(owner, releaseDropped, releaser(core))
+	queueAttach(unsafe.Pointer(owner), h)
+}
+
+// attachCleanup gives h, embedded in owner, the cleanup that releases its
+// reference once owner is unreachable, unless h is closed already. The
+// cleanup function is not generic and its argument an interface holding
+// the core: a generic function value would cost an allocation of its own.
+func (h *handle[T]) attachCleanup(owner unsafe.Pointer) {
+	if h.ops.Load()&closedBit != 0 {
+		return
+	}
+	c := runtime.AddCleanup((*byte)(owner), releaseDropped, releaser(h.core))
+	h.cleanup = c
+	if h.ops.Or(attachedBit)&closedBit != 0 {
+		c.Stop() // closed meanwhile; Close may stop it too, which is harmless
+	}
 }
 
 // releaser is a core, for the cleanup of a dropped handle.
@@ -166,13 +184,15 @@ func (h *handle[T]) peek() (*T, bool) {
 }
 
 // clone takes another reference for a new handle.
+//
+// A Close racing it either comes first (the handle reads as closed) or
+// counts as after it; acquire fails only once the object is being
+// destroyed. So the handle need not be held: one compare-and-swap.
 func (h *handle[T]) clone() (*shared[T], bool) {
-	if _, ok := h.enter(); !ok {
+	if _, ok := h.peek(); !ok {
 		return nil, false
 	}
-	ok := h.core.acquire()
-	h.exit()
-	return h.core, ok
+	return h.core, h.core.acquire()
 }
 
 // shut closes h to new calls and waits until those in flight have
@@ -185,7 +205,7 @@ func (h *handle[T]) shut() bool {
 	// Close is rare and not on a hot path, so it polls rather than make
 	// every exit check for a waiter.
 	wait := time.Microsecond
-	for h.ops.Load() != closedBit {
+	for h.ops.Load()&inFlight != 0 {
 		time.Sleep(wait)
 		wait = min(2*wait, time.Millisecond)
 	}
@@ -208,7 +228,9 @@ func (h *handle[T]) close(op string) error {
 		}
 		return nil
 	}
-	h.cleanup.Stop()
+	if h.ops.Load()&attachedBit != 0 {
+		h.cleanup.Stop()
+	}
 	return h.core.release()
 }
 

@@ -228,9 +228,11 @@ func (b *HostBuffer[T]) Ptr() unsafe.Pointer {
 // Context returns the buffer's context, owned by the buffer as
 // Stream.Context's is by the stream; nil once this handle is closed.
 func (b *HostBuffer[T]) Context() *Context {
-	st, ok := b.handle().peek()
+	h := b.handle()
+	st, ok := h.enter()
 	if !ok {
 		return nil
 	}
+	defer h.exit()
 	return st.ctx.context()
 }

@@ -262,10 +262,12 @@ func (m *DeviceMemory) Size() int {
 // Context returns the memory's context, owned by the memory as
 // Stream.Context's is by the stream; nil once this handle is closed.
 func (m *DeviceMemory) Context() *Context {
-	st, ok := m.handle().peek()
+	h := m.handle()
+	st, ok := h.enter()
 	if !ok {
 		return nil
 	}
+	defer h.exit()
 	return st.ctx.context()
 }
 

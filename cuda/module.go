@@ -191,10 +191,12 @@ func (m *Module) Raw() cu.CUmodule {
 // Context returns the module's context, owned by the module as
 // Stream.Context's is by the stream; nil once this handle is closed.
 func (m *Module) Context() *Context {
-	st, ok := m.handle().peek()
+	h := m.handle()
+	st, ok := h.enter()
 	if !ok {
 		return nil
 	}
+	defer h.exit()
 	return st.ctx.context()
 }
 

@@ -193,10 +193,12 @@ func (s *Stream) IsSameQueue(other *Stream) bool {
 // that outlives the stream. It is nil once this stream handle is closed;
 // the methods of a nil *Context return ErrClosed.
 func (s *Stream) Context() *Context {
-	st, ok := s.handle().peek()
+	h := s.handle()
+	st, ok := h.enter()
 	if !ok {
 		return nil
 	}
+	defer h.exit()
 	return st.ctx.context()
 }
 

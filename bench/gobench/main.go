@@ -35,7 +35,7 @@ var errNotDone = errors.New("event not done after synchronize")
 
 var cpuProfile = flag.String("cpuprofile", "", "write a CPU profile of the run to this file")
 
-var impl = flag.String("impl", "raw", "raw (package cu), cuda (package cuda), pair (cuda against raw on the hot calls, interleaved) or overhead (raw against a C loop in the same process, interleaved)")
+var impl = flag.String("impl", "raw", "raw (package cu), cuda (package cuda), pair (cuda against raw, interleaved), overhead (raw against a C loop in the same process, interleaved) or bindcost (what binding a context costs in the driver and in package cuda)")
 
 func report(op string, v float64, unit string) {
 	fmt.Printf("RESULT impl=go-%s op=%s value=%.3f unit=%s\n", *impl, op, v, unit)
@@ -70,6 +70,8 @@ func main() {
 		runPair(append(ptx, 0))
 	case "overhead":
 		runOverhead(append(ptx, 0))
+	case "bindcost":
+		runBindCost()
 	default:
 		must("flag -impl", fmt.Errorf("unknown %q", *impl))
 	}

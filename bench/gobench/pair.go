@@ -26,9 +26,18 @@ func runPair(ptx []byte) {
 	runtime.LockOSThread()
 	must("cuCtxPushCurrent", cu.CtxPushCurrent(ctx.Raw()))
 
+	// bare runs the cuda chunks with no context current on the thread, as
+	// in a Go program that only uses package cuda; otherwise they run with
+	// the context current, as the raw ones do.
+	bare := false
 	pair := func(op string, chunks, per int, raw, layer func() error) {
 		var diffs, raws, layers []float64
-		chunk := func(f func() error) float64 {
+		chunk := func(f func() error, isLayer bool) float64 {
+			if isLayer && bare {
+				var c cu.CUcontext
+				must("cuCtxPopCurrent", cu.CtxPopCurrent(&c))
+				defer func() { must("cuCtxPushCurrent", cu.CtxPushCurrent(ctx.Raw())) }()
+			}
 			t := time.Now()
 			for i := 0; i < per; i++ {
 				must(op, f())
@@ -40,11 +49,14 @@ func runPair(ptx []byte) {
 		for c := 0; c < chunks; c++ {
 			var r, l float64
 			if c%2 == 0 {
-				r, l = chunk(raw), chunk(layer)
+				r, l = chunk(raw, false), chunk(layer, true)
 			} else {
-				l, r = chunk(layer), chunk(raw)
+				l, r = chunk(layer, true), chunk(raw, false)
 			}
 			raws, layers, diffs = append(raws, r), append(layers, l), append(diffs, l-r)
+		}
+		if bare {
+			op += "_bare"
 		}
 		fmt.Printf("PAIR op=%s raw_median=%.1f cuda_median=%.1f delta_median=%+.1f delta_p25=%+.1f delta_p75=%+.1f ratio=%.3f unit=ns/op chunks=%d calls_per_chunk=%d\n",
 			op, median(raws), median(layers), median(diffs), quantile(diffs, 0.25), quantile(diffs, 0.75),
@@ -79,69 +91,75 @@ func runPair(ptx []byte) {
 	rexec := exec.Raw()
 	pair("graph_launch", 200, 500, func() error { return cu.GraphLaunch(rexec, rs) }, func() error { return exec.Launch(s) })
 
-	// The lifecycle calls: create and destroy, allocate and free, a
-	// synchronous copy (which waits for the legacy stream, as
-	// CopyToDevice does: cuMemcpyHtoD from pageable memory may return
-	// before the data is in device memory).
-	noTiming := uint32(cu.CU_EVENT_DISABLE_TIMING)
-	pair("event_create_destroy", 200, 500, func() error {
-		var e cu.CUevent
-		if err := cu.EventCreate(&e, noTiming); err != nil {
-			return err
-		}
-		return cu.EventDestroy(e)
-	}, func() error {
-		e, err := cuda.NewEvent(ctx)
-		if err != nil {
-			return err
-		}
-		return e.Close()
-	})
-	pair("stream_create_destroy", 100, 200, func() error {
-		var x cu.CUstream
-		if err := cu.StreamCreate(&x, uint32(cu.CU_STREAM_NON_BLOCKING)); err != nil {
-			return err
-		}
-		return cu.StreamDestroy(x)
-	}, func() error {
-		x, err := cuda.NewStream(ctx)
-		if err != nil {
-			return err
-		}
-		return x.Close()
-	})
-	pair("alloc_free_1mib", 60, 40, func() error {
-		var p cu.CUdeviceptr
-		if err := cu.MemAlloc(&p, 1<<20); err != nil {
-			return err
-		}
-		return cu.MemFree(p)
-	}, func() error {
-		m, err := cuda.Alloc(ctx, 1<<20)
-		if err != nil {
-			return err
-		}
-		return m.Close()
-	})
-	const copyBytes = 64 << 10
-	host := make([]byte, copyBytes)
-	dev, err := cuda.Alloc(ctx, copyBytes)
-	must("cuda.Alloc", err)
-	defer dev.Close()
-	dptr := dev.Raw()
-	legacy := cu.CUstream(cu.CU_STREAM_LEGACY)
-	pair("copy_htod_64kib_sync", 100, 200, func() error {
-		if err := cu.MemcpyHtoD(dptr, unsafe.Pointer(&host[0]), copyBytes); err != nil {
-			return err
-		}
-		return cu.StreamSynchronize(legacy)
-	}, func() error { return cuda.CopyToDevice(dev, host) })
-	pair("copy_htod_64kib_nosync_raw", 100, 200, func() error {
-		return cu.MemcpyHtoD(dptr, unsafe.Pointer(&host[0]), copyBytes)
-	}, func() error { return cuda.CopyToDevice(dev, host) })
-	pair("copy_dtoh_64kib", 100, 200, func() error {
-		return cu.MemcpyDtoH(unsafe.Pointer(&host[0]), dptr, copyBytes)
-	}, func() error { return cuda.CopyFromDevice(host, dev) })
+	lifecycle := func() {
+		// The lifecycle calls: create and destroy, allocate and free, a
+		// synchronous copy (which waits for the legacy stream, as
+		// CopyToDevice does: cuMemcpyHtoD from pageable memory may return
+		// before the data is in device memory).
+		noTiming := uint32(cu.CU_EVENT_DISABLE_TIMING)
+		pair("event_create_destroy", 200, 500, func() error {
+			var e cu.CUevent
+			if err := cu.EventCreate(&e, noTiming); err != nil {
+				return err
+			}
+			return cu.EventDestroy(e)
+		}, func() error {
+			e, err := cuda.NewEvent(ctx)
+			if err != nil {
+				return err
+			}
+			return e.Close()
+		})
+		pair("stream_create_destroy", 100, 200, func() error {
+			var x cu.CUstream
+			if err := cu.StreamCreate(&x, uint32(cu.CU_STREAM_NON_BLOCKING)); err != nil {
+				return err
+			}
+			return cu.StreamDestroy(x)
+		}, func() error {
+			x, err := cuda.NewStream(ctx)
+			if err != nil {
+				return err
+			}
+			return x.Close()
+		})
+		pair("alloc_free_1mib", 60, 40, func() error {
+			var p cu.CUdeviceptr
+			if err := cu.MemAlloc(&p, 1<<20); err != nil {
+				return err
+			}
+			return cu.MemFree(p)
+		}, func() error {
+			m, err := cuda.Alloc(ctx, 1<<20)
+			if err != nil {
+				return err
+			}
+			return m.Close()
+		})
+		const copyBytes = 64 << 10
+		host := make([]byte, copyBytes)
+		dev, err := cuda.Alloc(ctx, copyBytes)
+		must("cuda.Alloc", err)
+		defer dev.Close()
+		dptr := dev.Raw()
+		legacy := cu.CUstream(cu.CU_STREAM_LEGACY)
+		pair("copy_htod_64kib_sync", 100, 200, func() error {
+			if err := cu.MemcpyHtoD(dptr, unsafe.Pointer(&host[0]), copyBytes); err != nil {
+				return err
+			}
+			return cu.StreamSynchronize(legacy)
+		}, func() error { return cuda.CopyToDevice(dev, host) })
+		pair("copy_htod_64kib_nosync_raw", 100, 200, func() error {
+			return cu.MemcpyHtoD(dptr, unsafe.Pointer(&host[0]), copyBytes)
+		}, func() error { return cuda.CopyToDevice(dev, host) })
+		pair("copy_dtoh_64kib", 100, 200, func() error {
+			return cu.MemcpyDtoH(unsafe.Pointer(&host[0]), dptr, copyBytes)
+		}, func() error { return cuda.CopyFromDevice(host, dev) })
+
+	}
+	lifecycle()
+	bare = true
+	lifecycle()
 
 	var popped cu.CUcontext
 	must("cuCtxPopCurrent", cu.CtxPopCurrent(&popped))

@@ -1,0 +1,89 @@
+package cuda
+
+import (
+	"runtime"
+	"sync"
+	"unsafe"
+)
+
+// Handles dropped without Close are released by a cleanup
+// (runtime.AddCleanup). Attaching one as each handle is made would cost
+// more than the driver call of a short-lived object, an event made and
+// closed in a loop, say: the runtime allocates for it and takes and frees
+// a special record under a lock. So handles are made without one and
+// queued, and the queue is attached in batches, when it grows past
+// attachBatch and after every garbage collection while it is not empty.
+// A handle closed meanwhile (in a create-and-close loop, all of them) is
+// skipped: it never gets a cleanup at all. A dropped handle is kept by the
+// queue until its cleanup is attached, so it is released one collection
+// later than an immediate cleanup would release it.
+
+// attachBatch bounds the queue, and so the handles it keeps alive.
+const attachBatch = 256
+
+// An attacher is a handle (a *handle[T]) that can be given its cleanup.
+type attacher interface{ attachCleanup(owner unsafe.Pointer) }
+
+type attachJob struct {
+	owner unsafe.Pointer // the *Stream, *Event, ... that embeds the handle
+	h     attacher
+}
+
+var (
+	attachMu    sync.Mutex
+	attachQueue []attachJob
+	attachSpare []attachJob // the previous queue's array, for reuse
+	attachArmed bool        // a collection will flush the queue
+)
+
+// queueAttach queues the handle h embedded in owner for its cleanup.
+func queueAttach(owner unsafe.Pointer, h attacher) {
+	attachMu.Lock()
+	attachQueue = append(attachQueue, attachJob{owner, h})
+	n := len(attachQueue)
+	arm := !attachArmed
+	attachArmed = true
+	attachMu.Unlock()
+	if arm {
+		armCollectionHook()
+	}
+	if n >= attachBatch {
+		flushAttach()
+	}
+}
+
+// flushAttach attaches the cleanups of the queued handles still open.
+func flushAttach() {
+	attachMu.Lock()
+	q := attachQueue
+	attachQueue, attachSpare = attachSpare[:0], nil
+	attachMu.Unlock()
+	for _, j := range q {
+		j.h.attachCleanup(j.owner)
+	}
+	clear(q)
+	attachMu.Lock()
+	if attachSpare == nil {
+		attachSpare = q[:0]
+	}
+	attachMu.Unlock()
+}
+
+// collectionHook is an object made only to be collected: its cleanup runs
+// after the next garbage collection.
+type collectionHook struct{ _ *byte }
+
+func armCollectionHook() {
+	runtime.AddCleanup(new(collectionHook), afterCollection, 0)
+}
+
+func afterCollection(int) {
+	flushAttach()
+	attachMu.Lock()
+	again := len(attachQueue) > 0
+	attachArmed = again
+	attachMu.Unlock()
+	if again {
+		armCollectionHook()
+	}
+}
