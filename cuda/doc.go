@@ -9,12 +9,30 @@
 // GraphExec are handles to one driver object each. Clone returns another
 // handle to the same object; every handle is closed once with Close, and
 // the object is destroyed (or, for a primary context, released) when the
-// last handle is closed. So two subsystems can enqueue on
-// one stream and each close its own handle when done. A handle that becomes
-// unreachable without Close is released by a cleanup (runtime.AddCleanup),
-// but Close is the way to release driver resources on time. Closing a handle
-// twice does nothing; any other use of a closed handle returns an error
-// matching ErrClosed and never reaches the driver.
+// last handle is closed. So two subsystems can enqueue on one stream and
+// each close its own handle when done.
+//
+// Every method that reaches the driver holds its handles for the whole
+// driver call, as the standard library's file descriptors do: Close waits
+// for the calls in flight on the same handle (a Synchronize, say) before it
+// gives its reference back, so an object is never destroyed under a call,
+// and a call that starts after Close returns an error matching ErrClosed
+// without reaching the driver. Methods on a nil handle, or on a zero value
+// not made by this package, return ErrClosed too (those that return no
+// error return zero values). Closing a handle twice does nothing.
+//
+// A handle that becomes unreachable without Close is released by a cleanup
+// (runtime.AddCleanup), attached in batches after the handle is made (see
+// cleanup.go: a handle closed soon never needs one), so a dropped handle is
+// released a garbage collection or two after it is dropped. Close is the
+// way to release driver resources on time.
+//
+// When the driver refuses a destroy while the object still exists (a free
+// during a stream capture, say), the object is not forgotten: Close returns
+// an error matching ErrDeferred and the driver's result, LiveObjects keeps
+// counting it (and its Deferred field says how many wait), and the destroy
+// is retried when a capture ends, before later destroys, and by
+// RetryDeferred.
 //
 // A Stream or Event (and every other object made in a context) holds a
 // reference on its Context, released after the object is destroyed: a
@@ -39,11 +57,13 @@
 //
 // Asynchronous copies (CopyToDeviceAsync, CopyFromDeviceAsync) take a
 // HostBuffer, never a Go slice: the driver reads or writes the host memory
-// after the call returns, which cgo's pointer rules forbid for Go memory,
-// and only page-locked memory is copied asynchronously. AllocHost makes a
-// HostBuffer (cuMemAllocHost) with a typed view, Slice; RegisterHost
-// page-locks memory from outside the Go heap (syscall.Mmap), never Go
-// memory. AllocAsync allocates in stream order (cuMemAllocAsync) on devices
+// after the call returns, which cgo's pointer rules allow only for pinned
+// Go memory, and only page-locked memory is copied asynchronously.
+// AllocHost makes a HostBuffer of Go memory, pinned (runtime.Pinner) and
+// page-locked (cuMemHostRegister), with a typed view, Slice, that stays
+// ordinary Go memory after the buffer is closed or dropped; RegisterHost
+// page-locks memory from outside the Go heap (syscall.Mmap). Sizes that
+// overflow are errors before the driver. AllocAsync allocates in stream order (cuMemAllocAsync) on devices
 // with memory pools, and its last Close frees in that order.
 //
 // # Modules and kernels
@@ -56,6 +76,9 @@
 // allocates nothing, with SetArg to change one between launches. With CUDA
 // 12.4 or later (cuFuncGetParamInfo) the arguments' number and sizes are
 // checked against the kernel's parameters before the launch (ErrKernelArgs).
+// Blocks sizes a one-dimensional grid; where no grid fits (an empty or
+// too large size) it returns 0, which every launch refuses rather than run
+// one block.
 //
 // # Graphs
 //
@@ -83,8 +106,9 @@
 //
 // The hot calls (Event.Record, Event.Query, Stream.WaitEvent, Stream.Query,
 // Kernel.LaunchArgs, GraphExec.Launch) bind nothing: the driver finds the
-// context from the stream, event or function. They check the handles with
-// atomic loads, make one driver call and do not allocate unless they fail.
+// context from the stream, event or function. They hold each handle they
+// use with two atomic additions, make one driver call and do not allocate
+// unless they fail.
 //
 // # Errors
 //
@@ -99,5 +123,8 @@
 // Raw returns the driver handle for use with package cu. It remains owned by
 // the handles: do not destroy it, and do not use it after the object's last
 // Close. Closing one handle while a clone is in use is fine; using the raw
-// handle concurrently with the last Close is a use after free, as in C.
+// handle concurrently with the last Close is a use after free, as in C: the
+// handle discipline covers this package's calls, not raw ones. Context.Do
+// holds its context (not the handle) while its function runs, so the
+// function may even close the last handle.
 package cuda

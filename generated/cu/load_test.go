@@ -108,6 +108,16 @@ func TestChildMissingFunction(t *testing.T) {
 		t.Errorf("error %q does not give the driver's version", err)
 	}
 	t.Log(err)
+
+	if fn, err := Proc("cuInit"); err != nil || fn == 0 {
+		t.Errorf("Proc(cuInit) = %#x, %v; want the stand-in's entry point", fn, err)
+	}
+	if fn, err := Proc("cuMemAlloc"); fn != 0 || !errors.As(err, &mf) || mf.Symbol != "cuMemAlloc_v2" {
+		t.Errorf("Proc(cuMemAlloc) = %#x, %v; want a *MissingFunctionError for cuMemAlloc_v2", fn, err)
+	}
+	if fn, err := Proc("cuNoSuchFunction"); fn != 0 || err == nil || !strings.Contains(err.Error(), "cuNoSuchFunction") {
+		t.Errorf("Proc of an unknown name = %#x, %v; want an error naming it", fn, err)
+	}
 }
 
 func TestResultError(t *testing.T) {
