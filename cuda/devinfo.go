@@ -229,16 +229,12 @@ func DisablePeerAccess(ctx, peer *Context) error {
 
 // withPeers runs fn with ctx bound, holding both contexts.
 func withPeers(op string, ctx, peer *Context, fn func(peerRaw cu.CUcontext) error) error {
+	var hs holds
+	defer hs.release()
 	ch, ph := ctx.handle(), peer.handle()
-	st, ok := ch.enter()
-	if !ok {
-		return closedError(op)
+	if err := hs.all(op, arg{"context", ch}, arg{"peer", ph}); err != nil {
+		return err
 	}
-	defer ch.exit()
-	pst, ok := ph.enter()
-	if !ok {
-		return closedError(op + " (peer)")
-	}
-	defer ph.exit()
-	return bind(op, st.raw, func() error { return fn(pst.raw) })
+	peerRaw := ph.core.val.raw
+	return bind(op, ch.core.val.raw, func() error { return fn(peerRaw) })
 }

@@ -213,17 +213,13 @@ var errNoTiming = fmt.Errorf("event made without WithTiming: %w", cu.CUDA_ERROR_
 // cu.CUDA_ERROR_NOT_READY.
 func Elapsed(start, end *Event) (time.Duration, error) {
 	const op = "Elapsed"
+	var hs holds
+	defer hs.release()
 	sh, eh := start.handle(), end.handle()
-	a, ok := sh.enter()
-	if !ok {
-		return 0, closedError(op)
+	if err := hs.all(op, arg{"start", sh}, arg{"end", eh}); err != nil {
+		return 0, err
 	}
-	defer sh.exit()
-	b, ok := eh.enter()
-	if !ok {
-		return 0, closedError(op)
-	}
-	defer eh.exit()
+	a, b := &sh.core.val, &eh.core.val
 	if (a.flags|b.flags)&uint32(cu.CU_EVENT_DISABLE_TIMING) != 0 {
 		return 0, &Error{Op: op, Result: cu.CUDA_ERROR_INVALID_HANDLE, Err: errNoTiming}
 	}

@@ -395,18 +395,13 @@ func (e *GraphExec) Launch(s *Stream) error {
 // (CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED, ...), and e stays as it was.
 func (e *GraphExec) Update(g *Graph) error {
 	const op = "GraphExec.Update"
-	eh := e.handle()
-	st, ok := eh.enter()
-	if !ok {
-		return closedError(op)
+	var hs holds
+	defer hs.release()
+	eh, gh := e.handle(), g.handle()
+	if err := hs.all(op, arg{"executable graph", eh}, arg{"graph", gh}); err != nil {
+		return err
 	}
-	defer eh.exit()
-	gh := g.handle()
-	gs, ok := gh.enter()
-	if !ok {
-		return closedError(op + " (graph)")
-	}
-	defer gh.exit()
+	st, gs := &eh.core.val, &gh.core.val
 	return bind(op, st.ctx.raw(), func() error {
 		return graphExecUpdate(op, st.raw, gs.raw)
 	})

@@ -245,3 +245,56 @@ var liveContexts, liveStreams, liveEvents atomic.Int64
 func LiveHandles() (contexts, streams, events int) {
 	return int(liveContexts.Load()), int(liveStreams.Load()), int(liveEvents.Load())
 }
+
+// A gate is a handle as the calls on several objects hold it.
+type gate interface {
+	hold() bool
+	exit()
+}
+
+func (h *handle[T]) hold() bool {
+	_, ok := h.enter()
+	return ok
+}
+
+// holds is the set of handles one call on several objects holds, for the
+// whole driver call: hold each in turn, and release them all at the end.
+// The hot calls (Event.Record, Stream.WaitEvent, launches) hold their two
+// handles directly instead, without an interface call.
+type holds struct {
+	n  int
+	gs [3]gate
+}
+
+// hold holds g, or returns the closed error of op naming the argument.
+func (hs *holds) hold(op, what string, g gate) error {
+	if !g.hold() {
+		return closedError(op + " (" + what + ")")
+	}
+	hs.gs[hs.n] = g
+	hs.n++
+	return nil
+}
+
+func (hs *holds) release() {
+	for _, g := range hs.gs[:hs.n] {
+		g.exit()
+	}
+}
+
+// arg is a gate with the name of the argument it came from, for errors.
+type arg struct {
+	what string
+	g    gate
+}
+
+// all holds each gate in order, or returns the closed error of op naming
+// the first closed one; those held so far are released by release.
+func (hs *holds) all(op string, args ...arg) error {
+	for _, a := range args {
+		if err := hs.hold(op, a.what, a.g); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -347,22 +347,13 @@ func CopyFromDevice[T Element](dst []T, src *DeviceMemory) error {
 // that is not pinned, and only page-locked memory is copied asynchronously.
 func CopyToDeviceAsync[T Element](s *Stream, dst *DeviceMemory, src *HostBuffer[T]) error {
 	const op = "CopyToDeviceAsync"
+	var hs holds
+	defer hs.release()
 	sh, dh, hh := s.handle(), dst.handle(), src.handle()
-	ss, ok := sh.enter()
-	if !ok {
-		return closedError(op + " (stream)")
+	if err := hs.all(op, arg{"stream", sh}, arg{"destination", dh}, arg{"source", hh}); err != nil {
+		return err
 	}
-	defer sh.exit()
-	dm, ok := dh.enter()
-	if !ok {
-		return closedError(op + " (destination)")
-	}
-	defer dh.exit()
-	hb, ok := hh.enter()
-	if !ok {
-		return closedError(op + " (source)")
-	}
-	defer hh.exit()
+	ss, dm, hb := &sh.core.val, &dh.core.val, &hh.core.val
 	if hb.bytes > dm.size {
 		return invalidArg(op, "copy of %d bytes into device memory of %d bytes", hb.bytes, dm.size)
 	}
@@ -377,22 +368,13 @@ func CopyToDeviceAsync[T Element](s *Stream, dst *DeviceMemory, src *HostBuffer[
 // for why dst is a HostBuffer.
 func CopyFromDeviceAsync[T Element](s *Stream, dst *HostBuffer[T], src *DeviceMemory) error {
 	const op = "CopyFromDeviceAsync"
+	var hs holds
+	defer hs.release()
 	sh, hh, dh := s.handle(), dst.handle(), src.handle()
-	ss, ok := sh.enter()
-	if !ok {
-		return closedError(op + " (stream)")
+	if err := hs.all(op, arg{"stream", sh}, arg{"destination", hh}, arg{"source", dh}); err != nil {
+		return err
 	}
-	defer sh.exit()
-	hb, ok := hh.enter()
-	if !ok {
-		return closedError(op + " (destination)")
-	}
-	defer hh.exit()
-	dm, ok := dh.enter()
-	if !ok {
-		return closedError(op + " (source)")
-	}
-	defer dh.exit()
+	ss, hb, dm := &sh.core.val, &hh.core.val, &dh.core.val
 	if hb.bytes > dm.size {
 		return invalidArg(op, "copy of %d bytes from device memory of %d bytes", hb.bytes, dm.size)
 	}
@@ -406,17 +388,13 @@ func CopyFromDeviceAsync[T Element](s *Stream, dst *HostBuffer[T], src *DeviceMe
 // Like CopyToDevice it does not wait for streams made by NewStream.
 func CopyDevice(dst, src *DeviceMemory) error {
 	const op = "CopyDevice"
+	var hs holds
+	defer hs.release()
 	dh, sh := dst.handle(), src.handle()
-	d, ok := dh.enter()
-	if !ok {
-		return closedError(op + " (destination)")
+	if err := hs.all(op, arg{"destination", dh}, arg{"source", sh}); err != nil {
+		return err
 	}
-	defer dh.exit()
-	s, ok := sh.enter()
-	if !ok {
-		return closedError(op + " (source)")
-	}
-	defer sh.exit()
+	d, s := &dh.core.val, &sh.core.val
 	if s.size > d.size {
 		return invalidArg(op, "copy of %d bytes into device memory of %d bytes", s.size, d.size)
 	}
@@ -431,22 +409,13 @@ func CopyDevice(dst, src *DeviceMemory) error {
 // of dst (cuMemcpyDtoDAsync).
 func CopyDeviceAsync(st *Stream, dst, src *DeviceMemory) error {
 	const op = "CopyDeviceAsync"
+	var hs holds
+	defer hs.release()
 	th, dh, sh := st.handle(), dst.handle(), src.handle()
-	ss, ok := th.enter()
-	if !ok {
-		return closedError(op + " (stream)")
+	if err := hs.all(op, arg{"stream", th}, arg{"destination", dh}, arg{"source", sh}); err != nil {
+		return err
 	}
-	defer th.exit()
-	d, ok := dh.enter()
-	if !ok {
-		return closedError(op + " (destination)")
-	}
-	defer dh.exit()
-	s, ok := sh.enter()
-	if !ok {
-		return closedError(op + " (source)")
-	}
-	defer sh.exit()
+	ss, d, s := &th.core.val, &dh.core.val, &sh.core.val
 	if s.size > d.size {
 		return invalidArg(op, "copy of %d bytes into device memory of %d bytes", s.size, d.size)
 	}
@@ -477,17 +446,13 @@ func (m *DeviceMemory) memsetSync(op, fn string, width int, v uint32, entry func
 // memsetAsync is every Memset*Async: the whole of m, as elements of width
 // bytes, enqueued on s.
 func (m *DeviceMemory) memsetAsync(op, fn string, s *Stream, width int, call func(p cu.CUdeviceptr, n uint64, s cu.CUstream) error) error {
+	var hs holds
+	defer hs.release()
 	mh, sh := m.handle(), s.handle()
-	st, ok := mh.enter()
-	if !ok {
-		return closedError(op)
+	if err := hs.all(op, arg{"memory", mh}, arg{"stream", sh}); err != nil {
+		return err
 	}
-	defer mh.exit()
-	ss, ok := sh.enter()
-	if !ok {
-		return closedError(op + " (stream)")
-	}
-	defer sh.exit()
+	st, ss := &mh.core.val, &sh.core.val
 	if st.size%width != 0 {
 		return invalidArg(op, "device memory of %d bytes is not a whole number of %d-byte elements", st.size, width)
 	}
