@@ -55,6 +55,11 @@ func (b *builder) run() error {
 			decls = append(decls, ed.Declaration)
 		}
 	}
+	for _, d := range decls {
+		if err := checkAttributes(d); err != nil {
+			return err
+		}
+	}
 	// Names first, so that a type used before its typedef still gets the
 	// typedef's name.
 	for _, d := range decls {
@@ -258,12 +263,27 @@ func (b *builder) define(t cc.Type, key, name string) {
 		if _, ok := b.enums[key]; ok {
 			return
 		}
-		e := &Enum{Name: name, Unsigned: isUnsigned(x.UnderlyingType().Kind())}
+		under, ok := basicSpelling[x.UnderlyingType().Kind()]
+		if !ok || x.UnderlyingType().Size() != x.Size() {
+			b.fail("enum %s: its C type %s (%d bytes) has no Go equivalent", name, x.UnderlyingType(), x.Size())
+			return
+		}
+		if x.Attributes().Packed() {
+			// gcc gives a packed enum the smallest type that holds its
+			// values; cc keeps the unpacked size.
+			b.fail("enum %s: __attribute__((packed)) is not supported", name)
+			return
+		}
+		e := &Enum{Name: name, Type: under}
 		b.enums[key] = e
 		for _, en := range x.Enumerators() {
 			v, ok := intValue(en.Value())
 			if !ok {
 				b.fail("enum %s: enumerator %s has no integer value", name, en.Token.SrcStr())
+				return
+			}
+			if !fitsBasic(v, under) {
+				b.fail("enum %s: enumerator %s = %s does not fit its C type %s", name, en.Token.SrcStr(), en.Value(), under)
 				return
 			}
 			e.Values = append(e.Values, EnumValue{Name: en.Token.SrcStr(), Value: v})
@@ -407,12 +427,18 @@ var basicSpelling = map[cc.Kind]string{
 	cc.Double:    "double",
 }
 
-func isUnsigned(k cc.Kind) bool {
-	switch k {
-	case cc.Bool, cc.UChar, cc.UShort, cc.UInt, cc.ULong, cc.ULongLong:
-		return true
+// fitsBasic reports whether v, an enumerator's bits as intValue gives them,
+// is a value of the integer type spelled c.
+func fitsBasic(v int64, c string) bool {
+	b, ok := basics[c]
+	if !ok || !b.integer {
+		return false
 	}
-	return false
+	bits := uint(8 * b.size)
+	if b.unsigned {
+		return bits == 64 || uint64(v) < 1<<bits
+	}
+	return bits == 64 || v >= -1<<(bits-1) && v < 1<<(bits-1)
 }
 
 func intValue(v cc.Value) (int64, bool) {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 
 	"github.com/dave/jennifer/jen"
@@ -17,8 +16,7 @@ type cParam struct {
 	name   string
 }
 
-func (x *typeIndex) cParam(p Param) (cParam, error) {
-	name := paramName(p.Name)
+func (x *typeIndex) cParam(p Param, name string) (cParam, error) {
 	gt, err := x.goType(p.Type)
 	if err != nil {
 		return cParam{}, err
@@ -33,10 +31,8 @@ func (x *typeIndex) cParam(p Param) (cParam, error) {
 		cp.cType = r.basic
 		cp.arg = jen.Qual("C", basics[r.basic].cgo).Call(jen.Id(name))
 	case r.enum != nil:
-		cp.cType, cp.arg = "int", jen.Qual("C", "int").Call(jen.Id(name))
-		if r.enum.Unsigned {
-			cp.cType, cp.arg = "unsigned int", jen.Qual("C", "uint").Call(jen.Id(name))
-		}
+		cp.cType = r.enum.Type
+		cp.arg = jen.Qual("C", basics[r.enum.Type].cgo).Call(jen.Id(name))
 	case r.handle, r.kind == FuncPtr:
 		cp.cType = "uintptr_t"
 		cp.arg = jen.Qual("C", "uintptr_t").Call(jen.Id(name))
@@ -53,15 +49,6 @@ func (x *typeIndex) cParam(p Param) (cParam, error) {
 	return cp, nil
 }
 
-// Pointers handed to these may be kept by the driver after the call returns
-// (host registration, callbacks, user objects, stream-ordered copies), so
-// cgo must not be told they do not escape.
-var mayRetain = regexp.MustCompile(`Async|Register|HostFunc|Callback|UserObject|Link`)
-
-// These may run user code on the calling thread (destructors of user
-// objects, pending host work), so cgo must allow callbacks.
-var mayCallBack = regexp.MustCompile(`Destroy|Release|Free|Unload|Reset|Synchronize|UserObject|Callback|HostFunc`)
-
 // emitFuncs writes the cgo preamble and one Go wrapper per function.
 func emitFuncs(f *jen.File, m *Module, x *typeIndex, since map[string]string, oldest string, byAddress map[string]bool) error {
 	var pre strings.Builder
@@ -72,8 +59,8 @@ func emitFuncs(f *jen.File, m *Module, x *typeIndex, since map[string]string, ol
 	for i, fn := range m.Functions {
 		tramp := "gocu_" + fn.Symbol
 		var cparams []cParam
-		for _, p := range fn.Params {
-			cp, err := x.cParam(p)
+		for j, name := range paramNames(fn) {
+			cp, err := x.cParam(fn.Params[j], name)
 			if err != nil {
 				return fmt.Errorf("%s: %w", fn.Symbol, err)
 			}
@@ -91,10 +78,8 @@ func emitFuncs(f *jen.File, m *Module, x *typeIndex, since map[string]string, ol
 		isResult := fn.Result.Kind == Named && fn.Result.Name == "CUresult"
 		cres := ""
 		switch {
-		case res.enum != nil && res.enum.Unsigned:
-			cres = "unsigned int"
 		case res.enum != nil:
-			cres = "int"
+			cres = res.enum.Type
 		case res.kind == Basic:
 			cres = res.basic
 		case res.kind == Void:
@@ -120,12 +105,11 @@ func emitFuncs(f *jen.File, m *Module, x *typeIndex, since map[string]string, ol
 		if len(ptypes) == 0 {
 			ptypes = []string{"void"}
 		}
-		if !mayRetain.MatchString(fn.Symbol) {
-			fmt.Fprintf(&pre, "#cgo noescape %s\n", tramp)
+		flags := cgoPolicy(fn.Symbol)
+		if flags&nocallback != 0 && hasFuncPtr(x, fn) {
+			return fmt.Errorf("%s: the cgo policy table marks it nocallback, but it takes a function pointer", fn.Symbol)
 		}
-		if !mayCallBack.MatchString(fn.Symbol) && !hasFuncPtr(x, fn) {
-			fmt.Fprintf(&pre, "#cgo nocallback %s\n", tramp)
-		}
+		pre.WriteString(cgoDirectives(tramp, flags))
 		ret := "return "
 		if cres == "void" {
 			ret = ""
@@ -187,7 +171,10 @@ func hasFuncPtr(x *typeIndex, fn Function) bool {
 }
 
 // cRecords emits C definitions of the structs passed by value, so that gcc
-// applies the real calling convention to them.
+// applies the real calling convention to them. Each copy has the original's
+// member types; a layout they do not reproduce by themselves (packed
+// members, or members placed by an aligned attribute) is refused here
+// rather than left to fail the _Static_assert at build time.
 type cRecords struct {
 	x    *typeIndex
 	done map[string]bool
@@ -201,13 +188,37 @@ func (c *cRecords) define(r *Record) error {
 		return nil
 	}
 	c.done[r.Name] = true
-	var fields strings.Builder
+	var decls []string
+	var off, end, align int64 = 0, 0, 1
 	for i, fl := range r.Fields {
-		decl, err := c.field(fl.Type, fmt.Sprintf("f%d", i))
+		decl, size, a, err := c.field(fl.Type, fmt.Sprintf("f%d", i))
 		if err != nil {
 			return fmt.Errorf("%s.%s: %w", r.Name, fl.Name, err)
 		}
-		fields.WriteString(" " + decl + ";")
+		if r.Union {
+			off = 0
+		}
+		off = roundUp(off, a)
+		if off != fl.Offset {
+			return fmt.Errorf("%s is passed by value, and its member %s is at offset %d, where a plain C struct has it at %d (packed or aligned members are not supported in records passed by value)", r.Name, fl.Name, fl.Offset, off)
+		}
+		off += size
+		end = max(end, off)
+		align = max(align, a)
+		decls = append(decls, decl)
+	}
+	if int64(r.Align) < align || int64(r.Align) > align && len(decls) == 0 {
+		return fmt.Errorf("%s is passed by value, and its alignment %d cannot be given to a plain C copy (alignment %d)", r.Name, r.Align, align)
+	}
+	if int64(r.Align) > align {
+		decls[0] = fmt.Sprintf("_Alignas(%d) %s", r.Align, decls[0])
+	}
+	if size := roundUp(end, int64(r.Align)); size != r.Size {
+		return fmt.Errorf("%s is passed by value, and its size %d is not the %d of a plain C copy", r.Name, r.Size, size)
+	}
+	var fields strings.Builder
+	for _, d := range decls {
+		fields.WriteString(" " + d + ";")
 	}
 	kw := "struct"
 	if r.Union {
@@ -219,31 +230,40 @@ func (c *cRecords) define(r *Record) error {
 	return nil
 }
 
-func (c *cRecords) field(t Type, name string) (string, error) {
+func roundUp(n, to int64) int64 {
+	if rem := n % to; rem != 0 {
+		n += to - rem
+	}
+	return n
+}
+
+// field declares a member of type t in a C copy, and gives its size and
+// C alignment.
+func (c *cRecords) field(t Type, name string) (decl string, size, align int64, err error) {
 	if t.Kind == Array {
-		inner, err := c.field(*t.Elem, name)
-		return fmt.Sprintf("%s[%d]", inner, t.Len), err
+		inner, size, align, err := c.field(*t.Elem, name)
+		return fmt.Sprintf("%s[%d]", inner, t.Len), size * t.Len, align, err
 	}
 	r, err := c.x.resolve(t)
 	if err != nil {
-		return "", err
+		return "", 0, 0, err
 	}
 	switch {
 	case r.kind == Basic:
-		return r.basic + " " + name, nil
-	case r.enum != nil && r.enum.Unsigned:
-		return "unsigned int " + name, nil
+		b := basics[r.basic]
+		return r.basic + " " + name, b.size, b.size, nil
 	case r.enum != nil:
-		return "int " + name, nil
+		b := basics[r.enum.Type]
+		return r.enum.Type + " " + name, b.size, b.size, nil
 	case r.kind == Pointer, r.kind == FuncPtr:
-		return "void *" + name, nil
+		return "void *" + name, 8, 8, nil
 	case r.record != nil:
 		if err := c.define(r.record); err != nil {
-			return "", err
+			return "", 0, 0, err
 		}
-		return c.name(r.record) + " " + name, nil
+		return c.name(r.record) + " " + name, r.record.Size, int64(r.record.Align), nil
 	case r.kind == Array:
 		return c.field(c.x.typedefs[t.Name].Target, name)
 	}
-	return "", fmt.Errorf("no C form for %v", t)
+	return "", 0, 0, fmt.Errorf("no C form for %v", t)
 }

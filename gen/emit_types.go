@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"sort"
+	"strconv"
 
 	"github.com/dave/jennifer/jen"
 )
@@ -62,19 +63,24 @@ func emitTypes(f *jen.File, m *Module, x *typeIndex) error {
 }
 
 func emitEnum(f *jen.File, e Enum) {
-	under := "int32"
-	if e.Unsigned {
-		under = "uint32"
-	}
+	b := basics[e.Type]
 	f.Commentf("%s is a C enumeration.", e.Name)
-	f.Type().Id(e.Name).Id(under)
+	f.Type().Id(e.Name).Id(b.goType)
 	f.Const().DefsFunc(func(g *jen.Group) {
 		for _, v := range e.Values {
-			g.Id(v.Name).Id(e.Name).Op("=").Lit(int(v.Value))
+			lit := strconv.FormatInt(v.Value, 10)
+			if b.unsigned {
+				lit = strconv.FormatUint(uint64(v.Value), 10)
+			}
+			g.Id(v.Name).Id(e.Name).Op("=").Id(lit)
 		}
 	})
 	// Aliased enumerators share a value; String names the first.
 	seen := map[int64]bool{}
+	format := jen.Qual("strconv", "FormatInt").Call(jen.Int64().Call(jen.Id("x")), jen.Lit(10))
+	if b.unsigned && b.size == 8 {
+		format = jen.Qual("strconv", "FormatUint").Call(jen.Uint64().Call(jen.Id("x")), jen.Lit(10))
+	}
 	f.Commentf("String returns the C name of the value.")
 	f.Func().Params(jen.Id("x").Id(e.Name)).Id("String").Params().String().Block(
 		jen.Switch(jen.Id("x")).BlockFunc(func(g *jen.Group) {
@@ -86,7 +92,7 @@ func emitEnum(f *jen.File, e Enum) {
 				g.Case(jen.Id(v.Name)).Return(jen.Lit(v.Name))
 			}
 		}),
-		jen.Return(jen.Lit(e.Name+"(").Op("+").Qual("strconv", "FormatInt").Call(jen.Int64().Call(jen.Id("x")), jen.Lit(10)).Op("+").Lit(")")),
+		jen.Return(jen.Lit(e.Name+"(").Op("+").Add(format).Op("+").Lit(")")),
 	)
 }
 
@@ -96,13 +102,14 @@ func emitRecord(f *jen.File, r *Record, x *typeIndex) error {
 	}
 	var fields []jen.Code
 	var off int64
-	pad := 0
+	natural := int64(1) // Go's alignment of the fields
 	names := map[string]bool{}
 	for _, fl := range r.Fields {
 		size, align, err := x.layout(fl.Type)
 		if err != nil {
 			return fmt.Errorf("%s.%s: %w", r.Name, fl.Name, err)
 		}
+		natural = max(natural, align)
 		if rem := off % align; rem != 0 {
 			off += align - rem
 		}
@@ -111,7 +118,6 @@ func emitRecord(f *jen.File, r *Record, x *typeIndex) error {
 		}
 		if fl.Offset > off {
 			fields = append(fields, jen.Id("_").Index(jen.Lit(int(fl.Offset-off))).Byte())
-			pad++
 			off = fl.Offset
 		}
 		t, err := x.goType(fl.Type)
@@ -125,6 +131,19 @@ func emitRecord(f *jen.File, r *Record, x *typeIndex) error {
 		names[name] = true
 		fields = append(fields, jen.Id(name).Add(t).Comment(fmt.Sprintf("offset %d", fl.Offset)))
 		off += size
+	}
+	if natural > goAlign(r) {
+		return fmt.Errorf("%s: C aligns it to %d, less than its members need in Go (%d): packed records are not supported", r.Name, r.Align, natural)
+	}
+	if natural < goAlign(r) {
+		// An aligned attribute asks for more than the members need: a
+		// leading zero-length array gives Go that alignment, which the
+		// tail padding and the parents' offsets count on.
+		alignType := map[int64]string{2: "uint16", 4: "uint32", 8: "uint64"}[goAlign(r)]
+		if alignType == "" {
+			return fmt.Errorf("%s: alignment %d", r.Name, r.Align)
+		}
+		fields = append([]jen.Code{jen.Id("_").Index(jen.Lit(0)).Id(alignType)}, fields...)
 	}
 	if rem := off % goAlign(r); rem != 0 {
 		off += goAlign(r) - rem

@@ -29,7 +29,11 @@ func FuzzModel(f *testing.F) {
 			f.Add(m)
 		}
 	}
+	for _, h := range hostileSeeds() {
+		f.Add([]byte(h))
+	}
 	m, v := smallManifest()
+	hw := packageHandwritten(f)
 	f.Fuzz(func(t *testing.T, src []byte) {
 		if len(src) > maxFuzzInput {
 			t.Skip("input too large")
@@ -43,7 +47,7 @@ func FuzzModel(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if _, err := Generate(m, v, v.SHA256, mod, nil); err != nil {
+		if _, err := Generate(m, v, v.SHA256, mod, nil, hw); err != nil {
 			return
 		}
 	})
@@ -70,4 +74,18 @@ func mutations(src []byte) [][]byte {
 	half := len(src) / 2
 	out = append(out, append(bytes.Clone(src[:half]), src[half/2:]...))
 	return out
+}
+
+// hostileSeeds are headers written to break the generator (badinput_test.go
+// has one test for each), for the fuzzer to mutate further.
+func hostileSeeds() []string {
+	return []string{
+		"#include \"cuda.h\"\n" + hostilePrelude,
+		hostilePrelude + bomb(9, 8),
+		hostilePrelude + bomb(6, 8) + "enum CUbomb { CU_BOMB = B6 };\n",
+		hostilePrelude + "CUresult cuParams(int proc, int resultError, int CUresult, int _, int fn, int C, int unsafe, int missing);\n",
+		hostilePrelude + "CUresult cuLoad(void);\nCUresult cuFoo(void);\nCUresult cu_Foo(void);\n",
+		hostilePrelude + "typedef enum CUbig_enum { CU_BIG_A = 0x100000000, CU_ALL = 0xFFFFFFFFFFFFFFFFULL } CUbig;\n",
+		hostilePrelude + "typedef struct __attribute__((aligned(64))) CUa_st { int a[15]; } CUa;\ntypedef struct { char c; CUa a; } CUouter;\nCUresult cuA(CUa a, CUouter *o);\n",
+	}
 }

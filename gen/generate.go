@@ -51,8 +51,15 @@ func buildConstraint(m *manifest.Manifest, v manifest.Version) string {
 }
 
 // Generate emits the files of one version from its model. earlier maps each
-// lower version of the matrix, in ascending order, to its symbol list.
-func Generate(m *manifest.Manifest, v manifest.Version, sum string, mod *Module, earlier []versionSymbols) (Output, error) {
+// lower version of the matrix, in ascending order, to its symbol list; hw is
+// what the handwritten files of the package declare (nil: nothing).
+func Generate(m *manifest.Manifest, v manifest.Version, sum string, mod *Module, earlier []versionSymbols, hw *handwritten) (Output, error) {
+	if err := checkCgoTable(); err != nil {
+		return nil, err
+	}
+	if err := checkNames(mod, hw); err != nil {
+		return nil, fmt.Errorf("CUDA %s: %w", v.Version, err)
+	}
 	x := newTypeIndex(mod)
 	since := map[string]string{}
 	for _, e := range earlier {

@@ -32,11 +32,22 @@ func generateSmall(t *testing.T) Output {
 		t.Fatal(err)
 	}
 	m, v := smallManifest()
-	out, err := Generate(m, v, v.SHA256, mod, nil)
+	out, err := Generate(m, v, v.SHA256, mod, nil, packageHandwritten(t))
 	if err != nil {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// packageHandwritten reads the handwritten files of package cu, which the
+// generated files join.
+func packageHandwritten(t testing.TB) *handwritten {
+	t.Helper()
+	hw, err := readHandwritten(filepath.Join("..", "generated", "cu"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return hw
 }
 
 func TestGolden(t *testing.T) {

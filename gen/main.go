@@ -77,6 +77,10 @@ func run(args []string) error {
 	}
 	sort.Slice(todo, func(i, j int) bool { return todo[i].Number() < todo[j].Number() })
 
+	hw, err := readHandwritten(*out)
+	if err != nil {
+		return err
+	}
 	outputs := map[string]Output{} // by tag
 	produced := map[string][]string{}
 	for _, v := range todo {
@@ -100,7 +104,7 @@ func run(args []string) error {
 		if mod.CUDAVersion != v.Number() {
 			return fmt.Errorf("CUDA %s: header at %s says CUDA_VERSION %d", v.Version, path, mod.CUDAVersion)
 		}
-		o, err := Generate(m, v, v.SHA256, mod, earlier)
+		o, err := Generate(m, v, v.SHA256, mod, earlier, hw)
 		if err != nil {
 			return fmt.Errorf("CUDA %s: %w", v.Version, err)
 		}

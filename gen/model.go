@@ -57,15 +57,20 @@ type Type struct {
 
 // Enum is an enumeration type; Name is its Go type name.
 type Enum struct {
-	Name     string
-	Unsigned bool // gcc gives it an unsigned underlying type
-	Values   []EnumValue
+	Name string
+	// Type is the C spelling of its underlying integer type, which sets its
+	// size: "int", "unsigned int", and "long" or "unsigned long" for values
+	// beyond 32 bits.
+	Type   string
+	Values []EnumValue
 }
 
 // EnumValue is one enumerator.
 type EnumValue struct {
-	Name  string
-	Value int64 // unsigned enumerators above MaxInt64 do not occur in practice
+	Name string
+	// Value holds the enumerator's bits: read it as a uint64 when the
+	// enum's Type is unsigned.
+	Value int64
 }
 
 // Record is a struct or union with its C layout.

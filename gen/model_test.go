@@ -41,8 +41,8 @@ func TestModelSmallHeader(t *testing.T) {
 			{Name: "cuVoid", Symbol: "cuVoid", Result: result},
 		},
 		Enums: []Enum{
-			{Name: "CUresult", Values: []EnumValue{{"CUDA_SUCCESS", 0}, {"CUDA_ERROR_INVALID_VALUE", 1}, {"CUDA_ERROR_NOT_READY", 600}, {"CUDA_ERROR_ALIAS", 600}}},
-			{Name: "CUsigned", Values: []EnumValue{{"CU_MINUS", -1}, {"CU_PLUS", 1}}},
+			{Name: "CUresult", Type: "int", Values: []EnumValue{{"CUDA_SUCCESS", 0}, {"CUDA_ERROR_INVALID_VALUE", 1}, {"CUDA_ERROR_NOT_READY", 600}, {"CUDA_ERROR_ALIAS", 600}}},
+			{Name: "CUsigned", Type: "int", Values: []EnumValue{{"CU_MINUS", -1}, {"CU_PLUS", 1}}},
 		},
 		Records: []Record{
 			{Name: "CUanon", CName: "CUanon", Size: 8, Align: 4, Fields: []Field{

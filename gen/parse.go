@@ -3,10 +3,13 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"regexp"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"modernc.org/cc/v4"
 )
@@ -22,19 +25,68 @@ type Header struct {
 	Expansion map[string]string
 }
 
+// What one header may make the C front end do. A header is untrusted input:
+// a few hundred bytes of nested macros expand exponentially, and a header
+// that includes itself recurses until memory runs out.
+const (
+	// maxHeaderBytes is far above any cuda.h (about 1 MB).
+	maxHeaderBytes = 16 << 20
+	// expansionLimit bounds the preprocessor's work (tokens through the
+	// macro expander, rescans and hide-set copies included; see
+	// cc.Config.ExpansionLimit) in each pass. cuda.h of CUDA 11.8 and 12.4
+	// need about 100 000; TestExpansionHeadroom keeps every cached header
+	// below an eighth of it.
+	expansionLimit = 1 << 21
+)
+
+// parseTimeout bounds the wall time of Parse. The limits above keep it to
+// seconds; this is the last resort against what they do not foresee.
+var parseTimeout = 60 * time.Second
+
 // Parse preprocesses and type-checks src (the text of a cuda.h) the way the
 // host C compiler would, with no edits to the header.
 func Parse(name string, src []byte) (*Header, error) {
+	if len(src) > maxHeaderBytes {
+		return nil, fmt.Errorf("%s: %d bytes, more than the %d a header may have", name, len(src), maxHeaderBytes)
+	}
+	if err := checkDirectives(name, src); err != nil {
+		return nil, err
+	}
 	base, err := hostConfig()
 	if err != nil {
 		return nil, fmt.Errorf("configure C front end: %w", err)
 	}
+	type result struct {
+		h   *Header
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		h, err := parse(base, name, src, expansionLimit)
+		done <- result{h, err}
+	}()
+	timer := time.NewTimer(parseTimeout)
+	defer timer.Stop()
+	select {
+	case r := <-done:
+		return r.h, r.err
+	case <-timer.C:
+		// cc cannot be interrupted; its expansion limit ends the abandoned
+		// goroutine in seconds.
+		return nil, fmt.Errorf("parse %s: gave up after %v", name, parseTimeout)
+	}
+}
+
+// parse is Parse without its checks, preprocessing under limit.
+func parse(base *cc.Config, name string, src []byte, limit int) (*Header, error) {
 	c := *base
 	cfg := &c
 	cfg.EvalAllMacros = true
 	cfg.ABILayout = true
-	// Untrusted or corrupted input must not be able to expand forever.
-	cfg.ExpansionLimit = 1 << 26
+	// EvalAllMacros stops silently, leaving macros without a value, when
+	// the limit runs out. The probe pass below expands every macro under
+	// half this limit, and reports it, so that this one never runs out.
+	cfg.ExpansionLimit = 2 * limit
 	sources := []cc.Source{
 		{Name: "<predefined>", Value: cfg.Predefined},
 		{Name: "<builtin>", Value: cc.Builtin},
@@ -45,7 +97,8 @@ func Parse(name string, src []byte) (*Header, error) {
 		return nil, fmt.Errorf("parse %s: %w", name, err)
 	}
 	h := &Header{Name: name, AST: ast}
-	if h.Expansion, err = expandAPINames(cfg, sources, ast); err != nil {
+	cfg.ExpansionLimit = limit
+	if h.Expansion, err = probeMacros(cfg, sources, ast); err != nil {
 		return nil, fmt.Errorf("preprocess %s: %w", name, err)
 	}
 	return h, nil
@@ -68,27 +121,44 @@ func translate(cfg *cc.Config, sources []cc.Source) (ast *cc.AST, err error) {
 	return cc.Translate(cfg, sources)
 }
 
-// expandAPINames asks the preprocessor what each object-like cu* macro
-// expands to, by appending `"name" name` lines to the translation unit and
-// reading them back from the preprocessed output. That keeps the header's own
-// macro logic (__CUDA_API_PTDS, #if CUDA_VERSION, …) the only authority.
-func expandAPINames(cfg *cc.Config, sources []cc.Source, ast *cc.AST) (map[string]string, error) {
+// probeMacros expands every object-like macro once more, by appending
+// `"@gocu name" name` lines to the translation unit and preprocessing it
+// under cfg's expansion limit. It returns what each cu* macro expands to
+// when that is a single identifier, which keeps the header's own macro
+// logic (__CUDA_API_PTDS, #if CUDA_VERSION, …) the only authority on the
+// symbol an API name selects. Expanding every macro, as EvalAllMacros did,
+// also finds the one that expands too much, and names it.
+func probeMacros(cfg *cc.Config, sources []cc.Source, ast *cc.AST) (map[string]string, error) {
 	var names []string
 	for name, m := range ast.Macros {
-		if !m.IsFnLike && strings.HasPrefix(name, "cu") && len(m.ReplacementList()) > 0 {
+		if !m.IsFnLike && len(m.ReplacementList()) > 0 {
 			names = append(names, name)
 		}
 	}
 	sort.Strings(names)
+	const probeName = "<gocu-probe>"
 	var probe strings.Builder
 	probe.WriteString("\n")
 	for _, n := range names {
 		fmt.Fprintf(&probe, "\"@gocu %s\" %s\n", n, n)
 	}
 	var out bytes.Buffer
-	src := append(append([]cc.Source(nil), sources...), cc.Source{Name: "<gocu-probe>", Value: probe.String()})
+	src := append(append([]cc.Source(nil), sources...), cc.Source{Name: probeName, Value: probe.String()})
 	if err := preprocess(cfg, src, &out); err != nil {
-		return nil, err
+		if m := probeLine.FindStringSubmatch(err.Error()); m != nil && strings.Contains(err.Error(), "expansion limit") {
+			if line, _ := strconv.Atoi(m[1]); line >= 2 && line-2 < len(names) {
+				name := names[line-2]
+				return nil, fmt.Errorf("preprocessing went past its limit (%d tokens) in expanding macro %s (%v)", cfg.ExpansionLimit, name, ast.Macros[name].Position())
+			}
+		}
+		// A macro that means nothing outside its context (a system
+		// header's _Pragma, say) may fail to expand on a line of its own;
+		// the header itself was preprocessed without error by Translate.
+		for _, msg := range strings.Split(err.Error(), "\n") {
+			if !strings.HasPrefix(msg, probeName+":") || strings.Contains(msg, "expansion limit") {
+				return nil, err
+			}
+		}
 	}
 	m := map[string]string{}
 	for _, line := range strings.Split(out.String(), "\n") {
@@ -97,7 +167,7 @@ func expandAPINames(cfg *cc.Config, sources []cc.Source, ast *cc.AST) (map[strin
 			continue
 		}
 		name, expansion, ok := strings.Cut(rest, "\"")
-		if !ok {
+		if !ok || !strings.HasPrefix(name, "cu") {
 			continue
 		}
 		if f := strings.Fields(expansion); len(f) == 1 && isIdent(f[0]) {
@@ -106,6 +176,8 @@ func expandAPINames(cfg *cc.Config, sources []cc.Source, ast *cc.AST) (map[strin
 	}
 	return m, nil
 }
+
+var probeLine = regexp.MustCompile(`<gocu-probe>:(\d+):`)
 
 func preprocess(cfg *cc.Config, sources []cc.Source, w *bytes.Buffer) (err error) {
 	defer func() {

@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"go/token"
+	"strconv"
 	"strings"
 	"unicode"
 )
@@ -30,25 +32,27 @@ func newTypeIndex(m *Module) *typeIndex {
 
 // basicInfo describes a C arithmetic type as Go and cgo spell it.
 type basicInfo struct {
-	goType string
-	cgo    string // name after "C."
-	size   int64
+	goType   string
+	cgo      string // name after "C."
+	size     int64
+	integer  bool
+	unsigned bool
 }
 
 var basics = map[string]basicInfo{
-	"char":               {"byte", "char", 1},
-	"signed char":        {"int8", "schar", 1},
-	"unsigned char":      {"uint8", "uchar", 1},
-	"short":              {"int16", "short", 2},
-	"unsigned short":     {"uint16", "ushort", 2},
-	"int":                {"int32", "int", 4},
-	"unsigned int":       {"uint32", "uint", 4},
-	"long":               {"int64", "long", 8},
-	"unsigned long":      {"uint64", "ulong", 8},
-	"long long":          {"int64", "longlong", 8},
-	"unsigned long long": {"uint64", "ulonglong", 8},
-	"float":              {"float32", "float", 4},
-	"double":             {"float64", "double", 8},
+	"char":               {"byte", "char", 1, true, false},
+	"signed char":        {"int8", "schar", 1, true, false},
+	"unsigned char":      {"uint8", "uchar", 1, true, true},
+	"short":              {"int16", "short", 2, true, false},
+	"unsigned short":     {"uint16", "ushort", 2, true, true},
+	"int":                {"int32", "int", 4, true, false},
+	"unsigned int":       {"uint32", "uint", 4, true, true},
+	"long":               {"int64", "long", 8, true, false},
+	"unsigned long":      {"uint64", "ulong", 8, true, true},
+	"long long":          {"int64", "longlong", 8, true, false},
+	"unsigned long long": {"uint64", "ulonglong", 8, true, true},
+	"float":              {"float32", "float", 4, false, false},
+	"double":             {"float64", "double", 8, false, false},
 }
 
 // resolved is what a type is underneath its names.
@@ -108,7 +112,8 @@ func (x *typeIndex) layout(t Type) (size int64, align int64, err error) {
 	case r.kind == Pointer, r.kind == FuncPtr:
 		return 8, 8, nil
 	case r.enum != nil:
-		return 4, 4, nil
+		b := basics[r.enum.Type]
+		return b.size, b.size, nil
 	case r.record != nil:
 		return r.record.Size, goAlign(r.record), nil
 	case r.kind == Array:
@@ -148,14 +153,32 @@ var goKeywords = map[string]bool{
 	"defer": true, "else": true, "fallthrough": true, "for": true, "func": true, "go": true, "goto": true,
 	"if": true, "import": true, "interface": true, "map": true, "package": true, "range": true,
 	"return": true, "select": true, "struct": true, "switch": true, "type": true, "var": true,
-	// Names the generated bodies use.
-	"fn": true, "r": true, "unsafe": true, "C": true,
 }
 
-// paramName keeps a C parameter name unless Go reserves it.
-func paramName(c string) string {
-	if goKeywords[c] {
-		return c + "_"
+// bodyIdents are the identifiers the body of a generated binding uses
+// besides its parameters (TestBodyIdents holds this list to the emitted
+// code): a parameter of one of these names would hide it.
+var bodyIdents = map[string]bool{
+	"fn": true, "proc": true, "missing": true, "resultError": true, "CUresult": true, "C": true, "unsafe": true,
+}
+
+// paramNames gives a function's parameters Go names: their C names, but
+// with "_" appended while a name is a Go keyword, the blank identifier, one
+// of bodyIdents or another parameter's name; a name that is no Go
+// identifier at all becomes pN.
+func paramNames(fn Function) []string {
+	names := make([]string, len(fn.Params))
+	used := map[string]bool{}
+	for i, p := range fn.Params {
+		name := p.Name
+		if !token.IsIdentifier(name) && !goKeywords[name] {
+			name = "p" + strconv.Itoa(i)
+		}
+		for goKeywords[name] || bodyIdents[name] || name == "_" || used[name] {
+			name += "_"
+		}
+		used[name] = true
+		names[i] = name
 	}
-	return c
+	return names
 }

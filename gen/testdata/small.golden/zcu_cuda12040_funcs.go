@@ -7,19 +7,8 @@ import "unsafe"
 
 /*
 #include <stdint.h>
-#cgo noescape gocu_cuAnon
-#cgo nocallback gocu_cuAnon
-#cgo noescape gocu_cuByValue
-#cgo nocallback gocu_cuByValue
-#cgo noescape gocu_cuInit
-#cgo nocallback gocu_cuInit
 #cgo noescape gocu_cuMemAlloc_v2
 #cgo nocallback gocu_cuMemAlloc_v2
-#cgo noescape gocu_cuMemcpy_v2
-#cgo nocallback gocu_cuMemcpy_v2
-#cgo noescape gocu_cuOld_v3
-#cgo noescape gocu_cuVoid
-#cgo nocallback gocu_cuVoid
 typedef struct { int f0; int f1; } gocu_rec_CUloc;
 _Static_assert(sizeof(gocu_rec_CUloc) == 8 && _Alignof(gocu_rec_CUloc) == 4, "layout of CUloc");
 static int gocu_cuAnon(uintptr_t fn, void* p0) { return ((int (*)(void*))fn)(p0); }
