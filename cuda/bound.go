@@ -1,21 +1,16 @@
 package cuda
 
 /*
-// None of these calls back into Go: the driver calls Go only through host
-// functions and callbacks, which run on its own threads. The host pointers
-// (the source of a synchronous copy to the device, the destination of one
-// from it) are used only until the call returns.
-#cgo nocallback gocuda_create
-#cgo nocallback gocuda_create_prio
-#cgo nocallback gocuda_alloc
-#cgo nocallback gocuda_destroy
-#cgo nocallback gocuda_register
-#cgo nocallback gocuda_htod
+// The two calls that pass a Go pointer (the source of a synchronous copy to
+// the device, the destination of one from it) do not keep it after they
+// return and never call back into Go (the driver calls Go only through
+// host functions, on its own threads): noescape, which cgo honours only
+// with nocallback, keeps the slice's memory where it is. The other calls
+// pass no pointer, and the pair would buy them nothing.
 #cgo noescape gocuda_htod
-#cgo nocallback gocuda_dtoh
+#cgo nocallback gocuda_htod
 #cgo noescape gocuda_dtoh
-#cgo nocallback gocuda_dev3
-#cgo nocallback gocuda_memset
+#cgo nocallback gocuda_dtoh
 #include <stddef.h>
 #include <stdint.h>
 

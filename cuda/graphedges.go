@@ -1,14 +1,13 @@
-//go:build !cuda13000
-
 package cuda
 
 import "github.com/gocuda/gocuda/generated/cu"
 
-// Before CUDA 13, cuGraphGetEdges has no edge data; 13.0 binds
-// cuGraphGetEdges_v2, which has (graphedges_cuda13.go).
+// graphGetEdges calls cuGraphGetEdges, which CUDA 13 binds to
+// cuGraphGetEdges_v2 with an edge data array. Passing none is allowed
+// while every edge has default data (ports and type 0), which is what
+// capture makes; otherwise the driver refuses with CUDA_ERROR_LOSSY_QUERY.
+func graphGetEdges(g cu.CUgraph, from, to *cu.CUgraphNode, n *uint64) error {
+	return callABI(cu.GraphGetEdges, g, from, to, n)
+}
 
 const graphGetEdgesName = "cuGraphGetEdges"
-
-func graphGetEdges(g cu.CUgraph, from, to *cu.CUgraphNode, n *uint64) error {
-	return cu.GraphGetEdges(g, from, to, n)
-}
