@@ -56,7 +56,10 @@ static void gocuda_set_ctx_fns(uintptr_t get, uintptr_t push, uintptr_t pop) {
 	} while (0)
 
 // cuStreamSynchronize(CU_STREAM_LEGACY), after a synchronous copy or
-// memset: see syncLegacy.
+// memset. They run on the context's legacy default stream, and the driver
+// returns from some of them (a copy from pageable memory, a device to
+// device copy, a memset of device memory) before the device is done: work
+// on the non-blocking streams NewStream makes would not wait for them.
 static int gocuda_sync_legacy(uintptr_t sync) {
 	return sync ? ((int (*)(uintptr_t))sync)(1) : 0;
 }

@@ -271,16 +271,6 @@ func (m *DeviceMemory) Context() *Context {
 	return st.ctx.context()
 }
 
-// syncLegacy waits for the legacy default stream of the current context,
-// on which the synchronous copies and memsets run: the driver returns from
-// some of them (a copy from pageable memory, a device-to-device copy, a
-// memset of device memory) before the device is done, and work on the
-// non-blocking streams NewStream makes would not wait for them. The bound
-// calls do the same in C (gocuda_sync_legacy).
-func syncLegacy(op string) error {
-	return check(op, "cuStreamSynchronize", cu.StreamSynchronize(cu.CUstream(cu.CU_STREAM_LEGACY)))
-}
-
 // CopyToDevice copies src to the start of dst (cuMemcpyHtoD) and returns
 // when the data is in device memory, for work on any stream to use. dst
 // must be at least as large as src.

@@ -199,7 +199,7 @@ func checkNames(m *Module, hw *handwritten) error {
 	}
 	if len(errs) > 0 {
 		sort.Strings(errs)
-		return fmt.Errorf("Go names collide:\n\t%s", strings.Join(errs, "\n\t"))
+		return fmt.Errorf("colliding Go names:\n\t%s", strings.Join(errs, "\n\t"))
 	}
 	return nil
 }
