@@ -7,7 +7,7 @@ TAGS        := $(shell sed -n 's/.*"tag": *"\(cuda[0-9]*\)".*/\1/p' headers/vers
 # Where GPU test binaries are built, to be carried to the GPU machine.
 GPU_BIN     ?= .gpu
 
-.PHONY: all headers generate check-generated fmt vet staticcheck unit test test-race gpu-bin clean-headers
+.PHONY: all headers generate check-generated fmt vet staticcheck unit test-race test-cgocheck2 fuzz test gpu-bin bench-bin bench-report
 
 all: generate test
 
