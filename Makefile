@@ -7,7 +7,7 @@ TAGS        := $(shell sed -n 's/.*"tag": *"\(cuda[0-9]*\)".*/\1/p' headers/vers
 # Where GPU test binaries are built, to be carried to the GPU machine.
 GPU_BIN     ?= .gpu
 
-.PHONY: all headers generate check-generated fmt vet staticcheck unit test-race test-cgocheck2 fuzz test gpu-bin bench-bin bench-report
+.PHONY: all headers generate check-generated fmt vet staticcheck unit test-race test-cgocheck2 fuzz cross-arm64 test gpu-bin bench-bin bench-report
 
 all: generate test
 
@@ -52,8 +52,14 @@ FUZZTIME ?= 60s
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzModel -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./gen
 
-## test: everything CI runs: format, headers (so the layout tests run), vet and staticcheck per tag, tests per tag (cuda/ against the fake driver without a GPU), race, cgocheck2, a bounded fuzz of the generator, regenerate-and-diff
-test: fmt headers vet staticcheck unit test-race test-cgocheck2 fuzz check-generated
+## cross-arm64: build and vet every package for linux/arm64, cgo included, per tag (cross compiler: Debian's gcc-aarch64-linux-gnu; gen's tests check the layouts with it)
+ARM64_CC ?= aarch64-linux-gnu-gcc
+cross-arm64:
+	@set -e; for t in "" $(TAGS); do echo "GOARCH=arm64 go vet -tags '$$t' ./..."; CGO_ENABLED=1 GOARCH=arm64 CC=$(ARM64_CC) $(GO) vet -tags "$$t" ./...; done
+	CGO_ENABLED=1 GOARCH=arm64 CC=$(ARM64_CC) $(GO) build ./...
+
+## test: everything CI runs: format, headers (so the layout tests run), vet and staticcheck per tag, tests per tag (cuda/ against the fake driver without a GPU), race, cgocheck2, a bounded fuzz of the generator, regenerate-and-diff, the arm64 cross-build
+test: fmt headers vet staticcheck unit test-race test-cgocheck2 fuzz check-generated cross-arm64
 
 ## gpu-bin: build test binaries for the GPU machine into $(GPU_BIN)/ (ignored by git, carried by the device tool)
 gpu-bin:
