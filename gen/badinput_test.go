@@ -467,6 +467,16 @@ func boundedFailure(t *testing.T, src string, limit time.Duration, maxAlloc uint
 }
 
 // A header that includes itself, or anything but the C library.
+// TestHostileEndInsideDeclarator: cc's parser loops forever on a header
+// that ends inside a declarator's qualifiers; found by FuzzModel.
+func TestHostileEndInsideDeclarator(t *testing.T) {
+	for _, src := range []string{"int *", "*/\n#if N<d\n#endif\nint * const", "#define P *\nint P"} {
+		t.Run(src, func(t *testing.T) {
+			boundedFailure(t, src, 10*time.Second, 1<<30, "ends inside a declaration")
+		})
+	}
+}
+
 func TestHostileSelfInclude(t *testing.T) {
 	for name, c := range map[string]struct {
 		src  string

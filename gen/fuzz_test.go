@@ -34,6 +34,8 @@ func FuzzModel(f *testing.F) {
 	}
 	m, v := smallManifest()
 	hw := packageHandwritten(f)
+	parseExpansion = 1 << 16
+	f.Cleanup(func() { parseExpansion = expansionLimit })
 	f.Fuzz(func(t *testing.T, src []byte) {
 		if len(src) > maxFuzzInput {
 			t.Skip("input too large")

@@ -39,6 +39,11 @@ const (
 	expansionLimit = 1 << 21
 )
 
+// parseExpansion is the limit Parse applies: expansionLimit, lowered by the
+// fuzz target, whose inputs are small, so that a mutated macro bomb costs
+// it milliseconds rather than a second.
+var parseExpansion = expansionLimit
+
 // parseTimeout bounds the wall time of Parse. The limits above keep it to
 // seconds; this is the last resort against what they do not foresee.
 var parseTimeout = 60 * time.Second
@@ -62,7 +67,7 @@ func Parse(name string, src []byte) (*Header, error) {
 	}
 	done := make(chan result, 1)
 	go func() {
-		h, err := parse(base, name, src, expansionLimit)
+		h, err := parse(base, name, src, parseExpansion)
 		done <- result{h, err}
 	}()
 	timer := time.NewTimer(parseTimeout)
@@ -92,6 +97,9 @@ func parse(base *cc.Config, name string, src []byte, limit int) (*Header, error)
 		{Name: "<builtin>", Value: cc.Builtin},
 		{Name: name, Value: string(src)},
 	}
+	if err := checkComplete(cfg, sources, name); err != nil {
+		return nil, err
+	}
 	ast, err := translate(cfg, sources)
 	if err != nil {
 		return nil, fmt.Errorf("parse %s: %w", name, err)
@@ -109,6 +117,32 @@ func parse(base *cc.Config, name string, src []byte, limit int) (*Header, error)
 var hostConfig = sync.OnceValues(func() (*cc.Config, error) {
 	return cc.NewConfig(runtime.GOOS, runtime.GOARCH)
 })
+
+// checkComplete refuses a header whose preprocessed text does not end
+// with a complete declaration, a ';' or a '}'. cc's parser does not stop at
+// the end of the input inside a declarator's qualifiers (a header ending
+// in `int *`): it reports the same error forever, growing its list of
+// errors until the process runs out of memory.
+func checkComplete(cfg *cc.Config, sources []cc.Source, name string) error {
+	var b bytes.Buffer
+	if err := preprocess(cfg, sources, &b); err != nil {
+		return fmt.Errorf("preprocess %s: %w", name, err)
+	}
+	out := b.Bytes()
+	for {
+		out = bytes.TrimRight(out, " \t\r\n")
+		i := bytes.LastIndexByte(out, '\n')
+		if line := out[i+1:]; len(line) == 0 || line[0] != '#' {
+			break // the last line of text, not a line marker
+		}
+		out = out[:max(i, 0)]
+	}
+	if n := len(out); n > 0 && out[n-1] != ';' && out[n-1] != '}' {
+		tail := out[max(0, n-40):]
+		return fmt.Errorf("%s: the header ends inside a declaration: it must end with ';' or '}', not %q", name, tail)
+	}
+	return nil
+}
 
 // translate runs cc.Translate, turning a panic inside cc (seen on
 // malformed input) into an error.
