@@ -145,10 +145,12 @@ func checkNames(m *Module, hw *handwritten) error {
 			errs = append(errs, fmt.Sprintf("%s: %q cannot be declared in Go", what, name))
 		case universe[name]:
 			errs = append(errs, fmt.Sprintf("%s: its Go name %s is predeclared in Go", what, name))
+		case declared[name] != "":
+			// Before the handwritten files: the generated files' own
+			// imports and helpers are the first reason a name is taken.
+			errs = append(errs, fmt.Sprintf("%s and %s: both are %s in Go", declared[name], what, name))
 		case hw.names[name] != "":
 			errs = append(errs, fmt.Sprintf("%s: its Go name %s is already declared by %s of package cu", what, name, hw.names[name]))
-		case declared[name] != "":
-			errs = append(errs, fmt.Sprintf("%s and %s: both are %s in Go", declared[name], what, name))
 		default:
 			declared[name] = what
 		}
