@@ -48,6 +48,11 @@ func matrixFunctions(t *testing.T) (fns map[string]matrixFunction, ok bool) {
 		src, _, err := v.ReadHeader()
 		if errors.Is(err, manifest.ErrNotCached) {
 			data, err := os.ReadFile(filepath.Join("..", "generated", "cu", symbolsFile(v.Tag)))
+			if errors.Is(err, os.ErrNotExist) {
+				// Not generated yet: its header is on another machine.
+				t.Logf("CUDA %s: neither its header nor its symbol list is here; its functions are left out", v.Version)
+				continue
+			}
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -14,6 +14,10 @@ import (
 // Output is the set of files generated for one version, by base name.
 type Output map[string][]byte
 
+// matrixKey is where the outputs keep the files made from every version
+// (API_CHANGES.md) rather than from one.
+const matrixKey = ""
+
 // symbolsFile names the list of versioned symbols a version declares; later
 // versions read it to say which version introduced a function.
 func symbolsFile(tag string) string { return "zcu_" + tag + "_symbols.txt" }
@@ -115,6 +119,7 @@ func Generate(m *manifest.Manifest, v manifest.Version, sum string, mod *Module,
 		out["zcu_"+v.Tag+"_"+name] = buf.Bytes()
 	}
 	out[symbolsFile(v.Tag)] = symbolList(v, mod)
+	out[apiFile(v.Tag)] = apiText(v, apiOf(v.Version, mod))
 	return out, nil
 }
 

@@ -5,14 +5,21 @@
 //	go run ./gen -version 12.4     one version (its header must be cached)
 //	go run ./gen -all              every version whose header is cached
 //	go run ./gen -all -check       regenerate in memory and diff with generated/cu
+//	go run ./gen -diff 12.4 13.0   the API changes from one version to another
+//
+// Besides the Go files of each version, generation writes its API data
+// (zcu_<tag>_api.txt) and the diff across the matrix (API_CHANGES.md), so
+// that versions whose header is cached elsewhere can be compared anywhere.
 //
 // Headers are cached by `go run ./headers/fetch` (make headers).
 package main
 
 import (
+	"bytes"
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -37,13 +44,18 @@ func run(args []string) error {
 	check := fs.Bool("check", false, "generate in memory and report any difference from what is in -out; write nothing")
 	root := fs.String("root", "", "module root (default: found from the working directory)")
 	out := fs.String("out", "", "output directory (default: <root>/generated/cu)")
+	diff := fs.Bool("diff", false, "print the API changes from the version given as the first argument to the second, as Markdown")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
+	switch {
+	case *diff && (*all || len(versions) > 0 || *check):
+		return errors.New("-diff takes two versions and no other mode")
+	case *diff && fs.NArg() != 2:
+		return errors.New("-diff takes two versions: -diff 12.4 13.0")
+	case !*diff && fs.NArg() > 0:
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
-	}
-	if *all == (len(versions) > 0) {
+	case !*diff && *all == (len(versions) > 0):
 		return errors.New("give either -all or -version")
 	}
 	if *root == "" {
@@ -59,6 +71,9 @@ func run(args []string) error {
 	m, err := manifest.Load(filepath.Join(*root, "headers", "versions.json"))
 	if err != nil {
 		return err
+	}
+	if *diff {
+		return printDiff(os.Stdout, m, *out, fs.Arg(0), fs.Arg(1))
 	}
 
 	// Versions in ascending order, so each sees the symbol lists of those
@@ -83,6 +98,7 @@ func run(args []string) error {
 	}
 	outputs := map[string]Output{} // by tag
 	produced := map[string][]string{}
+	apis := map[string]*API{} // by tag, of the versions generated
 	for _, v := range todo {
 		start := time.Now()
 		src, path, err := v.ReadHeader()
@@ -109,6 +125,7 @@ func run(args []string) error {
 			return fmt.Errorf("CUDA %s: %w", v.Version, err)
 		}
 		outputs[v.Tag] = o
+		apis[v.Tag] = apiOf(v.Version, mod)
 		for _, fn := range mod.Functions {
 			produced[v.Tag] = append(produced[v.Tag], fn.Symbol)
 		}
@@ -118,6 +135,11 @@ func run(args []string) error {
 	if len(outputs) == 0 {
 		return errors.New("no header is cached; run `make headers` first")
 	}
+	changes, err := matrixChanges(m, *out, apis)
+	if err != nil {
+		return err
+	}
+	outputs[matrixKey] = Output{apiChangesFile: changes}
 	if *check {
 		return checkOutputs(*out, outputs)
 	}
@@ -156,6 +178,55 @@ func earlierSymbols(m *manifest.Manifest, v manifest.Version, out string, produc
 		res = append(res, versionSymbols{o.Version, parseSymbolList(data)})
 	}
 	return res, nil
+}
+
+// matrixChanges renders API_CHANGES.md from the API of every version of
+// the matrix: from this run's models where it made them, else from the API
+// files in out. A version with neither is left out and named.
+func matrixChanges(m *manifest.Manifest, out string, made map[string]*API) ([]byte, error) {
+	vs := append([]manifest.Version(nil), m.Versions...)
+	sort.Slice(vs, func(i, j int) bool { return vs[i].Number() < vs[j].Number() })
+	var apis []*API
+	var missing []string
+	for _, v := range vs {
+		if a := made[v.Tag]; a != nil {
+			apis = append(apis, a)
+			continue
+		}
+		file := filepath.Join(out, apiFile(v.Tag))
+		data, err := os.ReadFile(file)
+		if errors.Is(err, os.ErrNotExist) {
+			missing = append(missing, v.Version)
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		a, err := parseAPI(v.Version, data, file)
+		if err != nil {
+			return nil, err
+		}
+		apis = append(apis, a)
+	}
+	return apiChanges(apis, missing), nil
+}
+
+// printDiff writes the API changes from version a to version b.
+func printDiff(w io.Writer, m *manifest.Manifest, out, a, b string) error {
+	var apis [2]*API
+	for i, name := range []string{a, b} {
+		v, err := m.Lookup(name)
+		if err != nil {
+			return err
+		}
+		if apis[i], err = loadAPI(v, out); err != nil {
+			return err
+		}
+	}
+	var buf bytes.Buffer
+	diffAPI(apis[0], apis[1]).markdown(&buf, 1)
+	_, err := w.Write(append(bytes.TrimRight(buf.Bytes(), "\n"), '\n'))
+	return err
 }
 
 func moduleRoot() (string, error) {

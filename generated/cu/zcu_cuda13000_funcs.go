@@ -684,7 +684,7 @@ func ArrayGetSparseProperties(sparseProperties *CUDA_ARRAY_SPARSE_PROPERTIES, ar
 	return resultError(CUresult(C.gocu_cuArrayGetSparseProperties(C.uintptr_t(fn), unsafe.Pointer(sparseProperties), C.uintptr_t(array))))
 }
 
-// CheckpointProcessCheckpoint calls cuCheckpointProcessCheckpoint, bound to the driver symbol cuCheckpointProcessCheckpoint; introduced in CUDA 13.0.
+// CheckpointProcessCheckpoint calls cuCheckpointProcessCheckpoint, bound to the driver symbol cuCheckpointProcessCheckpoint; introduced in CUDA 12.8.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuCheckpointProcessCheckpoint).
 func CheckpointProcessCheckpoint(pid int32, args *CUcheckpointCheckpointArgs) error {
 	fn := proc(8)
@@ -694,7 +694,7 @@ func CheckpointProcessCheckpoint(pid int32, args *CUcheckpointCheckpointArgs) er
 	return resultError(CUresult(C.gocu_cuCheckpointProcessCheckpoint(C.uintptr_t(fn), C.int(pid), unsafe.Pointer(args))))
 }
 
-// CheckpointProcessGetRestoreThreadId calls cuCheckpointProcessGetRestoreThreadId, bound to the driver symbol cuCheckpointProcessGetRestoreThreadId; introduced in CUDA 13.0.
+// CheckpointProcessGetRestoreThreadId calls cuCheckpointProcessGetRestoreThreadId, bound to the driver symbol cuCheckpointProcessGetRestoreThreadId; introduced in CUDA 12.8.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuCheckpointProcessGetRestoreThreadId).
 func CheckpointProcessGetRestoreThreadId(pid int32, tid *int32) error {
 	fn := proc(9)
@@ -704,7 +704,7 @@ func CheckpointProcessGetRestoreThreadId(pid int32, tid *int32) error {
 	return resultError(CUresult(C.gocu_cuCheckpointProcessGetRestoreThreadId(C.uintptr_t(fn), C.int(pid), unsafe.Pointer(tid))))
 }
 
-// CheckpointProcessGetState calls cuCheckpointProcessGetState, bound to the driver symbol cuCheckpointProcessGetState; introduced in CUDA 13.0.
+// CheckpointProcessGetState calls cuCheckpointProcessGetState, bound to the driver symbol cuCheckpointProcessGetState; introduced in CUDA 12.8.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuCheckpointProcessGetState).
 func CheckpointProcessGetState(pid int32, state *CUprocessState) error {
 	fn := proc(10)
@@ -714,7 +714,7 @@ func CheckpointProcessGetState(pid int32, state *CUprocessState) error {
 	return resultError(CUresult(C.gocu_cuCheckpointProcessGetState(C.uintptr_t(fn), C.int(pid), unsafe.Pointer(state))))
 }
 
-// CheckpointProcessLock calls cuCheckpointProcessLock, bound to the driver symbol cuCheckpointProcessLock; introduced in CUDA 13.0.
+// CheckpointProcessLock calls cuCheckpointProcessLock, bound to the driver symbol cuCheckpointProcessLock; introduced in CUDA 12.8.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuCheckpointProcessLock).
 func CheckpointProcessLock(pid int32, args *CUcheckpointLockArgs) error {
 	fn := proc(11)
@@ -724,7 +724,7 @@ func CheckpointProcessLock(pid int32, args *CUcheckpointLockArgs) error {
 	return resultError(CUresult(C.gocu_cuCheckpointProcessLock(C.uintptr_t(fn), C.int(pid), unsafe.Pointer(args))))
 }
 
-// CheckpointProcessRestore calls cuCheckpointProcessRestore, bound to the driver symbol cuCheckpointProcessRestore; introduced in CUDA 13.0.
+// CheckpointProcessRestore calls cuCheckpointProcessRestore, bound to the driver symbol cuCheckpointProcessRestore; introduced in CUDA 12.8.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuCheckpointProcessRestore).
 func CheckpointProcessRestore(pid int32, args *CUcheckpointRestoreArgs) error {
 	fn := proc(12)
@@ -734,7 +734,7 @@ func CheckpointProcessRestore(pid int32, args *CUcheckpointRestoreArgs) error {
 	return resultError(CUresult(C.gocu_cuCheckpointProcessRestore(C.uintptr_t(fn), C.int(pid), unsafe.Pointer(args))))
 }
 
-// CheckpointProcessUnlock calls cuCheckpointProcessUnlock, bound to the driver symbol cuCheckpointProcessUnlock; introduced in CUDA 13.0.
+// CheckpointProcessUnlock calls cuCheckpointProcessUnlock, bound to the driver symbol cuCheckpointProcessUnlock; introduced in CUDA 12.8.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuCheckpointProcessUnlock).
 func CheckpointProcessUnlock(pid int32, args *CUcheckpointUnlockArgs) error {
 	fn := proc(13)
@@ -794,7 +794,7 @@ func CtxAttach(pctx *CUcontext, flags uint32) error {
 	return resultError(CUresult(C.gocu_cuCtxAttach(C.uintptr_t(fn), unsafe.Pointer(pctx), C.uint(flags))))
 }
 
-// CtxCreate calls cuCtxCreate, bound to the driver symbol cuCtxCreate_v4; introduced in CUDA 13.0.
+// CtxCreate calls cuCtxCreate, bound to the driver symbol cuCtxCreate_v4; introduced in CUDA 12.5.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuCtxCreate).
 func CtxCreate(pctx *CUcontext, ctxCreateParams *CUctxCreateParams, flags uint32, dev CUdevice) error {
 	fn := proc(19)
@@ -994,7 +994,7 @@ func CtxPushCurrent(ctx CUcontext) error {
 	return resultError(CUresult(C.gocu_cuCtxPushCurrent_v2(C.uintptr_t(fn), C.uintptr_t(ctx))))
 }
 
-// CtxRecordEvent calls cuCtxRecordEvent, bound to the driver symbol cuCtxRecordEvent; introduced in CUDA 13.0.
+// CtxRecordEvent calls cuCtxRecordEvent, bound to the driver symbol cuCtxRecordEvent; introduced in CUDA 12.5.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuCtxRecordEvent).
 func CtxRecordEvent(hCtx CUcontext, hEvent CUevent) error {
 	fn := proc(39)
@@ -1084,7 +1084,7 @@ func CtxSynchronize_v2(ctx CUcontext) error {
 	return resultError(CUresult(C.gocu_cuCtxSynchronize_v2(C.uintptr_t(fn), C.uintptr_t(ctx))))
 }
 
-// CtxWaitEvent calls cuCtxWaitEvent, bound to the driver symbol cuCtxWaitEvent; introduced in CUDA 13.0.
+// CtxWaitEvent calls cuCtxWaitEvent, bound to the driver symbol cuCtxWaitEvent; introduced in CUDA 12.5.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuCtxWaitEvent).
 func CtxWaitEvent(hCtx CUcontext, hEvent CUevent) error {
 	fn := proc(48)
@@ -1484,7 +1484,7 @@ func EventDestroy(hEvent CUevent) error {
 	return resultError(CUresult(C.gocu_cuEventDestroy_v2(C.uintptr_t(fn), C.uintptr_t(hEvent))))
 }
 
-// EventElapsedTime calls cuEventElapsedTime, bound to the driver symbol cuEventElapsedTime_v2; introduced in CUDA 13.0.
+// EventElapsedTime calls cuEventElapsedTime, bound to the driver symbol cuEventElapsedTime_v2; introduced in CUDA 12.8.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuEventElapsedTime).
 func EventElapsedTime(pMilliseconds *float32, hStart CUevent, hEnd CUevent) error {
 	fn := proc(88)
@@ -2594,7 +2594,7 @@ func GreenCtxRecordEvent(hCtx CUgreenCtx, hEvent CUevent) error {
 	return resultError(CUresult(C.gocu_cuGreenCtxRecordEvent(C.uintptr_t(fn), C.uintptr_t(hCtx), C.uintptr_t(hEvent))))
 }
 
-// GreenCtxStreamCreate calls cuGreenCtxStreamCreate, bound to the driver symbol cuGreenCtxStreamCreate; introduced in CUDA 13.0.
+// GreenCtxStreamCreate calls cuGreenCtxStreamCreate, bound to the driver symbol cuGreenCtxStreamCreate; introduced in CUDA 12.5.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuGreenCtxStreamCreate).
 func GreenCtxStreamCreate(phStream *CUstream, greenCtx CUgreenCtx, flags uint32, priority int32) error {
 	fn := proc(199)
@@ -2714,7 +2714,7 @@ func KernelGetFunction(pFunc *CUfunction, kernel CUkernel) error {
 	return resultError(CUresult(C.gocu_cuKernelGetFunction(C.uintptr_t(fn), unsafe.Pointer(pFunc), C.uintptr_t(kernel))))
 }
 
-// KernelGetLibrary calls cuKernelGetLibrary, bound to the driver symbol cuKernelGetLibrary; introduced in CUDA 13.0.
+// KernelGetLibrary calls cuKernelGetLibrary, bound to the driver symbol cuKernelGetLibrary; introduced in CUDA 12.5.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuKernelGetLibrary).
 func KernelGetLibrary(pLib *CUlibrary, kernel CUkernel) error {
 	fn := proc(211)
@@ -3134,7 +3134,7 @@ func MemAlloc(dptr *CUdeviceptr, bytesize uint64) error {
 	return resultError(CUresult(C.gocu_cuMemAlloc_v2(C.uintptr_t(fn), unsafe.Pointer(dptr), C.ulong(bytesize))))
 }
 
-// MemBatchDecompressAsync calls cuMemBatchDecompressAsync, bound to the driver symbol cuMemBatchDecompressAsync; introduced in CUDA 13.0.
+// MemBatchDecompressAsync calls cuMemBatchDecompressAsync, bound to the driver symbol cuMemBatchDecompressAsync; introduced in CUDA 12.8.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuMemBatchDecompressAsync).
 func MemBatchDecompressAsync(paramsArray *CUmemDecompressParams, count uint64, flags uint32, errorIndex *uint64, stream CUstream) error {
 	fn := proc(253)
@@ -4474,7 +4474,7 @@ func StreamGetCtx(hStream CUstream, pctx *CUcontext) error {
 	return resultError(CUresult(C.gocu_cuStreamGetCtx(C.uintptr_t(fn), C.uintptr_t(hStream), unsafe.Pointer(pctx))))
 }
 
-// StreamGetCtx_v2 calls cuStreamGetCtx_v2, bound to the driver symbol cuStreamGetCtx_v2; introduced in CUDA 13.0.
+// StreamGetCtx_v2 calls cuStreamGetCtx_v2, bound to the driver symbol cuStreamGetCtx_v2; introduced in CUDA 12.5.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuStreamGetCtx_v2).
 func StreamGetCtx_v2(hStream CUstream, pCtx *CUcontext, pGreenCtx *CUgreenCtx) error {
 	fn := proc(387)
@@ -4484,7 +4484,7 @@ func StreamGetCtx_v2(hStream CUstream, pCtx *CUcontext, pGreenCtx *CUgreenCtx) e
 	return resultError(CUresult(C.gocu_cuStreamGetCtx_v2(C.uintptr_t(fn), C.uintptr_t(hStream), unsafe.Pointer(pCtx), unsafe.Pointer(pGreenCtx))))
 }
 
-// StreamGetDevice calls cuStreamGetDevice, bound to the driver symbol cuStreamGetDevice; introduced in CUDA 13.0.
+// StreamGetDevice calls cuStreamGetDevice, bound to the driver symbol cuStreamGetDevice; introduced in CUDA 12.8.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuStreamGetDevice).
 func StreamGetDevice(hStream CUstream, device *CUdevice) error {
 	fn := proc(388)
@@ -4694,7 +4694,7 @@ func TensorMapEncodeIm2col(tensorMap *CUtensorMap, tensorDataType CUtensorMapDat
 	return resultError(CUresult(C.gocu_cuTensorMapEncodeIm2col(C.uintptr_t(fn), unsafe.Pointer(tensorMap), C.int(tensorDataType), C.uint(tensorRank), unsafe.Pointer(globalAddress), unsafe.Pointer(globalDim), unsafe.Pointer(globalStrides), unsafe.Pointer(pixelBoxLowerCorner), unsafe.Pointer(pixelBoxUpperCorner), C.uint(channelsPerPixel), C.uint(pixelsPerColumn), unsafe.Pointer(elementStrides), C.int(interleave), C.int(swizzle), C.int(l2Promotion), C.int(oobFill))))
 }
 
-// TensorMapEncodeIm2colWide calls cuTensorMapEncodeIm2colWide, bound to the driver symbol cuTensorMapEncodeIm2colWide; introduced in CUDA 13.0.
+// TensorMapEncodeIm2colWide calls cuTensorMapEncodeIm2colWide, bound to the driver symbol cuTensorMapEncodeIm2colWide; introduced in CUDA 12.8.
 // Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (cuTensorMapEncodeIm2colWide).
 func TensorMapEncodeIm2colWide(tensorMap *CUtensorMap, tensorDataType CUtensorMapDataType, tensorRank cuuint32_t, globalAddress unsafe.Pointer, globalDim *cuuint64_t, globalStrides *cuuint64_t, pixelBoxLowerCornerWidth int32, pixelBoxUpperCornerWidth int32, channelsPerPixel cuuint32_t, pixelsPerColumn cuuint32_t, elementStrides *cuuint32_t, interleave CUtensorMapInterleave, mode CUtensorMapIm2ColWideMode, swizzle CUtensorMapSwizzle, l2Promotion CUtensorMapL2promotion, oobFill CUtensorMapFloatOOBfill) error {
 	fn := proc(409)
@@ -5141,32 +5141,32 @@ var procTable = [...]procInfo{{
 }, {
 	api:       "cuCheckpointProcessCheckpoint",
 	byAddress: true,
-	since:     "13.0",
+	since:     "12.8",
 	symbol:    "cuCheckpointProcessCheckpoint",
 }, {
 	api:       "cuCheckpointProcessGetRestoreThreadId",
 	byAddress: true,
-	since:     "13.0",
+	since:     "12.8",
 	symbol:    "cuCheckpointProcessGetRestoreThreadId",
 }, {
 	api:       "cuCheckpointProcessGetState",
 	byAddress: true,
-	since:     "13.0",
+	since:     "12.8",
 	symbol:    "cuCheckpointProcessGetState",
 }, {
 	api:       "cuCheckpointProcessLock",
 	byAddress: true,
-	since:     "13.0",
+	since:     "12.8",
 	symbol:    "cuCheckpointProcessLock",
 }, {
 	api:       "cuCheckpointProcessRestore",
 	byAddress: true,
-	since:     "13.0",
+	since:     "12.8",
 	symbol:    "cuCheckpointProcessRestore",
 }, {
 	api:       "cuCheckpointProcessUnlock",
 	byAddress: true,
-	since:     "13.0",
+	since:     "12.8",
 	symbol:    "cuCheckpointProcessUnlock",
 }, {
 	api:       "cuCoredumpGetAttribute",
@@ -5196,7 +5196,7 @@ var procTable = [...]procInfo{{
 }, {
 	api:       "cuCtxCreate",
 	byAddress: true,
-	since:     "13.0",
+	since:     "12.5",
 	symbol:    "cuCtxCreate_v4",
 }, {
 	api:       "cuCtxDestroy",
@@ -5296,7 +5296,7 @@ var procTable = [...]procInfo{{
 }, {
 	api:       "cuCtxRecordEvent",
 	byAddress: true,
-	since:     "13.0",
+	since:     "12.5",
 	symbol:    "cuCtxRecordEvent",
 }, {
 	api:       "cuCtxResetPersistingL2Cache",
@@ -5341,7 +5341,7 @@ var procTable = [...]procInfo{{
 }, {
 	api:       "cuCtxWaitEvent",
 	byAddress: true,
-	since:     "13.0",
+	since:     "12.5",
 	symbol:    "cuCtxWaitEvent",
 }, {
 	api:       "cuDestroyExternalMemory",
@@ -5541,7 +5541,7 @@ var procTable = [...]procInfo{{
 }, {
 	api:       "cuEventElapsedTime",
 	byAddress: true,
-	since:     "13.0",
+	since:     "12.8",
 	symbol:    "cuEventElapsedTime_v2",
 }, {
 	api:       "cuEventQuery",
@@ -6096,7 +6096,7 @@ var procTable = [...]procInfo{{
 }, {
 	api:       "cuGreenCtxStreamCreate",
 	byAddress: true,
-	since:     "13.0",
+	since:     "12.5",
 	symbol:    "cuGreenCtxStreamCreate",
 }, {
 	api:       "cuGreenCtxWaitEvent",
@@ -6156,7 +6156,7 @@ var procTable = [...]procInfo{{
 }, {
 	api:       "cuKernelGetLibrary",
 	byAddress: true,
-	since:     "13.0",
+	since:     "12.5",
 	symbol:    "cuKernelGetLibrary",
 }, {
 	api:       "cuKernelGetName",
@@ -6366,7 +6366,7 @@ var procTable = [...]procInfo{{
 }, {
 	api:       "cuMemBatchDecompressAsync",
 	byAddress: true,
-	since:     "13.0",
+	since:     "12.8",
 	symbol:    "cuMemBatchDecompressAsync",
 }, {
 	api:       "cuMemCreate",
@@ -7036,12 +7036,12 @@ var procTable = [...]procInfo{{
 }, {
 	api:       "cuStreamGetCtx_v2",
 	byAddress: false,
-	since:     "13.0",
+	since:     "12.5",
 	symbol:    "cuStreamGetCtx_v2",
 }, {
 	api:       "cuStreamGetDevice",
 	byAddress: true,
-	since:     "13.0",
+	since:     "12.8",
 	symbol:    "cuStreamGetDevice",
 }, {
 	api:       "cuStreamGetFlags",
@@ -7146,7 +7146,7 @@ var procTable = [...]procInfo{{
 }, {
 	api:       "cuTensorMapEncodeIm2colWide",
 	byAddress: true,
-	since:     "13.0",
+	since:     "12.8",
 	symbol:    "cuTensorMapEncodeIm2colWide",
 }, {
 	api:       "cuTensorMapEncodeTiled",

@@ -293,7 +293,7 @@ func TestRunToolkit(t *testing.T) {
 	}{
 		{"missing, all", []string{"-cuda-home", noToolkit}, 0, "", "CUDA 13.0: skipped: no toolkit at " + noToolkit, false},
 		{"missing, named", []string{"-cuda-home", noToolkit, "-version", "13.0"}, 1, "", "CUDA 13.0: error: no toolkit at", false},
-		{"missing, no skip", []string{"-cuda-home", noToolkit, "-skip-missing-toolkit=false"}, 1, "", "CUDA 13.0: error: no toolkit", false},
+		{"missing, no skip", []string{"-cuda-home", noToolkit, "-skip-missing=false"}, 1, "", "CUDA 13.0: error: no toolkit", false},
 		{"wrong header", []string{"-cuda-home", fakeToolkit(t, "wrong"), "-version", "cuda13000"}, 1, "", "CUDA 13.0: error: ", false},
 		{"unknown version", []string{"-version", "9.9"}, 2, "", "unknown CUDA version", false},
 		{"good", []string{"-cuda-home", fakeToolkit(t, fakeHeader)}, 0, "CUDA 13.0: ok ", "", true},

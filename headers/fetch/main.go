@@ -1,9 +1,11 @@
 // Command fetch fills the CUDA header cache that headers/versions.json
 // describes: the cuda.h of each version, checked against its pinned SHA-256.
 // Debian-packaged versions are downloaded with apt-get through the machine's
-// own Debian mirror; toolkit versions are copied from an installed toolkit.
+// own Debian mirror; toolkit versions are copied from an installed toolkit,
+// and file versions from a fixed path on the machine that has them (a copy
+// bundled with a Python package, say).
 //
-//	go run ./headers/fetch [-version 12.4,11.8] [-cuda-home DIR] [-work DIR]
+//	go run ./headers/fetch [-version 12.4,11.8] [-cuda-home DIR] [-file 12.8=PATH] [-work DIR]
 package main
 
 import (
@@ -16,6 +18,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"sort"
 	"strings"
 	"syscall"
 
@@ -43,6 +46,30 @@ func (l *listFlag) Set(s string) error {
 	return nil
 }
 
+// pathFlag collects VERSION=PATH pairs, by version.
+type pathFlag map[string]string
+
+func (p pathFlag) String() string {
+	var s []string
+	for k, v := range p {
+		s = append(s, k+"="+v)
+	}
+	sort.Strings(s)
+	return strings.Join(s, ",")
+}
+
+func (p pathFlag) Set(s string) error {
+	k, v, ok := strings.Cut(s, "=")
+	if k, v = strings.TrimSpace(k), strings.TrimSpace(v); !ok || k == "" || v == "" {
+		return fmt.Errorf("%q: want VERSION=PATH", s)
+	}
+	if _, dup := p[k]; dup {
+		return fmt.Errorf("%s given twice", k)
+	}
+	p[k] = v
+	return nil
+}
+
 // outcome is what became of one version.
 type outcome struct {
 	v       manifest.Version
@@ -60,7 +87,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fl.Var(&names, "version", "CUDA `version` to fetch, repeatable or comma-separated (default: all)")
 	cudaHome := fl.String("cuda-home", defaultCUDAHome(), "installed CUDA toolkit, for toolkit versions")
 	workDir := fl.String("work", "", "download into a temporary directory in `dir`, removed afterwards (default: the cache)")
-	skipMissing := fl.Bool("skip-missing-toolkit", true, "skip toolkit versions whose header is not installed, unless named with -version")
+	files := pathFlag{}
+	fl.Var(files, "file", "`VERSION=PATH` of the cuda.h of a file version, instead of the manifest's path (repeatable; also $GOCUDA_HEADER_<TAG>, e.g. GOCUDA_HEADER_CUDA12080)")
+	skipMissing := fl.Bool("skip-missing", true, "skip toolkit and file versions whose header is not on this machine, unless named with -version")
 	if err := fl.Parse(args); err != nil {
 		return 2
 	}
@@ -72,6 +101,22 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "fetch: %v\n", err)
 		return 2
+	}
+	filePaths := map[string]string{} // by version; the flag may name a tag
+	for name, path := range files {
+		v, err := m.Lookup(name)
+		switch {
+		case err != nil:
+		case v.Source.Kind != manifest.SourceFile:
+			err = fmt.Errorf("CUDA %s comes from a %s source, not a file", v.Version, v.Source.Kind)
+		case filePaths[v.Version] != "":
+			err = fmt.Errorf("CUDA %s given twice", v.Version)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "fetch: -file: %v\n", err)
+			return 2
+		}
+		filePaths[v.Version] = path
 	}
 	selected := m.Versions
 	named := map[string]bool{}
@@ -110,6 +155,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		case manifest.SourceToolkit:
 			o.path, o.err = importToolkit(v, *cudaHome)
 			o.skipped = errors.Is(o.err, errNoToolkit) && *skipMissing && !named[v.Version]
+		case manifest.SourceFile:
+			o.path, o.err = importFile(v, filePath(v, filePaths))
+			o.skipped = errors.Is(o.err, errNoFile) && *skipMissing && !named[v.Version]
 		case manifest.SourceDebian:
 			debs = append(debs, o)
 		}

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -17,6 +18,7 @@ import (
 const (
 	SourceDebian  = "debian"  // a Debian package, fetched with apt
 	SourceToolkit = "toolkit" // an installed CUDA toolkit ($CUDA_HOME)
+	SourceFile    = "file"    // a cuda.h at a fixed path on the machine that has it
 )
 
 // Manifest is the parsed headers/versions.json.
@@ -41,7 +43,9 @@ type Source struct {
 	Suite          string `json:"suite,omitempty"`
 	Component      string `json:"component,omitempty"`
 	PackageSHA256  string `json:"package_sha256,omitempty"`
-	Path           string `json:"path"` // inside the package, or relative to CUDA_HOME
+	// Path is inside the package (debian), relative to CUDA_HOME (toolkit),
+	// or absolute (file).
+	Path string `json:"path"`
 }
 
 var (
@@ -108,8 +112,13 @@ func (m *Manifest) validate() error {
 			if v.Source.Path == "" {
 				return fmt.Errorf("version %s: toolkit source needs path", v.Version)
 			}
+		case SourceFile:
+			// A relative path would depend on where fetch is run.
+			if !path.IsAbs(v.Source.Path) {
+				return fmt.Errorf("version %s: file source needs an absolute path", v.Version)
+			}
 		default:
-			return fmt.Errorf("version %s: unknown source kind %q (want %q or %q)", v.Version, v.Source.Kind, SourceDebian, SourceToolkit)
+			return fmt.Errorf("version %s: unknown source kind %q (want %q, %q or %q)", v.Version, v.Source.Kind, SourceDebian, SourceToolkit, SourceFile)
 		}
 	}
 	if !seen[m.Default] {
