@@ -7,11 +7,11 @@ TAGS        := $(shell sed -n 's/.*"tag": *"\(cuda[0-9]*\)".*/\1/p' headers/vers
 # Where GPU test binaries are built, to be carried to the GPU machine.
 GPU_BIN     ?= .gpu
 
-.PHONY: all headers generate check-generated fmt vet staticcheck unit test-race test-cgocheck2 fuzz cross-arm64 test gpu-bin bench-bin bench-report
+.PHONY: all headers generate api-diff check-generated fmt vet staticcheck unit test-race test-cgocheck2 fuzz cross-arm64 test gpu-bin bench-bin bench-report
 
 all: generate test
 
-## headers: fetch and verify every header of the matrix into the cache (Debian packages; a toolkit at $CUDA_HOME)
+## headers: fetch and verify every header of the matrix into the cache (Debian packages; a toolkit at $CUDA_HOME; a file at a fixed path, e.g. the cuda.h Triton bundles)
 headers:
 	$(GO) run ./headers/fetch
 
@@ -19,7 +19,11 @@ headers:
 generate: headers
 	$(GO) run ./gen -all
 
-## check-generated: regenerate in memory and fail on any difference from what is committed
+## api-diff: the API changes between two versions of the matrix (make api-diff FROM=12.4 TO=13.0)
+api-diff:
+	$(GO) run ./gen -diff $(FROM) $(TO)
+
+## check-generated: regenerate in memory and fail on any difference from what is committed (API_CHANGES.md included)
 check-generated: headers
 	$(GO) run ./gen -all -check
 
