@@ -7,7 +7,7 @@ TAGS        := $(shell sed -n 's/.*"tag": *"\(cuda[0-9]*\)".*/\1/p' headers/vers
 # Where GPU test binaries are built, to be carried to the GPU machine.
 GPU_BIN     ?= .gpu
 
-.PHONY: all headers generate api-diff check-generated fmt vet staticcheck unit test-race test-cgocheck2 fuzz cross-arm64 test gpu-bin bench-bin bench-report
+.PHONY: all headers generate api-diff check-generated tidy fmt vet staticcheck unit test-race test-cgocheck2 fuzz cross-arm64 test gpu-bin bench-bin bench-report
 
 all: generate test
 
@@ -26,6 +26,10 @@ api-diff:
 ## check-generated: regenerate in memory and fail on any difference from what is committed (API_CHANGES.md included)
 check-generated: headers
 	$(GO) run ./gen -all -check
+
+## tidy: fail if go.mod or go.sum is not what go mod tidy makes
+tidy:
+	$(GO) mod tidy -diff
 
 fmt:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "not gofmt-clean:"; echo "$$out"; exit 1; fi
@@ -62,8 +66,8 @@ cross-arm64:
 	@set -e; for t in "" $(TAGS); do echo "GOARCH=arm64 go vet -tags '$$t' ./..."; CGO_ENABLED=1 GOARCH=arm64 CC=$(ARM64_CC) $(GO) vet -tags "$$t" ./...; done
 	CGO_ENABLED=1 GOARCH=arm64 CC=$(ARM64_CC) $(GO) build ./...
 
-## test: everything CI runs: format, headers (so the layout tests run), vet and staticcheck per tag, tests per tag (cuda/ against the fake driver without a GPU), race, cgocheck2, a bounded fuzz of the generator, regenerate-and-diff, the arm64 cross-build
-test: fmt headers vet staticcheck unit test-race test-cgocheck2 fuzz check-generated cross-arm64
+## test: everything CI runs: format, go mod tidy, headers (so the layout tests run), vet and staticcheck per tag, tests per tag (cuda/ against the fake driver without a GPU), race, cgocheck2, a bounded fuzz of the generator, regenerate-and-diff, the arm64 cross-build
+test: fmt tidy headers vet staticcheck unit test-race test-cgocheck2 fuzz check-generated cross-arm64
 
 ## gpu-bin: build test binaries for the GPU machine into $(GPU_BIN)/ (ignored by git, carried by the device tool)
 gpu-bin:

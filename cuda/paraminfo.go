@@ -12,6 +12,8 @@ const maxParams = 32764
 // (cuFuncGetParamInfo, CUDA 12.4), and false where the driver cannot say:
 // a driver older than 12.4 lacks the function, and then launches go
 // unchecked. The call needs f's context current.
+//
+//cudriver:optional cuFuncGetParamInfo
 func paramSizes(f cu.CUfunction) ([]uint32, bool) {
 	var sizes []uint32
 	for i := range maxParams {

@@ -1,0 +1,4 @@
+// Command nocu does not use package cu.
+package main
+
+func main() {}

@@ -1,0 +1,5 @@
+//go:build cuda11080
+
+package main
+
+func newer() {}
