@@ -400,9 +400,10 @@ func (a *Args) Close() error {
 
 // Launch enqueues the kernel on s with cfg and args, converted as NewArgs
 // does (cuLaunchKernel). It returns once the launch is enqueued; errors of
-// the kernel's execution show at a later synchronization. It copies the
-// arguments to C memory at each call and allocates: loops that launch
-// often use NewArgs and LaunchArgs.
+// the kernel's execution show at a later synchronization. Up to 16
+// arguments it allocates nothing (the values the compiler can box without
+// allocating: numbers, *DeviceMemory); more are copied to C memory at each
+// call. NewArgs and LaunchArgs save the encoding too.
 func (k *Kernel) Launch(s *Stream, cfg LaunchConfig, args ...any) error {
 	const op = "Kernel.Launch"
 	if _, ok := k.module().peek(); !ok {
@@ -413,6 +414,9 @@ func (k *Kernel) Launch(s *Stream, cfg LaunchConfig, args ...any) error {
 	}
 	if err := checkConfig(op, cfg); err != nil {
 		return err
+	}
+	if len(args) <= maxLaunchValues {
+		return k.launchValues(op, s, cfg, args)
 	}
 	a, err := k.newArgs(op, args, false)
 	if err != nil {

@@ -308,3 +308,27 @@ func TestDim3(t *testing.T) {
 		}
 	}
 }
+
+// TestLaunchNoAlloc: Launch with Go values, up to 16 of them, allocates
+// nothing, and computes what LaunchArgs computes.
+func TestLaunchNoAlloc(t *testing.T) {
+	_, ctx := needGPU(t)
+	_, k := vectorAdd(t, ctx)
+	s, err := NewStream(ctx)
+	must(t, err)
+	defer s.Close()
+	const n = 256
+	a, b, c := vectorInputs(t, ctx, n)
+	cfg := LaunchConfig{Grid: Dim3{X: Blocks(n, 128)}, Block: Dim3{X: 128}}
+	count := uint32(n)
+	allocs := testing.AllocsPerRun(1000, func() {
+		if err := k.Launch(s, cfg, a, b, c, count); err != nil {
+			t.Fatal(err)
+		}
+	})
+	must(t, s.Synchronize())
+	if allocs != 0 {
+		t.Errorf("Launch with 4 Go values: %v allocations per launch, want 0", allocs)
+	}
+	checkSum(t, "Launch", c, n)
+}

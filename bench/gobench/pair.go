@@ -82,6 +82,17 @@ func runPair(ptx []byte) {
 	rk := k.Raw()
 	pair("launch_args", 200, 500, func() error { return cu.LaunchKernel(rk, 1, 1, 1, 1, 1, 1, 0, rs, params, nil) },
 		func() error { return k.LaunchArgs(s, one, args) })
+	pair("launch_values_1arg", 200, 500, func() error { return cu.LaunchKernel(rk, 1, 1, 1, 1, 1, 1, 0, rs, params, nil) },
+		func() error { return k.Launch(s, one, uint64(0)) })
+	k16, err := mod.Function("empty16")
+	must("Module.Function", err)
+	rk16 := k16.Raw()
+	params16 := (*unsafe.Pointer)(kernelArgs(16))
+	var z uint64
+	pair("launch_values_16arg", 200, 500, func() error { return cu.LaunchKernel(rk16, 1, 1, 1, 1, 1, 1, 0, rs, params16, nil) },
+		func() error {
+			return k16.Launch(s, one, z, z, z, z, z, z, z, z, z, z, z, z, z, z, z, z)
+		})
 	g, err := s.Capture(cuda.CaptureThreadLocal, func() error { return k.LaunchArgs(s, one, args) })
 	must("Stream.Capture", err)
 	defer g.Close()
