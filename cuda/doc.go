@@ -80,6 +80,15 @@
 // too large size) it returns 0, which every launch refuses rather than run
 // one block.
 //
+// # Completion
+//
+// Stream.Done returns a channel closed once the work enqueued so far has
+// completed, for a select; Stream.Then runs a Go function then, in stream
+// order; Stream.WaitIdle waits with a context.Context. None of them polls:
+// a host function of C (cuLaunchHostFunc) records the completion and wakes
+// a goroutine of this package, which exists only while completions are
+// pending, so no Go code ever runs on (or blocks) a driver thread.
+//
 // # Graphs
 //
 // Stream.BeginCapture and Stream.EndCapture (or Stream.Capture around a

@@ -3,6 +3,7 @@ package cuda_test
 import (
 	"fmt"
 	"log"
+	"time"
 	"unsafe"
 
 	"github.com/gocuda/gocuda/cuda"
@@ -202,4 +203,37 @@ func ExampleStream_WaitEvent() {
 	}
 	out := unsafe.Slice((*uint32)(host), words)
 	fmt.Println("first, last:", out[0], out[words-1])
+}
+
+// Wait for a stream in a select, beside a timeout, without polling; and
+// run Go code once the work before it is done.
+func ExampleStream_Done() {
+	ctx := primary()
+	defer ctx.Close()
+	s, err := cuda.NewStream(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer s.Close()
+	m, err := cuda.Alloc(ctx, 64<<20)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer m.Close()
+	if err := m.MemsetD8Async(s, 1); err != nil {
+		log.Fatal(err)
+	}
+	if err := s.Then(func() { fmt.Println("memset done") }); err != nil {
+		log.Fatal(err)
+	}
+	done, err := s.Done()
+	if err != nil {
+		log.Fatal(err)
+	}
+	select {
+	case <-done:
+		fmt.Println("stream idle")
+	case <-time.After(time.Second):
+		fmt.Println("still busy after a second")
+	}
 }

@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime"
 	"time"
@@ -244,10 +245,10 @@ func (s *Stream) Query() (idle bool, err error) {
 	return false, newError("Stream.Query", "cuStreamQuery", err)
 }
 
-// The polling backoff of WaitIdle: a few immediate retries catch short
-// work at once; after that the sleeps double up to a cap that bounds both
-// the added latency and the polling cost (a few thousand cheap queries a
-// second at worst).
+// The polling backoff of WaitIdle, for drivers without cuLaunchHostFunc: a
+// few immediate retries catch short work at once; after that the sleeps
+// double up to a cap that bounds both the added latency and the polling
+// cost (a few thousand cheap queries a second at worst).
 const (
 	waitSpins    = 8
 	waitMinSleep = 2 * time.Microsecond
@@ -260,8 +261,8 @@ const (
 // done. (It is not named SynchronizeContext because Context means a CUDA
 // context in this package.)
 //
-// It polls cuStreamQuery with backoff on the calling goroutine, so an
-// abandoned wait leaves nothing behind: no goroutine or thread stays
+// It does not poll: the driver reports the completion (Done), and the
+// calling goroutine waits in a select, so an abandoned wait leaves nothing
 // blocked in the driver. With a ctx that can never be done it is
 // Synchronize.
 func (s *Stream) WaitIdle(ctx context.Context) error {
@@ -270,8 +271,7 @@ func (s *Stream) WaitIdle(ctx context.Context) error {
 	if _, ok := h.peek(); !ok {
 		return closedError(op)
 	}
-	done := ctx.Done()
-	if done == nil {
+	if ctx.Done() == nil {
 		st, ok := h.enter()
 		if !ok {
 			return closedError(op)
@@ -280,6 +280,24 @@ func (s *Stream) WaitIdle(ctx context.Context) error {
 		h.exit()
 		return check(op, "cuStreamSynchronize", err)
 	}
+	if idle, err := s.Query(); err != nil || idle {
+		return err
+	}
+	done, err := s.Done()
+	if errors.Is(err, ErrMissingFunction) {
+		return s.pollIdle(ctx)
+	}
+	if err != nil {
+		return err
+	}
+	return s.waitDone(ctx, done)
+}
+
+// pollIdle is WaitIdle by polling cuStreamQuery with backoff.
+func (s *Stream) pollIdle(ctx context.Context) error {
+	const op = "Stream.WaitIdle"
+	h := s.handle()
+	done := ctx.Done()
 	var timer *time.Timer
 	sleep := waitMinSleep
 	for i := 0; ; i++ {
