@@ -332,3 +332,44 @@ func TestLaunchNoAlloc(t *testing.T) {
 	}
 	checkSum(t, "Launch", c, n)
 }
+
+// TestKernelOccupancy reads the vector add's attributes and sizes a launch
+// with the occupancy calls, then runs it and checks the result.
+func TestKernelOccupancy(t *testing.T) {
+	dev, ctx := needGPU(t)
+	_, k := vectorAdd(t, ctx)
+	a, err := k.Attributes()
+	must(t, err)
+	if a.MaxThreadsPerBlock < 128 || a.Registers <= 0 || a.BinaryVersion < 10 {
+		t.Fatalf("implausible attributes %+v", a)
+	}
+	block, minGrid, err := k.SuggestedBlockSize(0)
+	must(t, err)
+	if block <= 0 || block > a.MaxThreadsPerBlock || minGrid <= 0 {
+		t.Fatalf("SuggestedBlockSize = %d, %d", block, minGrid)
+	}
+	perSM, err := k.MaxActiveBlocksPerMultiprocessor(block, 0)
+	must(t, err)
+	if perSM < 1 {
+		t.Fatalf("MaxActiveBlocksPerMultiprocessor(%d) = %d", block, perSM)
+	}
+	optin, err := dev.Attribute(cu.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
+	must(t, err)
+	if err := k.SetMaxDynamicSharedMemory(optin + 1); !errors.Is(err, cu.CUDA_ERROR_INVALID_VALUE) {
+		t.Errorf("SetMaxDynamicSharedMemory past the device's %d bytes = %v, want an error before the driver", optin, err)
+	}
+	if optin > 48<<10 {
+		must(t, k.SetMaxDynamicSharedMemory(optin-a.SharedBytes))
+		if b, err := k.Attributes(); err != nil || b.MaxDynamicSharedBytes != optin-a.SharedBytes {
+			t.Errorf("after opting in: %+v, %v", b, err)
+		}
+	}
+	s, err := NewStream(ctx)
+	must(t, err)
+	defer s.Close()
+	const n = 100000
+	x, y, z := vectorInputs(t, ctx, n)
+	must(t, k.Launch(s, LaunchConfig{Grid: Dim3{X: Blocks(n, block)}, Block: Dim3{X: uint32(block)}}, x, y, z, uint32(n)))
+	must(t, s.Synchronize())
+	checkSum(t, "launch sized by SuggestedBlockSize", z, n)
+}

@@ -85,8 +85,13 @@ func run(ordinal, n int) error {
 		return err
 	}
 
+	// The block size that keeps the most threads of this kernel resident.
+	block, _, err := vadd.SuggestedBlockSize(0)
+	if err != nil {
+		return err
+	}
 	start := time.Now()
-	cfg := cuda.LaunchConfig{Grid: cuda.Dim3{X: cuda.Blocks(n, 256)}, Block: cuda.Dim3{X: 256}}
+	cfg := cuda.LaunchConfig{Grid: cuda.Dim3{X: cuda.Blocks(n, block)}, Block: cuda.Dim3{X: uint32(block)}}
 	if err := vadd.Launch(s, cfg, a, b, c, uint32(n)); err != nil {
 		return err
 	}
