@@ -64,7 +64,9 @@
 // ordinary Go memory after the buffer is closed or dropped; RegisterHost
 // page-locks memory from outside the Go heap (syscall.Mmap). Sizes that
 // overflow are errors before the driver. AllocAsync allocates in stream order (cuMemAllocAsync) on devices
-// with memory pools, and its last Close frees in that order.
+// with memory pools, and its last Close frees in that order. AllocFromPool
+// does the same from a MemPool of one's own (NewMemPool), with its release
+// threshold, trimming and usage counters; DefaultMemPool is the device's.
 //
 // # Modules and kernels
 //

@@ -53,6 +53,7 @@ type memState struct {
 	// stream is the stream of an AllocAsync allocation, on which the last
 	// Close frees it (cuMemFreeAsync); nil for Alloc.
 	stream *shared[streamState]
+	pool   *shared[poolState] // AllocFromPool's pool; nil otherwise
 }
 
 func (m *DeviceMemory) handle() *handle[memState] {
@@ -73,6 +74,7 @@ type LiveCounts struct {
 	DeviceMemory, HostBuffers int
 	Modules                   int
 	Graphs, GraphExecs        int
+	MemPools                  int
 	// Deferred counts the objects above whose destroy the driver refused
 	// and that wait for a retry (ErrDeferred).
 	Deferred int
@@ -87,6 +89,7 @@ func LiveObjects() LiveCounts {
 		DeviceMemory: int(liveDeviceMemory.Load()), HostBuffers: int(liveHostBuffers.Load()),
 		Modules: int(liveModules.Load()),
 		Graphs:  int(liveGraphs.Load()), GraphExecs: int(liveGraphExecs.Load()),
+		MemPools: int(liveMemPools.Load()),
 		Deferred: int(deferredCount.Load()),
 	}
 }
@@ -154,10 +157,26 @@ func AllocFrom[T Element](ctx *Context, src []T) (*DeviceMemory, error) {
 func AllocAsync(s *Stream, bytes int) (*DeviceMemory, error) {
 	const op = "AllocAsync"
 	if bytes <= 0 {
+		if _, ok := s.handle().peek(); !ok {
+			return nil, closedError(op)
+		}
 		return nil, invalidArg(op, "size %d is not positive", bytes)
 	}
+	return allocAsync(op, "cuMemAllocAsync", s, bytes, nil, func(p *cu.CUdeviceptr, st cu.CUstream) error {
+		return cu.MemAllocAsync(p, uint64(bytes), st)
+	})
+}
+
+// allocAsync is AllocAsync and AllocFromPool: alloc makes the allocation
+// on the stream, with the stream's context current. The memory holds a
+// reference on the stream, its context and, if not nil, pool (given to it:
+// released here on failure).
+func allocAsync(op, fn string, s *Stream, bytes int, pool *shared[poolState], alloc func(*cu.CUdeviceptr, cu.CUstream) error) (*DeviceMemory, error) {
 	sc, ok := s.handle().clone()
 	if !ok {
+		if pool != nil {
+			_ = pool.release()
+		}
 		return nil, closedError(op)
 	}
 	sst := &sc.val
@@ -167,15 +186,15 @@ func AllocAsync(s *Stream, bytes int) (*DeviceMemory, error) {
 	cc.acquire()
 	var p cu.CUdeviceptr
 	err := bind(op, cc.val.raw, func() error {
-		err := cu.MemAllocAsync(&p, uint64(bytes), sst.raw)
+		err := alloc(&p, sst.raw)
 		if err == nil {
 			return nil
 		}
 		p = 0
 		if pools, aerr := cc.val.dev.SupportsMemoryPools(); aerr == nil && !pools {
-			return newError(op, "cuMemAllocAsync", fmt.Errorf("%w: %w", ErrNoMemoryPools, err))
+			return newError(op, fn, fmt.Errorf("%w: %w", ErrNoMemoryPools, err))
 		}
-		return newError(op, "cuMemAllocAsync", err)
+		return newError(op, fn, err)
 	})
 	if err != nil {
 		if p != 0 { // allocated, then the context's pop failed: nobody owns it
@@ -183,10 +202,13 @@ func AllocAsync(s *Stream, bytes int) (*DeviceMemory, error) {
 		}
 		_ = cc.release()
 		_ = sc.release()
+		if pool != nil {
+			_ = pool.release()
+		}
 		return nil, err
 	}
 	core := newShared(&liveDeviceMemory, destroyDeviceMemory, dropDeviceMemory)
-	core.val.ptr, core.val.size, core.val.stream = p, bytes, sc
+	core.val.ptr, core.val.size, core.val.stream, core.val.pool = p, bytes, sc, pool
 	core.val.ctx.core = cc
 	return newDeviceMemoryHandle(core), nil
 }
@@ -218,6 +240,11 @@ func dropDeviceMemory(st *memState) error {
 	var err error
 	if st.stream != nil {
 		err = st.stream.release()
+	}
+	if st.pool != nil {
+		if perr := st.pool.release(); err == nil {
+			err = perr
+		}
 	}
 	if cerr := st.ctx.release(); err == nil {
 		err = cerr

@@ -38,6 +38,7 @@ func handleValues() []struct {
 		{"Args", (*Args)(nil), new(Args)},
 		{"Graph", (*Graph)(nil), new(Graph)},
 		{"GraphExec", (*GraphExec)(nil), new(GraphExec)},
+		{"MemPool", (*MemPool)(nil), new(MemPool)},
 	}
 }
 
@@ -120,9 +121,10 @@ func handleFuncCalls(t *testing.T) map[string][]error {
 		m    *DeviceMemory
 		h    *HostBuffer[float32]
 		args *Args
+		pool *MemPool
 	}{
 		{},
-		{new(Context), new(Stream), new(Event), new(DeviceMemory), new(HostBuffer[float32]), new(Args)},
+		{new(Context), new(Stream), new(Event), new(DeviceMemory), new(HostBuffer[float32]), new(Args), new(MemPool)},
 	} {
 		add("NewStream", second(NewStream(z.ctx)))
 		add("NewStreamWithPriority", second(NewStreamWithPriority(z.ctx, 0)))
@@ -145,6 +147,7 @@ func handleFuncCalls(t *testing.T) map[string][]error {
 		add("EnablePeerAccess", EnablePeerAccess(z.ctx, z.ctx))
 		add("DisablePeerAccess", DisablePeerAccess(z.ctx, z.ctx))
 		add("SetArg", SetArg(z.args, 0, int32(1)))
+		add("AllocFromPool", second(AllocFromPool(z.s, z.pool, 16)))
 	}
 	return calls
 }
