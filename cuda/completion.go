@@ -106,6 +106,16 @@ func (s *Stream) enqueueCompletion(op string, c completion) error {
 	if err != nil {
 		return newError(op, "cuLaunchHostFunc", err)
 	}
+	// In a capture the host function would become a graph node, run once
+	// per launch of the graph, or never.
+	var status cu.CUstreamCaptureStatus
+	if err := cu.StreamIsCapturing(st.raw, &status); err != nil {
+		return newError(op, "cuStreamIsCapturing", err)
+	}
+	if status != cu.CU_STREAM_CAPTURE_STATUS_NONE {
+		return &Error{Op: op, Result: cu.CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, Err: fmt.Errorf(
+			"the stream is capturing into a graph: a completion cannot be captured: %w", cu.CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED)}
+	}
 	completions.Lock()
 	if err := openCompletionPipe(); err != nil {
 		completions.Unlock()
@@ -114,16 +124,20 @@ func (s *Stream) enqueueCompletion(op string, c completion) error {
 	completions.next++
 	token := completions.next
 	completions.pending[token] = c
+	completions.Unlock()
+	r := C.gocuda_enqueue_done(C.uintptr_t(fn), C.uintptr_t(st.raw), C.uint64_t(token))
+	completions.Lock()
+	defer completions.Unlock()
+	if r != 0 {
+		delete(completions.pending, token)
+		return newError(op, "cuLaunchHostFunc", cu.CUresult(r))
+	}
+	// The dispatcher starts only for a token the driver will complete: one
+	// started for a launch that then failed would wait on the pipe for
+	// nothing. A running one does not exit while token is pending.
 	if !completions.running {
 		completions.running = true
-		go dispatchCompletions(completions.pipe)
-	}
-	completions.Unlock()
-	if r := C.gocuda_enqueue_done(C.uintptr_t(fn), C.uintptr_t(st.raw), C.uint64_t(token)); r != 0 {
-		completions.Lock()
-		delete(completions.pending, token)
-		completions.Unlock()
-		return newError(op, "cuLaunchHostFunc", cu.CUresult(r))
+		go dispatchCompletions(completions.pipe, nil)
 	}
 	return nil
 }
@@ -146,13 +160,15 @@ func openCompletionPipe() error {
 	return nil
 }
 
-// dispatchCompletions delivers completed tokens until none is pending.
-// Functions run here, one after another, in the order their streams
-// reached them; a panic in one ends the program from this goroutine, as
-// a panic in any goroutine does, and never reaches the driver.
-func dispatchCompletions(pipe *os.File) {
+// dispatchCompletions delivers completed tokens, first carry, until none
+// is pending. Functions run here, one after another, in the order their
+// streams reached them; a panic in one ends the program from this
+// goroutine, as a panic in any goroutine does, and never reaches the
+// driver.
+func dispatchCompletions(pipe *os.File, carry []uint64) {
 	var buf [64]byte
 	var tokens [256]uint64
+	deliverAll(carry)
 	for {
 		completions.Lock()
 		if len(completions.pending) == 0 {
@@ -169,21 +185,40 @@ func dispatchCompletions(pipe *os.File) {
 			if n == 0 {
 				break
 			}
-			for _, t := range tokens[:n] {
-				completions.Lock()
-				c, ok := completions.pending[t]
-				delete(completions.pending, t)
-				completions.Unlock()
-				switch {
-				case !ok:
-				case c.done != nil:
-					close(c.done)
-				case c.fn != nil:
-					c.fn()
-				}
-			}
+			deliverAll(tokens[:n])
 		}
 	}
+}
+
+// deliverAll delivers the completions of tokens, in order.
+func deliverAll(tokens []uint64) {
+	for i, t := range tokens {
+		completions.Lock()
+		c, ok := completions.pending[t]
+		delete(completions.pending, t)
+		completions.Unlock()
+		switch {
+		case !ok:
+		case c.done != nil:
+			close(c.done)
+		case c.fn != nil:
+			runCompletion(c.fn, tokens[i+1:])
+		}
+	}
+}
+
+// runCompletion runs fn. If fn ends the dispatcher's goroutine instead of
+// returning (runtime.Goexit, as t.FailNow does), a new dispatcher takes
+// over the tokens still to deliver, so later completions are not lost.
+func runCompletion(fn func(), rest []uint64) {
+	returned := false
+	defer func() {
+		if !returned {
+			go dispatchCompletions(completions.pipe, append([]uint64(nil), rest...))
+		}
+	}()
+	fn()
+	returned = true
 }
 
 // Then enqueues fn to run once the work enqueued on s so far has completed
@@ -193,6 +228,7 @@ func dispatchCompletions(pipe *os.File) {
 // earlier completions. Keep it short; start a goroutine for long work. A
 // panic in fn ends the program, from that goroutine. Work enqueued before
 // the stream's last Close still completes, and its functions still run.
+// A stream capturing into a graph refuses it (CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED).
 func (s *Stream) Then(fn func()) error {
 	const op = "Stream.Then"
 	if fn == nil {

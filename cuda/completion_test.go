@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gocuda/gocuda/cuda/cudatest"
+	"github.com/gocuda/gocuda/generated/cu"
 )
 
 // busyStream returns a stream with a memset of size bytes to v enqueued,
@@ -166,4 +167,48 @@ func TestThenRefusesNilAndClosed(t *testing.T) {
 	if _, err := s.Done(); !errors.Is(err, ErrClosed) {
 		t.Errorf("Done on a closed stream = %v, want ErrClosed", err)
 	}
+}
+
+// TestThenGoexitKeepsDelivering: a function that ends its goroutine
+// (runtime.Goexit, as t.FailNow does) does not stop later completions.
+func TestThenGoexitKeepsDelivering(t *testing.T) {
+	_, ctx := needGPU(t)
+	s, _ := busyStream(t, ctx, 1<<20, 1)
+	must(t, s.Then(func() { runtime.Goexit() }))
+	ran := make(chan struct{})
+	must(t, s.Then(func() { close(ran) }))
+	done, err := s.Done()
+	must(t, err)
+	for _, ch := range []<-chan struct{}{ran, done} {
+		select {
+		case <-ch:
+		case <-time.After(10 * time.Second):
+			t.Fatal("a completion after a Goexit was never delivered")
+		}
+	}
+	noDispatcher(t)
+}
+
+// TestCompletionRefusedInCapture: a completion would become a graph node,
+// run once per launch or never: a capturing stream refuses it, and nothing
+// is left pending.
+func TestCompletionRefusedInCapture(t *testing.T) {
+	_, ctx := needGPU(t)
+	s, err := NewStream(ctx)
+	must(t, err)
+	defer s.Close()
+	var thenErr, doneErr error
+	g, err := s.Capture(CaptureThreadLocal, func() error {
+		thenErr = s.Then(func() {})
+		_, doneErr = s.Done()
+		return nil
+	})
+	must(t, err)
+	must(t, g.Close())
+	for what, err := range map[string]error{"Then": thenErr, "Done": doneErr} {
+		if !errors.Is(err, cu.CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED) {
+			t.Errorf("%s during a capture = %v, want CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED", what, err)
+		}
+	}
+	noDispatcher(t)
 }

@@ -13,8 +13,9 @@ import (
 // the object still exists: cuMemFree during a stream capture, say. The
 // object is not forgotten: it stays counted by LiveObjects, Close on the
 // same handle returns the error again, and its destroy is retried when a
-// capture ends (Stream.EndCapture), before every later destroy, and by
-// RetryDeferred. The error matches the driver's result too.
+// capture ends (Stream.EndCapture) and by RetryDeferred. (Not by other
+// destroys: one made on a thread that is capturing in thread-local mode
+// would break that capture.) The error matches the driver's result too.
 var ErrDeferred = errors.New("destroy refused by the driver: the object is kept and its destroy retried later")
 
 type deferredError struct{ err error }
@@ -68,8 +69,8 @@ func deferDestroy[T any](c *shared[T], err error) error {
 	return e
 }
 
-// retryDeferred is RetryDeferred for the destroy paths: one atomic load
-// when nothing waits.
+// retryDeferred is RetryDeferred for EndCapture: one atomic load when
+// nothing waits.
 func retryDeferred() {
 	if deferredCount.Load() != 0 {
 		RetryDeferred()

@@ -12,8 +12,9 @@
 // last handle is closed. So two subsystems can enqueue on one stream and
 // each close its own handle when done.
 //
-// Every method that reaches the driver holds its handles for the whole
-// driver call, as the standard library's file descriptors do: Close waits
+// Every method that reaches the driver holds its handles (the receiver and
+// the handles it is given, kernel arguments aside: see Kernel.Launch) for
+// the whole driver call, as the standard library's file descriptors do: Close waits
 // for the calls in flight on the same handle (a Synchronize, say) before it
 // gives its reference back, so an object is never destroyed under a call,
 // and a call that starts after Close returns an error matching ErrClosed
@@ -31,8 +32,7 @@
 // during a stream capture, say), the object is not forgotten: Close returns
 // an error matching ErrDeferred and the driver's result, LiveObjects keeps
 // counting it (and its Deferred field says how many wait), and the destroy
-// is retried when a capture ends, before later destroys, and by
-// RetryDeferred.
+// is retried when a capture ends and by RetryDeferred.
 //
 // A Stream or Event (and every other object made in a context) holds a
 // reference on its Context, released after the object is destroyed: a

@@ -57,11 +57,10 @@ func (c *shared[T]) release() error {
 	case n > 0:
 		return nil
 	case n < 0:
-		// Only reachable through a bug in this package: every path that
-		// releases first wins a closed bit.
+		// Only reachable through a bug in this package: every reference
+		// is given back once (a handle's after winning its closed bit).
 		panic("cuda: reference count below zero")
 	}
-	retryDeferred()
 	return c.finish()
 }
 
@@ -73,6 +72,24 @@ func (c *shared[T]) finish() error {
 	if err != nil && stillHeld(err) {
 		return deferDestroy(c, err)
 	}
+	return c.gone(err)
+}
+
+// retry is finish for an object waiting in the deferred list: it reports
+// whether the object is gone now. What its drop reports (a context's own
+// destroy) has nobody to go to.
+func (c *shared[T]) retry() bool {
+	err := c.destroy(&c.val)
+	if err != nil && stillHeld(err) {
+		return false
+	}
+	_ = c.gone(err)
+	return true
+}
+
+// gone accounts for an object the driver no longer holds and gives back
+// what it held; it returns err, or drop's error if err is nil.
+func (c *shared[T]) gone(err error) error {
 	if c.deferred.Load() != nil {
 		c.deferred.Store(nil)
 	}
@@ -83,21 +100,6 @@ func (c *shared[T]) finish() error {
 		}
 	}
 	return err
-}
-
-// retry is finish for an object waiting in the deferred list: it reports
-// whether the object is gone now.
-func (c *shared[T]) retry() bool {
-	err := c.destroy(&c.val)
-	if err != nil && stillHeld(err) {
-		return false
-	}
-	c.deferred.Store(nil)
-	c.live.Add(-1)
-	if c.drop != nil {
-		_ = c.drop(&c.val) // a context's own destroy error: nobody to report it to
-	}
-	return true
 }
 
 // handle.ops holds two flags and, below them, the number of calls in

@@ -403,7 +403,9 @@ func (a *Args) Close() error {
 // the kernel's execution show at a later synchronization. Up to 16
 // arguments it allocates nothing (the values the compiler can box without
 // allocating: numbers, *DeviceMemory); more are copied to C memory at each
-// call. NewArgs and LaunchArgs save the encoding too.
+// call. NewArgs and LaunchArgs save the encoding too. A *DeviceMemory
+// argument gives its address and is not held: as with any work enqueued,
+// the memory must stay allocated until the kernel has run.
 func (k *Kernel) Launch(s *Stream, cfg LaunchConfig, args ...any) error {
 	const op = "Kernel.Launch"
 	if _, ok := k.module().peek(); !ok {

@@ -86,8 +86,8 @@ func checkNothingLeaked() int {
 		fmt.Fprintf(os.Stderr, "cuda tests: the fake driver holds objects after every test: %s\n", diff)
 		return 1
 	}
-	if c, s, e := LiveHandles(); c+s+e != 0 {
-		fmt.Fprintf(os.Stderr, "cuda tests: live handles after every test: contexts %d, streams %d, events %d\n", c, s, e)
+	if n := LiveObjects(); n != (LiveCounts{}) {
+		fmt.Fprintf(os.Stderr, "cuda tests: driver objects still held after every test: %+v\n", n)
 		return 1
 	}
 	return 0

@@ -378,6 +378,57 @@ func TestDeferredDestroyInThreadLocalCapture(t *testing.T) {
 	}
 }
 
+// TestDeferredRetryLeavesOtherCapturesAlone: a destroy deferred by one
+// goroutine's thread-local capture is not retried by the Close another
+// goroutine makes inside a capture of its own, which would break it.
+func TestDeferredRetryLeavesOtherCapturesAlone(t *testing.T) {
+	_, ctx := needGPU(t)
+	a, err := NewStream(ctx)
+	must(t, err)
+	defer a.Close()
+	b, err := NewStream(ctx)
+	must(t, err)
+	defer b.Close()
+	m, err := Alloc(ctx, 4096)
+	must(t, err)
+	before := LiveObjects()
+	deferredIn, other := make(chan struct{}), make(chan struct{})
+	var aErr error
+	go func() {
+		ga, err := a.Capture(CaptureThreadLocal, func() error {
+			aErr = m.Close() // refused: kept for a retry
+			close(deferredIn)
+			<-other
+			return nil
+		})
+		if ga != nil {
+			_ = ga.Close()
+		}
+		if err != nil && aErr == nil {
+			aErr = err
+		}
+	}()
+	<-deferredIn
+	e, err := NewEvent(ctx)
+	must(t, err)
+	gb, err := b.Capture(CaptureThreadLocal, func() error { return e.Close() })
+	close(other)
+	if err != nil {
+		t.Fatalf("a capture closing an event while another goroutine's free waits: %v", err)
+	}
+	must(t, gb.Close())
+	if !errors.Is(aErr, ErrDeferred) {
+		t.Fatalf("Close inside the first capture = %v, want ErrDeferred", aErr)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for LiveObjects().Deferred != before.Deferred && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond) // the first capture's EndCapture retries it
+	}
+	if got := LiveObjects(); got.Deferred != 0 || got.DeviceMemory != before.DeviceMemory-1 {
+		t.Fatalf("after both captures: %+v (before %+v)", got, before)
+	}
+}
+
 func TestBlocksNeverWrong(t *testing.T) {
 	for _, c := range []struct {
 		n, size int
