@@ -12,9 +12,13 @@ import (
 
 // Build turns a parsed header into the model. Only declarations made in the
 // header itself are taken; system headers contribute types by their C kind.
-func Build(h *Header) (*Module, error) {
+func Build(h *Header) (*Module, error) { return buildLib(h, cuLib.prefix) }
+
+// buildLib builds the model of the functions named prefix*.
+func buildLib(h *Header, prefix string) (*Module, error) {
 	b := &builder{
 		h:         h,
+		prefix:    prefix,
 		canonical: map[string]string{},
 		records:   map[string]*Record{},
 		enums:     map[string]*Enum{},
@@ -27,7 +31,8 @@ func Build(h *Header) (*Module, error) {
 }
 
 type builder struct {
-	h *Header
+	h      *Header
+	prefix string // of the functions bound: "cu"
 	// canonical maps a tag key ("struct CUuuid_st") or an anonymous
 	// specifier's key to the Go name of the type it defines.
 	canonical map[string]string
@@ -75,7 +80,7 @@ func (b *builder) run() error {
 			switch {
 			case decl.IsTypename():
 				b.typedef(d, decl)
-			case strings.HasPrefix(decl.Name(), "cu"):
+			case strings.HasPrefix(decl.Name(), b.prefix):
 				if ft, ok := decl.Type().(*cc.FunctionType); ok && !seenFn[decl.Name()] {
 					seenFn[decl.Name()] = true
 					b.function(decl.Name(), ft)

@@ -50,7 +50,7 @@ func (x *typeIndex) cParam(p Param, name string) (cParam, error) {
 }
 
 // emitFuncs writes the cgo preamble and one Go wrapper per function.
-func emitFuncs(f *jen.File, m *Module, x *typeIndex, since map[string]string, oldest string, byAddress map[string]bool) error {
+func emitFuncs(f *jen.File, l *library, m *Module, x *typeIndex, since map[string]string, oldest string, byAddress map[string]bool, sonames []string) error {
 	var pre strings.Builder
 	pre.WriteString("#include <stdint.h>\n")
 	records := &cRecords{x: x, done: map[string]bool{}}
@@ -75,9 +75,11 @@ func emitFuncs(f *jen.File, m *Module, x *typeIndex, since map[string]string, ol
 		if err != nil {
 			return fmt.Errorf("%s: %w", fn.Symbol, err)
 		}
-		isResult := fn.Result.Kind == Named && fn.Result.Name == "CUresult"
+		isResult := fn.Result.Kind == Named && fn.Result.Name == l.result
 		cres := ""
 		switch {
+		case res.kind == Pointer:
+			cres = "void*"
 		case res.enum != nil:
 			cres = res.enum.Type
 		case res.kind == Basic:
@@ -118,12 +120,15 @@ func emitFuncs(f *jen.File, m *Module, x *typeIndex, since map[string]string, ol
 			cres, tramp, strings.Join(append([]string{"uintptr_t fn"}, sig...), ", "),
 			ret, cres, strings.Join(ptypes, ", "), strings.Join(call, ", "))
 
-		table = append(table, jen.Values(jen.Dict{
-			jen.Id("api"):       jen.Lit(fn.Name),
-			jen.Id("symbol"):    jen.Lit(fn.Symbol),
-			jen.Id("since"):     jen.Lit(since[fn.Symbol]),
-			jen.Id("byAddress"): jen.Lit(byAddress[fn.Symbol]),
-		}))
+		entry := jen.Dict{
+			jen.Id("api"):    jen.Lit(fn.Name),
+			jen.Id("symbol"): jen.Lit(fn.Symbol),
+			jen.Id("since"):  jen.Lit(since[fn.Symbol]),
+		}
+		if l.getProcAddress {
+			entry[jen.Id("byAddress")] = jen.Lit(byAddress[fn.Symbol])
+		}
+		table = append(table, jen.Values(entry))
 
 		// Go wrapper.
 		var params, args []jen.Code
@@ -133,28 +138,48 @@ func emitFuncs(f *jen.File, m *Module, x *typeIndex, since map[string]string, ol
 			args = append(args, cp.arg)
 		}
 		callC := jen.Qual("C", tramp).Call(args...)
-		goFn := funcName(fn.Name)
+		goFn := l.funcName(fn.Name)
 		introduced := "introduced in CUDA " + since[fn.Symbol]
 		if since[fn.Symbol] == oldest {
 			introduced = "present since CUDA " + oldest + " (the oldest version of the matrix) or earlier"
 		}
-		f.Commentf("%s calls %s, bound to the driver symbol %s; %s.", goFn, fn.Name, fn.Symbol, introduced)
-		f.Commentf("Reference: https://docs.nvidia.com/cuda/cuda-driver-api/ (%s).", fn.Name)
+		f.Commentf("%s calls %s, bound to the %s %s; %s.", goFn, fn.Name, l.what, fn.Symbol, introduced)
+		f.Commentf("Reference: %s (%s).", l.reference, fn.Name)
 		missing := jen.If(jen.Id("fn").Op("==").Lit(0)).Block(jen.Return(jen.Id("missing").Call(jen.Lit(i))))
 		switch {
 		case isResult:
 			f.Func().Id(goFn).Params(params...).Error().Block(
 				jen.Id("fn").Op(":=").Id("proc").Call(jen.Lit(i)),
 				missing,
-				jen.Return(jen.Id("resultError").Call(jen.Id("CUresult").Call(callC))),
+				jen.Return(jen.Id("resultError").Call(jen.Id(l.result).Call(callC))),
+			)
+		case res.kind == Pointer:
+			// A pointer the library owns (nvrtcGetErrorString's static
+			// text): the error says only whether the call could be made.
+			gt, err := x.goType(fn.Result)
+			if err != nil {
+				return fmt.Errorf("%s: %w", fn.Symbol, err)
+			}
+			f.Func().Id(goFn).Params(params...).Params(gt, jen.Error()).Block(
+				jen.Id("fn").Op(":=").Id("proc").Call(jen.Lit(i)),
+				jen.If(jen.Id("fn").Op("==").Lit(0)).Block(jen.Return(jen.Nil(), jen.Id("missing").Call(jen.Lit(i)))),
+				jen.Return(jen.Parens(gt).Call(callC), jen.Nil()),
 			)
 		default:
-			return fmt.Errorf("%s: only functions returning CUresult are supported, not %v", fn.Symbol, fn.Result)
+			return fmt.Errorf("%s: only functions returning %s or a pointer are supported, not %v", fn.Symbol, l.result, fn.Result)
 		}
 	}
 	f.CgoPreamble(pre.String() + records.text.String() + bodies.String())
 	f.Comment("headerVersion is CUDA_VERSION of the header these bindings come from.")
 	f.Const().Id("headerVersion").Op("=").Lit(m.CUDAVersion)
+	if sonames != nil {
+		f.Comment("libraryNames are the names of the library this version ships, for dlopen, in order.")
+		var names []jen.Code
+		for _, n := range sonames {
+			names = append(names, jen.Lit(n))
+		}
+		f.Var().Id("libraryNames").Op("=").Index().String().Values(names...)
+	}
 	f.Comment("procTable lists the bound functions; procAddrs holds their resolved entry points.")
 	f.Var().Id("procTable").Op("=").Index(jen.Op("...")).Id("procInfo").Values(table...)
 	f.Var().Id("procAddrs").Index(jen.Len(jen.Id("procTable"))).Uintptr()

@@ -144,3 +144,53 @@ func TestBuildConstraintsExclusive(t *testing.T) {
 		}
 	}
 }
+
+// TestLibraryConstraintsExclusive: for every library and every subset of
+// the matrix's tags, exactly one of the library's version files compiles,
+// and it is the newest version with the header at or below the version
+// package cu selects (the oldest with it, below every one).
+func TestLibraryConstraintsExclusive(t *testing.T) {
+	m, err := manifest.Load(filepath.Join("..", "headers", "versions.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tags []string
+	for _, v := range m.Versions {
+		tags = append(tags, v.Tag)
+	}
+	for _, l := range libraries {
+		provs := l.providers(m)
+		if len(provs) == 0 {
+			continue
+		}
+		for mask := 0; mask < 1<<len(tags); mask++ {
+			set := map[string]bool{}
+			for i, tag := range tags {
+				if mask&(1<<i) != 0 {
+					set[tag] = true
+				}
+			}
+			var cuSel manifest.Version
+			for _, v := range m.Versions {
+				if evalConstraint(buildConstraint(m, v), set) {
+					cuSel = v
+				}
+			}
+			want := provs[0].Version
+			for _, p := range provs {
+				if p.Number() <= cuSel.Number() {
+					want = p.Version
+				}
+			}
+			var chosen []string
+			for _, p := range provs {
+				if evalConstraint(l.constraint(m, p), set) {
+					chosen = append(chosen, p.Version)
+				}
+			}
+			if len(chosen) != 1 || chosen[0] != want {
+				t.Errorf("%s: tags %v select %v, want %s", l.pkg, set, chosen, want)
+			}
+		}
+	}
+}

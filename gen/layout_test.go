@@ -155,9 +155,10 @@ func gccLayout(t *testing.T, gcc string, header []byte, mod *Module) map[string]
 	return got
 }
 
-// TestFunctionsAgainstGCC counts the cu* functions of each cached real
-// header a second way, with gcc's own list of the prototypes it saw
-// (-aux-info), and requires the model to bind exactly that set.
+// TestFunctionsAgainstGCC counts the functions of each cached real header
+// of every library (cu* in cuda.h, nvrtc* in nvrtc.h, …) a second way, with
+// gcc's own list of the prototypes it saw (-aux-info), and requires the
+// model to bind exactly that set.
 func TestFunctionsAgainstGCC(t *testing.T) {
 	gcc, err := exec.LookPath("gcc")
 	if err != nil {
@@ -167,55 +168,60 @@ func TestFunctionsAgainstGCC(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	proto := regexp.MustCompile(`\b(cu[A-Za-z0-9_]+) \(`)
-	for _, v := range m.Versions {
-		t.Run(v.Version, func(t *testing.T) {
-			src, path, err := v.ReadHeader()
-			if errors.Is(err, manifest.ErrNotCached) {
-				t.Skipf("CUDA %s header not cached (make headers)", v.Version)
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			aux := filepath.Join(t.TempDir(), "aux.txt")
-			if out, err := exec.Command(gcc, "-fsyntax-only", "-aux-info", aux, "-x", "c", path).CombinedOutput(); err != nil {
-				t.Fatalf("gcc: %v\n%s", err, out)
-			}
-			data, err := os.ReadFile(aux)
-			if err != nil {
-				t.Fatal(err)
-			}
-			want := map[string]bool{}
-			for _, line := range strings.Split(string(data), "\n") {
-				// Each line starts with a comment naming the file that declared it.
-				if strings.HasPrefix(line, "/* "+path) {
-					for _, m := range proto.FindAllStringSubmatch(line, -1) {
-						want[m[1]] = true
+	for _, l := range libraries {
+		proto := regexp.MustCompile(`\b(` + l.prefix + `[A-Za-z0-9_]+) \(`)
+		for _, v := range l.providers(m) {
+			t.Run(l.pkg+"/"+v.Version, func(t *testing.T) {
+				src, path, err := l.readHeader(v)
+				if errors.Is(err, manifest.ErrNotCached) {
+					t.Skipf("CUDA %s %s not cached (make headers)", v.Version, l.header)
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				aux := filepath.Join(t.TempDir(), "aux.txt")
+				if out, err := exec.Command(gcc, "-fsyntax-only", "-aux-info", aux, "-x", "c", path).CombinedOutput(); err != nil {
+					t.Fatalf("gcc: %v\n%s", err, out)
+				}
+				data, err := os.ReadFile(aux)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := map[string]bool{}
+				for _, line := range strings.Split(string(data), "\n") {
+					// Each line starts with a comment naming the file that declared it.
+					if strings.HasPrefix(line, "/* "+path) {
+						for _, m := range proto.FindAllStringSubmatch(line, -1) {
+							want[m[1]] = true
+						}
 					}
 				}
-			}
-			mod, err := Model(src)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got := map[string]bool{}
-			for _, f := range mod.Functions {
-				got[f.Symbol] = true
-			}
-			for _, e := range mod.Excluded {
-				got[e.Symbol] = true
-			}
-			for s := range want {
-				if !got[s] {
-					t.Errorf("gcc declares %s; the model does not have it", s)
+				mod, err := modelOf(l, src)
+				if err != nil {
+					t.Fatal(err)
 				}
-			}
-			for s := range got {
-				if !want[s] {
-					t.Errorf("the model has %s; gcc does not declare it", s)
+				got := map[string]bool{}
+				for _, f := range mod.Functions {
+					got[f.Symbol] = true
 				}
-			}
-			t.Logf("CUDA %s: gcc declares %d cu* functions; %d bound, %d excluded", v.Version, len(want), len(mod.Functions), len(mod.Excluded))
-		})
+				for _, e := range mod.Excluded {
+					got[e.Symbol] = true
+				}
+				for s := range want {
+					if !got[s] {
+						t.Errorf("gcc declares %s; the model does not have it", s)
+					}
+				}
+				for s := range got {
+					if !want[s] {
+						t.Errorf("the model has %s; gcc does not declare it", s)
+					}
+				}
+				if len(want) == 0 {
+					t.Errorf("gcc declares no %s* function in %s", l.prefix, path)
+				}
+				t.Logf("CUDA %s %s: gcc declares %d %s* functions; %d bound, %d excluded", v.Version, l.header, len(want), l.prefix, len(mod.Functions), len(mod.Excluded))
+			})
+		}
 	}
 }

@@ -92,75 +92,138 @@ func run(args []string) error {
 	}
 	sort.Slice(todo, func(i, j int) bool { return todo[i].Number() < todo[j].Number() })
 
-	hw, err := readHandwritten(*out)
+	dirs := map[string]map[string]Output{}
+	owners := map[string]*library{}
+	for _, l := range libraries {
+		dir := *out
+		if l != cuLib {
+			// Every other library's package sits next to package cu.
+			dir = filepath.Join(filepath.Dir(*out), l.pkg)
+		}
+		outputs, err := generateLibrary(l, m, todo, dir, *all)
+		if err != nil {
+			return err
+		}
+		if len(outputs) > 0 {
+			dirs[dir], owners[dir] = outputs, l
+		}
+	}
+	if *check {
+		var errs []string
+		for _, l := range libraries {
+			for dir, o := range dirs {
+				if owners[dir] == l {
+					if err := checkOutputsOf(l, dir, o); err != nil {
+						errs = append(errs, err.Error())
+					}
+				}
+			}
+		}
+		if len(errs) > 0 {
+			return errors.New(strings.Join(errs, "\n"))
+		}
+		return nil
+	}
+	return writeAll(dirs, owners)
+}
+
+// generateLibrary makes the files of library l for the versions todo, in
+// ascending order, into outputs by tag. A version without the library's
+// header is left out; package cu needs at least one header, the others
+// skip what is not cached.
+func generateLibrary(l *library, m *manifest.Manifest, todo []manifest.Version, out string, all bool) (map[string]Output, error) {
+	hw, err := readHandwritten(out)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	outputs := map[string]Output{} // by tag
 	produced := map[string][]string{}
 	apis := map[string]*API{} // by tag, of the versions generated
 	for _, v := range todo {
+		if !l.provides(v) {
+			continue
+		}
 		start := time.Now()
-		src, path, err := v.ReadHeader()
-		if errors.Is(err, manifest.ErrNotCached) && *all {
-			fmt.Printf("CUDA %s (%s): skipped, header not cached at %s\n", v.Version, v.Tag, path)
+		src, path, err := l.readHeader(v)
+		if errors.Is(err, manifest.ErrNotCached) && (all || l != cuLib) {
+			fmt.Printf("CUDA %s (%s): %s skipped, header not cached at %s\n", v.Version, v.Tag, l.header, path)
 			continue
 		}
 		if err != nil {
-			return err
+			return nil, err
 		}
-		earlier, err := earlierSymbols(m, v, *out, produced)
+		earlier, err := earlierSymbols(l, m, v, out, produced)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		mod, err := Model(src)
+		mod, err := modelOf(l, src)
 		if err != nil {
-			return fmt.Errorf("CUDA %s: %w", v.Version, err)
+			return nil, fmt.Errorf("CUDA %s: %w", v.Version, err)
 		}
-		if mod.CUDAVersion != v.Number() {
-			return fmt.Errorf("CUDA %s: header at %s says CUDA_VERSION %d", v.Version, path, mod.CUDAVersion)
+		if l == cuLib && mod.CUDAVersion != v.Number() {
+			return nil, fmt.Errorf("CUDA %s: header at %s says CUDA_VERSION %d", v.Version, path, mod.CUDAVersion)
 		}
-		o, err := Generate(m, v, v.SHA256, mod, earlier, hw)
+		if l != cuLib {
+			// A library header has no CUDA_VERSION: it is the version of
+			// the matrix it comes with.
+			mod.CUDAVersion = v.Number()
+		}
+		sum := v.SHA256
+		if h, ok := v.Header(l.header); ok {
+			sum = h.SHA256
+		}
+		o, err := l.generate(m, v, sum, mod, earlier, hw)
 		if err != nil {
-			return fmt.Errorf("CUDA %s: %w", v.Version, err)
+			return nil, fmt.Errorf("CUDA %s: %w", v.Version, err)
 		}
 		outputs[v.Tag] = o
-		apis[v.Tag] = apiOf(v.Version, mod)
+		if l.apiDiff {
+			apis[v.Tag] = apiOf(v.Version, mod)
+		}
 		for _, fn := range mod.Functions {
 			produced[v.Tag] = append(produced[v.Tag], fn.Symbol)
 		}
-		fmt.Printf("CUDA %s (%s): %d functions, %d enums, %d structs and unions, %d typedefs, %d constants, %d excluded; %.2fs\n",
-			v.Version, v.Tag, len(mod.Functions), len(mod.Enums), len(mod.Records), len(mod.Typedefs), len(mod.Constants), len(mod.Excluded), time.Since(start).Seconds())
+		fmt.Printf("CUDA %s (%s) %s: %d functions, %d enums, %d structs and unions, %d typedefs, %d constants, %d excluded; %.2fs\n",
+			v.Version, v.Tag, l.header, len(mod.Functions), len(mod.Enums), len(mod.Records), len(mod.Typedefs), len(mod.Constants), len(mod.Excluded), time.Since(start).Seconds())
 	}
 	if len(outputs) == 0 {
-		return errors.New("no header is cached; run `make headers` first")
+		if l == cuLib {
+			return nil, errors.New("no header is cached; run `make headers` first")
+		}
+		return nil, nil
 	}
-	changes, err := matrixChanges(m, *out, apis)
-	if err != nil {
-		return err
+	if l.apiDiff {
+		changes, err := matrixChanges(m, out, apis)
+		if err != nil {
+			return nil, err
+		}
+		outputs[matrixKey] = Output{apiChangesFile: changes}
 	}
-	outputs[matrixKey] = Output{apiChangesFile: changes}
-	if *check {
-		return checkOutputs(*out, outputs)
-	}
-	return writeOutputs(*out, outputs)
+	return outputs, nil
 }
 
 // Model parses a cuda.h and builds its model.
-func Model(src []byte) (*Module, error) {
-	h, err := Parse("cuda.h", src)
+func Model(src []byte) (*Module, error) { return modelOf(cuLib, src) }
+
+// modelOf parses a header of library l and builds its model.
+func modelOf(l *library, src []byte) (*Module, error) {
+	h, err := Parse(l.header, src)
 	if err != nil {
 		return nil, err
 	}
-	return Build(h)
+	m, err := buildLib(h, l.prefix)
+	if err == nil && l != cuLib {
+		exportTypes(m)
+	}
+	return m, err
 }
 
 // earlierSymbols returns the symbol lists of the matrix versions below v:
 // from this run where it made them, else from the committed files in out.
-func earlierSymbols(m *manifest.Manifest, v manifest.Version, out string, produced map[string][]string) ([]versionSymbols, error) {
+func earlierSymbols(l *library, m *manifest.Manifest, v manifest.Version, out string, produced map[string][]string) ([]versionSymbols, error) {
 	var lower []manifest.Version
 	for _, o := range m.Versions {
-		if o.Number() < v.Number() {
+		if o.Number() < v.Number() && l.provides(o) {
 			lower = append(lower, o)
 		}
 	}
@@ -171,7 +234,7 @@ func earlierSymbols(m *manifest.Manifest, v manifest.Version, out string, produc
 			res = append(res, versionSymbols{o.Version, syms})
 			continue
 		}
-		data, err := os.ReadFile(filepath.Join(out, symbolsFile(o.Tag)))
+		data, err := os.ReadFile(filepath.Join(out, l.symbolsFile(o.Tag)))
 		if err != nil {
 			return nil, fmt.Errorf("CUDA %s needs the symbol list of CUDA %s to date its functions: %w (generate %s first)", v.Version, o.Version, err, o.Version)
 		}

@@ -121,6 +121,7 @@ var generatedHelpers = map[string]string{
 	"headerVersion": "the funcs file",
 	"procTable":     "the funcs file",
 	"procAddrs":     "the funcs file",
+	"libraryNames":  "the funcs file",
 	"recordLayouts": "the layout test",
 	// Receivers: a type or constant of these names could not be named in
 	// the methods of enums (x) and unions (u).
@@ -133,7 +134,7 @@ var generatedHelpers = map[string]string{
 // handwritten files of the package, with Go's predeclared identifiers and
 // the packages the generated files import; and any name that is no Go
 // identifier. Each error names the C declarations involved.
-func checkNames(m *Module, hw *handwritten) error {
+func checkNames(m *Module, hw *handwritten, l *library) error {
 	if hw == nil {
 		hw = &handwritten{}
 	}
@@ -150,7 +151,7 @@ func checkNames(m *Module, hw *handwritten) error {
 			// imports and helpers are the first reason a name is taken.
 			errs = append(errs, fmt.Sprintf("%s and %s: both are %s in Go", declared[name], what, name))
 		case hw.names[name] != "":
-			errs = append(errs, fmt.Sprintf("%s: its Go name %s is already declared by %s of package cu", what, name, hw.names[name]))
+			errs = append(errs, fmt.Sprintf("%s: its Go name %s is already declared by %s of package %s", what, name, hw.names[name], l.pkg))
 		default:
 			declared[name] = what
 		}
@@ -166,7 +167,7 @@ func checkNames(m *Module, hw *handwritten) error {
 		key := typ + "." + name
 		switch {
 		case hw.methods[key] != "":
-			errs = append(errs, fmt.Sprintf("%s: %s is also a method declared by %s of package cu", what, key, hw.methods[key]))
+			errs = append(errs, fmt.Sprintf("%s: %s is also a method declared by %s of package %s", what, key, hw.methods[key], l.pkg))
 		case methods[key] != "":
 			errs = append(errs, fmt.Sprintf("%s and %s: both are %s in Go", methods[key], what, key))
 		default:
@@ -197,7 +198,7 @@ func checkNames(m *Module, hw *handwritten) error {
 		declare(c.Name, "macro "+c.Name)
 	}
 	for _, fn := range m.Functions {
-		declare(funcName(fn.Name), "function "+fn.Name)
+		declare(l.funcName(fn.Name), "function "+fn.Name)
 	}
 	if len(errs) > 0 {
 		sort.Strings(errs)

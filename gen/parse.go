@@ -19,8 +19,8 @@ import (
 type Header struct {
 	Name string // file name used in positions
 	AST  *cc.AST
-	// Expansion maps an object-like macro named cu* to the identifier it
-	// expands to, for the macros that expand to a single identifier:
+	// Expansion maps an object-like macro to the identifier it expands
+	// to, for the macros that expand to a single identifier:
 	// cuMemAlloc → cuMemAlloc_v2.
 	Expansion map[string]string
 }
@@ -157,7 +157,7 @@ func translate(cfg *cc.Config, sources []cc.Source) (ast *cc.AST, err error) {
 
 // probeMacros expands every object-like macro once more, by appending
 // `"@gocu name" name` lines to the translation unit and preprocessing it
-// under cfg's expansion limit. It returns what each cu* macro expands to
+// under cfg's expansion limit. It returns what each macro expands to
 // when that is a single identifier, which keeps the header's own macro
 // logic (__CUDA_API_PTDS, #if CUDA_VERSION, …) the only authority on the
 // symbol an API name selects. Expanding every macro, as EvalAllMacros did,
@@ -201,7 +201,7 @@ func probeMacros(cfg *cc.Config, sources []cc.Source, ast *cc.AST) (map[string]s
 			continue
 		}
 		name, expansion, ok := strings.Cut(rest, "\"")
-		if !ok || !strings.HasPrefix(name, "cu") {
+		if !ok {
 			continue
 		}
 		if f := strings.Fields(expansion); len(f) == 1 && isIdent(f[0]) {

@@ -145,8 +145,9 @@ func goName(c string) string {
 	return string(r)
 }
 
-// funcName is the Go name of a C API function: cuMemAlloc → MemAlloc.
-func funcName(api string) string { return goName(strings.TrimPrefix(api, "cu")) }
+// funcName is the Go name of a C function of library l: cuMemAlloc →
+// MemAlloc, nvrtcCompileProgram → CompileProgram.
+func (l *library) funcName(api string) string { return goName(strings.TrimPrefix(api, l.prefix)) }
 
 var goKeywords = map[string]bool{
 	"break": true, "case": true, "chan": true, "const": true, "continue": true, "default": true,

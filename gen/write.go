@@ -13,51 +13,82 @@ import (
 // file is first written to a temporary directory inside dir; only when all
 // are written are they renamed into place, so a failure leaves dir as it was.
 func writeOutputs(dir string, outputs map[string]Output) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("cannot create the output directory %s: %w", dir, err)
+	return writeAll(map[string]map[string]Output{dir: outputs}, nil)
+}
+
+// writeAll writes the outputs of several packages, by directory: every
+// package's files are staged and checked first, so that a failure in any
+// of them leaves every directory as it was. libs says which library owns
+// each directory's generated files (nil: package cu).
+func writeAll(dirs map[string]map[string]Output, libs map[string]*library) error {
+	type staged struct {
+		dir, tmp     string
+		names, stale []string
 	}
-	tmp, err := os.MkdirTemp(dir, ".gen-")
-	if err != nil {
-		return fmt.Errorf("cannot write to %s: %w", dir, err)
+	var all []*staged
+	defer func() {
+		for _, st := range all {
+			os.RemoveAll(st.tmp)
+		}
+	}()
+	var order []string
+	for dir := range dirs {
+		order = append(order, dir)
 	}
-	defer os.RemoveAll(tmp)
-	var names []string
-	for _, o := range outputs {
-		for name, data := range o {
-			if err := os.WriteFile(filepath.Join(tmp, name), data, 0o644); err != nil {
-				return fmt.Errorf("cannot write %s: %w", name, err)
+	sort.Strings(order)
+	for _, dir := range order {
+		outputs := dirs[dir]
+		lib := libs[dir]
+		if lib == nil {
+			lib = cuLib
+		}
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("cannot create the output directory %s: %w", dir, err)
+		}
+		tmp, err := os.MkdirTemp(dir, ".gen-")
+		if err != nil {
+			return fmt.Errorf("cannot write to %s: %w", dir, err)
+		}
+		st := &staged{dir: dir, tmp: tmp}
+		all = append(all, st)
+		for _, o := range outputs {
+			for name, data := range o {
+				if err := os.WriteFile(filepath.Join(tmp, name), data, 0o644); err != nil {
+					return fmt.Errorf("cannot write %s: %w", name, err)
+				}
+				st.names = append(st.names, name)
 			}
-			names = append(names, name)
 		}
-	}
-	stale, err := staleFiles(dir, outputs)
-	if err != nil {
-		return err
-	}
-	sort.Strings(names)
-	// Renaming over anything but a regular file fails, and would fail
-	// after the files before it were already replaced: refuse first.
-	for _, name := range names {
-		if fi, err := os.Lstat(filepath.Join(dir, name)); err == nil && !fi.Mode().IsRegular() {
-			return fmt.Errorf("cannot write %s: %s is in the way (%s)", name, filepath.Join(dir, name), fi.Mode().Type())
-		}
-	}
-	for _, name := range names {
-		if err := os.Rename(filepath.Join(tmp, name), filepath.Join(dir, name)); err != nil {
+		if st.stale, err = staleFilesOf(lib, dir, outputs); err != nil {
 			return err
 		}
+		sort.Strings(st.names)
+		// Renaming over anything but a regular file fails, and would fail
+		// after the files before it were already replaced: refuse first.
+		for _, name := range st.names {
+			if fi, err := os.Lstat(filepath.Join(dir, name)); err == nil && !fi.Mode().IsRegular() {
+				return fmt.Errorf("cannot write %s: %s is in the way (%s)", name, filepath.Join(dir, name), fi.Mode().Type())
+			}
+		}
 	}
-	for _, name := range stale {
-		if err := os.Remove(filepath.Join(dir, name)); err != nil {
-			return err
+	for _, st := range all {
+		for _, name := range st.names {
+			if err := os.Rename(filepath.Join(st.tmp, name), filepath.Join(st.dir, name)); err != nil {
+				return err
+			}
+		}
+		for _, name := range st.stale {
+			if err := os.Remove(filepath.Join(st.dir, name)); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
 }
 
-// staleFiles lists files in dir that the generator owns for a version it
+// staleFilesOf lists files in dir that library l's generator owns for a version it
 // generated but did not produce this time.
-func staleFiles(dir string, outputs map[string]Output) ([]string, error) {
+func staleFilesOf(l *library, dir string, outputs map[string]Output) ([]string, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, err
@@ -68,7 +99,7 @@ func staleFiles(dir string, outputs map[string]Output) ([]string, error) {
 			if tag == matrixKey {
 				continue
 			}
-			if _, ok := o[e.Name()]; !ok && generatedFor(e.Name(), tag) {
+			if _, ok := o[e.Name()]; !ok && l.generatedFor(e.Name(), tag) {
 				stale = append(stale, e.Name())
 			}
 		}
@@ -78,6 +109,10 @@ func staleFiles(dir string, outputs map[string]Output) ([]string, error) {
 
 // checkOutputs compares outputs with dir and reports every difference.
 func checkOutputs(dir string, outputs map[string]Output) error {
+	return checkOutputsOf(cuLib, dir, outputs)
+}
+
+func checkOutputsOf(l *library, dir string, outputs map[string]Output) error {
 	var diffs []string
 	var tags []string
 	for tag := range outputs {
@@ -101,7 +136,7 @@ func checkOutputs(dir string, outputs map[string]Output) error {
 			}
 		}
 	}
-	stale, err := staleFiles(dir, outputs)
+	stale, err := staleFilesOf(l, dir, outputs)
 	if err != nil {
 		return err
 	}
@@ -114,7 +149,7 @@ func checkOutputs(dir string, outputs map[string]Output) error {
 	if tags[0] == matrixKey {
 		tags[0] = apiChangesFile
 	}
-	fmt.Printf("check: %s up to date\n", strings.Join(tags, ", "))
+	fmt.Printf("check: %s: %s up to date\n", l.pkg, strings.Join(tags, ", "))
 	return nil
 }
 

@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -185,38 +186,136 @@ func aptError(ctx context.Context, what string, err error, out []byte) error {
 	return fmt.Errorf("%s: %v:\n  %s", what, err, msg)
 }
 
-// fetchDebian downloads v's package with a, checks it, and caches its header.
+// fetchDebian downloads v's package with a, checks it, and caches cuda.h
+// and every library header v lists, extracted in one pass; then the
+// libraries v lists for this machine's architecture, each from its own
+// package. What is already cached and verified is not downloaded again.
 func fetchDebian(ctx context.Context, a *aptState, workDir string, v manifest.Version, stderr io.Writer) (string, error) {
 	s := v.Source
+	headerPath, err := v.HeaderPath()
+	if err != nil {
+		return "", err
+	}
+	if missingHeaders(v) {
+		want := map[string]string{s.Path: v.SHA256} // path in the package → pinned SHA-256
+		names := map[string]string{s.Path: "cuda.h"}
+		for _, h := range v.Headers {
+			want[h.Path], names[h.Path] = h.SHA256, h.Name
+		}
+		files, deb, err := downloadAndExtract(ctx, a, workDir, v, s.Package, s.PackageVersion, s.PackageSHA256, want, maxHeader, stderr)
+		if err != nil {
+			return "", err
+		}
+		for p, data := range files {
+			if err := manifest.Verify(filepath.Base(deb)+":"+p, data, want[p]); err != nil {
+				return "", err
+			}
+		}
+		// Written only once every file checked out: a mismatch writes nothing.
+		for p, data := range files {
+			if _, err := v.WriteCached(names[p], data, want[p]); err != nil {
+				return "", err
+			}
+		}
+	}
+	for _, l := range hostLibraries(v) {
+		if libraryCached(v, l) {
+			continue
+		}
+		files, deb, err := downloadAndExtract(ctx, a, workDir, v, l.Package, l.PackageVersion, l.PackageSHA256, map[string]string{l.Path: l.SHA256}, maxLibrary, stderr)
+		if err != nil {
+			return "", err
+		}
+		if err := manifest.Verify(filepath.Base(deb)+":"+l.Path, files[l.Path], l.SHA256); err != nil {
+			return "", err
+		}
+		if _, err := v.WriteCached(filepath.Join("lib", l.Name), files[l.Path], l.SHA256); err != nil {
+			return "", err
+		}
+	}
+	return headerPath, nil
+}
+
+// maxLibrary bounds what is read from a package for one library;
+// libnvrtc.so.12 is about 60 MB.
+const maxLibrary = 512 << 20
+
+// downloadAndExtract downloads pkg=version, checks the package's SHA-256
+// and returns the files of want (paths inside the package) and the
+// package's file name.
+func downloadAndExtract(ctx context.Context, a *aptState, workDir string, v manifest.Version, pkg, version, sum string, want map[string]string, limit int64, stderr io.Writer) (map[string][]byte, string, error) {
 	// A directory of its own: apt-get download writes into the directory it
 	// runs in, and download expects to find nothing else there.
 	dir, err := os.MkdirTemp(workDir, v.Version+"-")
 	if err != nil {
-		return "", err
+		return nil, "", err
 	}
-	// The package is close to a gigabyte and only one file of it is kept.
+	// The package may be close to a gigabyte and only a few files of it are kept.
 	defer os.RemoveAll(dir)
 
 	start := time.Now()
-	prefix := fmt.Sprintf("CUDA %s: downloading %s", v.Version, s.Package)
-	deb, err := a.download(ctx, dir, s.Package, s.PackageVersion, newProgress(stderr, prefix))
+	prefix := fmt.Sprintf("CUDA %s: downloading %s", v.Version, pkg)
+	deb, err := a.download(ctx, dir, pkg, version, newProgress(stderr, prefix))
 	if err != nil {
-		return "", err
+		return nil, "", err
 	}
 	if fi, err := os.Stat(deb); err == nil {
 		fmt.Fprintf(stderr, "CUDA %s: downloaded %s (%d MB) in %s\n", v.Version, filepath.Base(deb), fi.Size()>>20, time.Since(start).Round(time.Second))
 	}
-	if err := manifest.VerifyFile(deb, s.PackageSHA256); err != nil {
-		return "", err
+	if err := manifest.VerifyFile(deb, sum); err != nil {
+		return nil, "", err
 	}
-	data, err := extractFromDeb(ctx, deb, s.Path)
-	if err != nil {
-		return "", err
+	var names []string
+	for p := range want {
+		names = append(names, p)
 	}
-	if err := manifest.Verify(filepath.Base(deb)+":"+s.Path, data, v.SHA256); err != nil {
-		return "", err
+	files, err := extractAllFromDeb(ctx, deb, names, limit)
+	return files, filepath.Base(deb), err
+}
+
+// hostLibraries are the libraries of v for this machine's architecture:
+// the packages are per architecture, and so are their checksums.
+func hostLibraries(v manifest.Version) []manifest.Library {
+	var libs []manifest.Library
+	for _, l := range v.Libraries {
+		if l.Arch == runtime.GOARCH {
+			libs = append(libs, l)
+		}
 	}
-	return v.WriteHeader(data)
+	return libs
+}
+
+// libraryCached reports whether the cache holds l, with its pinned SHA-256.
+func libraryCached(v manifest.Version, l manifest.Library) bool {
+	dir, err := v.LibraryDir()
+	return err == nil && manifest.VerifyFile(filepath.Join(dir, l.Name), l.SHA256) == nil
+}
+
+// missingHeaders reports whether cuda.h or a library header of v is not
+// cached with its pinned SHA-256.
+func missingHeaders(v manifest.Version) bool {
+	if _, _, err := v.ReadHeader(); err != nil {
+		return true
+	}
+	for _, h := range v.Headers {
+		if _, _, err := v.ReadLibraryHeader(h.Name); err != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// missingAny reports whether anything v lists for this machine is not cached.
+func missingAny(v manifest.Version) bool {
+	if missingHeaders(v) {
+		return true
+	}
+	for _, l := range hostLibraries(v) {
+		if !libraryCached(v, l) {
+			return true
+		}
+	}
+	return false
 }
 
 var errNotInArchive = errors.New("not in the archive")
@@ -225,6 +324,14 @@ var errNotInArchive = errors.New("not in the archive")
 // dpkg-deb streams the whole data archive, which takes half a minute for the
 // CUDA packages, so it is stopped as soon as the file has been read.
 func extractFromDeb(ctx context.Context, deb, name string) ([]byte, error) {
+	files, err := extractAllFromDeb(ctx, deb, []string{name}, maxHeader)
+	return files[name], err
+}
+
+// extractAllFromDeb returns the content of each of names, paths inside the
+// package deb, reading the archive once and no further than the last of
+// them; each may have at most limit bytes.
+func extractAllFromDeb(ctx context.Context, deb string, names []string, limit int64) (map[string][]byte, error) {
 	cmd := exec.CommandContext(ctx, "dpkg-deb", "--fsys-tarfile", deb)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -235,7 +342,7 @@ func extractFromDeb(ctx context.Context, deb, name string) ([]byte, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("dpkg-deb: %w", err)
 	}
-	data, rerr := readTarEntry(out, name)
+	data, rerr := readTarEntries(out, names, limit)
 	if !errors.Is(rerr, errNotInArchive) {
 		// Closing the pipe stops dpkg-deb: its decompressing child dies of
 		// SIGPIPE and dpkg-deb reaps it and exits. A SIGKILL straight away
@@ -258,17 +365,34 @@ func extractFromDeb(ctx context.Context, deb, name string) ([]byte, error) {
 // readTarEntry returns the content of the regular file name in a tar stream,
 // reading no further than that entry.
 func readTarEntry(r io.Reader, name string) ([]byte, error) {
-	want := path.Clean(strings.TrimPrefix(name, "/"))
+	files, err := readTarEntries(r, []string{name}, maxHeader)
+	return files[name], err
+}
+
+// readTarEntries returns the content of the regular files names in a tar
+// stream, keyed as given, reading no further than the last of them.
+func readTarEntries(r io.Reader, names []string, limit int64) (map[string][]byte, error) {
+	want := map[string]string{} // cleaned → as given
+	for _, n := range names {
+		want[path.Clean(strings.TrimPrefix(n, "/"))] = n
+	}
+	files := map[string][]byte{}
 	tr := tar.NewReader(r)
-	for {
+	for len(want) > 0 {
 		hdr, err := tr.Next()
 		if err == io.EOF {
-			return nil, fmt.Errorf("%s: %w", name, errNotInArchive)
+			var left []string
+			for _, n := range want {
+				left = append(left, n)
+			}
+			slices.Sort(left)
+			return nil, fmt.Errorf("%s: %w", strings.Join(left, ", "), errNotInArchive)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("reading tar: %w", err)
 		}
-		if path.Clean(strings.TrimPrefix(hdr.Name, "/")) != want {
+		name, ok := want[path.Clean(strings.TrimPrefix(hdr.Name, "/"))]
+		if !ok {
 			continue
 		}
 		switch hdr.Typeflag {
@@ -278,13 +402,15 @@ func readTarEntry(r io.Reader, name string) ([]byte, error) {
 		default:
 			return nil, fmt.Errorf("%s is not a regular file (tar type %q)", name, hdr.Typeflag)
 		}
-		data, err := io.ReadAll(io.LimitReader(tr, maxHeader+1))
+		data, err := io.ReadAll(io.LimitReader(tr, limit+1))
 		if err != nil {
 			return nil, fmt.Errorf("reading %s: %w", name, err)
 		}
-		if len(data) > maxHeader {
-			return nil, fmt.Errorf("%s is larger than %d MB", name, maxHeader>>20)
+		if int64(len(data)) > limit {
+			return nil, fmt.Errorf("%s is larger than %d MB", name, limit>>20)
 		}
-		return data, nil
+		files[name] = data
+		delete(want, path.Clean(strings.TrimPrefix(hdr.Name, "/")))
 	}
+	return files, nil
 }

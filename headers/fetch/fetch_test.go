@@ -794,3 +794,20 @@ func TestRunWorkDirIsFile(t *testing.T) {
 	}
 	sameTree(t, "-work's directory", before, snapshot(t, base))
 }
+
+// TestReadTarEntries reads several files of one archive in one pass, and
+// names the ones it lacks.
+func TestReadTarEntries(t *testing.T) {
+	data, _ := synthTar(t, "./usr/include/nvrtc.h", "nvrtc")
+	got, err := readTarEntries(bytes.NewReader(data), []string{"usr/include/nvrtc.h", "./usr/include/cudaGL.h"}, maxHeader)
+	if err != nil || string(got["usr/include/nvrtc.h"]) != "nvrtc" || string(got["./usr/include/cudaGL.h"]) != "not this one" {
+		t.Fatalf("readTarEntries = %q, %v", got, err)
+	}
+	_, err = readTarEntries(bytes.NewReader(data), []string{"usr/include/nvrtc.h", "usr/include/nvJitLink.h"}, maxHeader)
+	if !errors.Is(err, errNotInArchive) || !strings.Contains(err.Error(), "nvJitLink.h") {
+		t.Errorf("a missing entry: %v", err)
+	}
+	if _, err := readTarEntries(bytes.NewReader(data), []string{"usr/lib/big"}, 100); err == nil || !strings.Contains(err.Error(), "larger") {
+		t.Errorf("an entry over the limit: %v", err)
+	}
+}

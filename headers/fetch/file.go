@@ -45,7 +45,11 @@ func importFile(v manifest.Version, src string) (string, error) {
 	if err := manifest.Verify(src, data, v.SHA256); err != nil {
 		return "", fmt.Errorf("%w (is %s the cuda.h of CUDA %s?)", err, src, v.Version)
 	}
-	return v.WriteHeader(data)
+	path, err := v.WriteHeader(data)
+	if err != nil {
+		return "", err
+	}
+	return path, importHeaders(v, filepath.FromSlash)
 }
 
 // readBounded reads a header of at most maxHeader bytes: a path given by

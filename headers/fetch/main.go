@@ -142,9 +142,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		_, path, err := v.ReadHeader()
 		var stale *manifest.ChecksumError
 		switch {
-		case err == nil:
+		case err == nil && !missingAny(v):
 			o.path, o.cached = path, true
 			continue
+		case err == nil:
+			// cuda.h is cached; a library header or library is not.
 		case errors.As(err, &stale):
 			fmt.Fprintf(stderr, "CUDA %s: cached header has the wrong SHA-256, fetching it again\n", v.Version)
 		case !errors.Is(err, manifest.ErrNotCached):

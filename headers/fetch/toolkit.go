@@ -28,5 +28,29 @@ func importToolkit(v manifest.Version, cudaHome string) (string, error) {
 	if err := manifest.Verify(src, data, v.SHA256); err != nil {
 		return "", fmt.Errorf("%w (is the toolkit at %s CUDA %s?)", err, cudaHome, v.Version)
 	}
-	return v.WriteHeader(data)
+	path, err := v.WriteHeader(data)
+	if err != nil {
+		return "", err
+	}
+	return path, importHeaders(v, func(p string) string { return filepath.Join(cudaHome, filepath.FromSlash(p)) })
+}
+
+// importHeaders copies the library headers of v into the cache, each
+// checked against its pinned SHA-256; where reads a header's manifest path
+// as a path on this machine.
+func importHeaders(v manifest.Version, where func(string) string) error {
+	for _, h := range v.Headers {
+		src := where(h.Path)
+		data, err := readBounded(src)
+		if err != nil {
+			return fmt.Errorf("%s of CUDA %s: %w", h.Name, v.Version, err)
+		}
+		if err := manifest.Verify(src, data, h.SHA256); err != nil {
+			return err
+		}
+		if _, err := v.WriteCached(h.Name, data, h.SHA256); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -37,7 +37,22 @@ func Verify(what string, data []byte, want string) error {
 // SHA-256. A header that is missing wraps ErrNotCached; one that does not
 // match is a *ChecksumError.
 func (v Version) ReadHeader() (data []byte, path string, err error) {
-	path, err = v.HeaderPath()
+	return v.readCached("cuda.h", v.SHA256)
+}
+
+// ReadLibraryHeader returns the cached library header name ("nvrtc.h") of
+// v and its path, checked as ReadHeader checks cuda.h. A header the version
+// does not list is an error.
+func (v Version) ReadLibraryHeader(name string) (data []byte, path string, err error) {
+	h, ok := v.Header(name)
+	if !ok {
+		return nil, "", fmt.Errorf("CUDA %s provides no %s in headers/versions.json", v.Version, name)
+	}
+	return v.readCached(h.Name, h.SHA256)
+}
+
+func (v Version) readCached(name, sum string) (data []byte, path string, err error) {
+	path, err = v.CachedPath(name)
 	if err != nil {
 		return nil, "", err
 	}
@@ -48,7 +63,7 @@ func (v Version) ReadHeader() (data []byte, path string, err error) {
 	if err != nil {
 		return nil, path, err
 	}
-	if err := Verify(path, data, v.SHA256); err != nil {
+	if err := Verify(path, data, sum); err != nil {
 		return nil, path, fmt.Errorf("CUDA %s: %w", v.Version, err)
 	}
 	return data, path, nil
@@ -77,18 +92,24 @@ func VerifyFile(path, want string) error {
 // untouched. The file is renamed into place so that a reader never sees a
 // partial header.
 func (v Version) WriteHeader(data []byte) (string, error) {
-	path, err := v.HeaderPath()
+	return v.WriteCached("cuda.h", data, v.SHA256)
+}
+
+// WriteCached stores data as the file name ("nvrtc.h", "lib/libnvrtc.so.12")
+// of v's cache after checking it against sum, as WriteHeader does.
+func (v Version) WriteCached(name string, data []byte, sum string) (string, error) {
+	path, err := v.CachedPath(name)
 	if err != nil {
 		return "", err
 	}
-	if err := Verify("CUDA "+v.Version+" header", data, v.SHA256); err != nil {
+	if err := Verify("CUDA "+v.Version+" "+name, data, sum); err != nil {
 		return "", err
 	}
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
-	f, err := os.CreateTemp(dir, ".cuda.h-*")
+	f, err := os.CreateTemp(dir, "."+filepath.Base(name)+"-*")
 	if err != nil {
 		return "", err
 	}

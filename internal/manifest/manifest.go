@@ -33,6 +33,31 @@ type Version struct {
 	Tag     string `json:"tag"`     // build tag, "cuda12040"
 	Source  Source `json:"source"`
 	SHA256  string `json:"sha256"` // of cuda.h
+	// Headers are the library headers the version provides besides cuda.h,
+	// from the same source (one package, one toolkit).
+	Headers []Header `json:"headers,omitempty"`
+	// Libraries are run-time libraries that tests use without a GPU (NVRTC
+	// compiles on the CPU), each from a Debian package of the version's
+	// suite and component.
+	Libraries []Library `json:"libraries,omitempty"`
+}
+
+// Header is a library header of a version, such as nvrtc.h.
+type Header struct {
+	Name   string `json:"name"` // file name in the cache: "nvrtc.h"
+	Path   string `json:"path"` // where the source has it, as Source.Path
+	SHA256 string `json:"sha256"`
+}
+
+// Library is a shared library cached for tests, such as libnvrtc.so.12.
+type Library struct {
+	Name           string `json:"name"` // file name in the cache: the soname the loader opens
+	Arch           string `json:"arch"` // Debian architecture of the package: "amd64"
+	Package        string `json:"package"`
+	PackageVersion string `json:"package_version"`
+	PackageSHA256  string `json:"package_sha256"`
+	Path           string `json:"path"` // inside the package
+	SHA256         string `json:"sha256"`
 }
 
 // Source says where a version's cuda.h comes from.
@@ -98,6 +123,9 @@ func (m *Manifest) validate() error {
 		}
 		if !shaRE.MatchString(v.SHA256) {
 			return fmt.Errorf("version %s: sha256 must be 64 lower-case hex digits", v.Version)
+		}
+		if err := v.validateExtras(); err != nil {
+			return err
 		}
 		switch v.Source.Kind {
 		case SourceDebian:
@@ -182,3 +210,67 @@ func (v Version) HeaderPath() (string, error) {
 	}
 	return filepath.Join(d, v.Version, "cuda.h"), nil
 }
+
+var nameRE = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.+-]*$`)
+
+// validateExtras checks the library headers and libraries of v: plain file
+// names (they are joined to cache paths), pinned checksums, no duplicates.
+func (v Version) validateExtras() error {
+	seen := map[string]bool{"cuda.h": true, "lib": true}
+	for _, h := range v.Headers {
+		switch {
+		case !nameRE.MatchString(h.Name) || !strings.HasSuffix(h.Name, ".h"):
+			return fmt.Errorf("version %s: header name %q: want a plain file name ending in .h", v.Version, h.Name)
+		case seen[h.Name]:
+			return fmt.Errorf("version %s: header %s listed twice", v.Version, h.Name)
+		case h.Path == "":
+			return fmt.Errorf("version %s: header %s needs path", v.Version, h.Name)
+		case !shaRE.MatchString(h.SHA256):
+			return fmt.Errorf("version %s: header %s: sha256 must be 64 lower-case hex digits", v.Version, h.Name)
+		case v.Source.Kind == SourceFile && !path.IsAbs(h.Path):
+			return fmt.Errorf("version %s: header %s of a file source needs an absolute path", v.Version, h.Name)
+		}
+		seen[h.Name] = true
+	}
+	libs := map[string]bool{}
+	for _, l := range v.Libraries {
+		switch {
+		case v.Source.Kind != SourceDebian:
+			return fmt.Errorf("version %s: libraries come from Debian packages of the version's suite: its source must be debian", v.Version)
+		case !nameRE.MatchString(l.Name):
+			return fmt.Errorf("version %s: library name %q: want a plain file name", v.Version, l.Name)
+		case libs[l.Name]:
+			return fmt.Errorf("version %s: library %s listed twice", v.Version, l.Name)
+		case l.Arch == "" || l.Package == "" || l.PackageVersion == "" || l.Path == "":
+			return fmt.Errorf("version %s: library %s needs arch, package, package_version and path", v.Version, l.Name)
+		case !shaRE.MatchString(l.SHA256) || !shaRE.MatchString(l.PackageSHA256):
+			return fmt.Errorf("version %s: library %s: sha256 and package_sha256 must be 64 lower-case hex digits", v.Version, l.Name)
+		}
+		libs[l.Name] = true
+	}
+	return nil
+}
+
+// Header returns the library header of v named name ("nvrtc.h").
+func (v Version) Header(name string) (Header, bool) {
+	for _, h := range v.Headers {
+		if h.Name == name {
+			return h, true
+		}
+	}
+	return Header{}, false
+}
+
+// CachedPath is where the cache keeps the file name of this version.
+func (v Version) CachedPath(name string) (string, error) {
+	d, err := CacheDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(d, v.Version, name), nil
+}
+
+// LibraryDir is the directory where the cache keeps this version's
+// libraries, under the names the loaders open: a library that dlopens a
+// companion from its own directory (NVRTC its builtins) finds it there.
+func (v Version) LibraryDir() (string, error) { return v.CachedPath("lib") }

@@ -36,3 +36,40 @@ func TestRepositoryManifest(t *testing.T) {
 		t.Errorf("%d versions", len(m.Versions))
 	}
 }
+
+func TestParseLibraryHeadersAndLibraries(t *testing.T) {
+	sha := strings.Repeat("a", 64)
+	doc := func(extra string) []byte {
+		return []byte(fmt.Sprintf(`{"default": "12.4", "versions": [{"version": "12.4", "tag": "cuda12040",
+			"source": {"kind": "debian", "package": "p", "package_version": "1", "suite": "trixie", "component": "non-free",
+			"package_sha256": %q, "path": "usr/include/cuda.h"}, "sha256": %q%s}]}`, sha, sha, extra))
+	}
+	hdr := func(name string) string {
+		return fmt.Sprintf(`{"name": %q, "path": "usr/include/%s", "sha256": %q}`, name, name, sha)
+	}
+	lib := fmt.Sprintf(`{"name": "libnvrtc.so.12", "arch": "amd64", "package": "libnvrtc12", "package_version": "1",
+		"package_sha256": %q, "path": "usr/lib/x86_64-linux-gnu/libnvrtc.so.12.4.127", "sha256": %q}`, sha, sha)
+	m, err := Parse(doc(`, "headers": [`+hdr("nvrtc.h")+`], "libraries": [`+lib+`]`), "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := m.Versions[0]
+	if h, ok := v.Header("nvrtc.h"); !ok || h.Path != "usr/include/nvrtc.h" {
+		t.Errorf("Header(nvrtc.h) = %+v, %v", h, ok)
+	}
+	if len(v.Libraries) != 1 || v.Libraries[0].Arch != "amd64" {
+		t.Errorf("libraries = %+v", v.Libraries)
+	}
+	for _, bad := range []string{
+		`, "headers": [` + hdr("../evil.h") + `]`,
+		`, "headers": [` + hdr("cuda.h") + `]`,
+		`, "headers": [` + hdr("nvrtc.h") + `, ` + hdr("nvrtc.h") + `]`,
+		`, "headers": [{"name": "nvrtc.h", "path": "x", "sha256": "00"}]`,
+		`, "libraries": [{"name": "libnvrtc.so.12"}]`,
+		`, "libraries": [` + strings.Replace(lib, `"libnvrtc.so.12"`, `"lib/../x"`, 1) + `]`,
+	} {
+		if _, err := Parse(doc(bad), "test"); err == nil {
+			t.Errorf("Parse accepted %s", bad)
+		}
+	}
+}

@@ -1,0 +1,252 @@
+//go:build linux && (amd64 || arm64)
+
+// Package nvrtc compiles CUDA C++ to PTX and CUBIN at run time with NVIDIA's
+// NVRTC library, which runs on the CPU: no toolkit, no nvcc, no GPU. The
+// result loads with cuda.LoadModule.
+//
+//	res, err := nvrtc.Compile(src, nvrtc.WithArch("sm_90"))
+//	var ce *nvrtc.CompileError // errors.As: the compiler's log
+//	mod, err := cuda.LoadModule(ctx, res.PTX)
+//
+// It is a package of its own, not part of package cuda, so that a program
+// that only compiles needs neither the driver nor a GPU, and package cuda
+// does not load NVRTC for programs that never compile. The library is
+// found as package generated/nvrtc finds it (GOCUDA_LIBNVRTC overrides).
+package nvrtc
+
+/*
+#include <stdlib.h>
+*/
+import "C"
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"unsafe"
+
+	"github.com/gocuda/gocuda/cuda"
+	raw "github.com/gocuda/gocuda/generated/nvrtc"
+)
+
+// ErrNoLibrary is matched (errors.Is) when no NVRTC library can be loaded.
+var ErrNoLibrary = raw.ErrNoLibrary
+
+// Option sets up a compilation.
+type Option func(*config)
+
+type config struct {
+	arch    string
+	name    string
+	headers [][2]string // name, content
+	exprs   []string
+	options []string
+}
+
+// WithArch sets the target: "sm_90" gives PTX and a CUBIN for that GPU,
+// "compute_90" PTX only. Without it NVRTC's own default applies (PTX for
+// the oldest architecture the library supports). ArchOf derives it from a
+// device.
+func WithArch(arch string) Option { return func(c *config) { c.arch = arch } }
+
+// WithHeader makes content available to #include "name" in the source,
+// without a file.
+func WithHeader(name, content string) Option {
+	return func(c *config) { c.headers = append(c.headers, [2]string{name, content}) }
+}
+
+// WithNameExpressions asks for the lowered (mangled) names of expressions
+// naming __global__ functions or __device__ variables, template
+// instantiations included ("saxpy<float>"): Result.LoweredNames has them,
+// for Module.Function.
+func WithNameExpressions(exprs ...string) Option {
+	return func(c *config) { c.exprs = append(c.exprs, exprs...) }
+}
+
+// WithOptions passes options to NVRTC as they are ("-std=c++17",
+// "-default-device", "-DN=4", …).
+func WithOptions(opts ...string) Option {
+	return func(c *config) { c.options = append(c.options, opts...) }
+}
+
+// WithProgramName names the source in the log's messages (default
+// "program.cu").
+func WithProgramName(name string) Option { return func(c *config) { c.name = name } }
+
+// ArchOf returns the real architecture of dev for WithArch: "sm_90" for a
+// device of compute capability 9.0.
+func ArchOf(dev cuda.Device) (string, error) {
+	major, minor, err := dev.ComputeCapability()
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("sm_%d%d", major, minor), nil
+}
+
+// Result is what a compilation made.
+type Result struct {
+	PTX   []byte // PTX text, without a terminating NUL
+	CUBIN []byte // the binary for a real architecture (sm_XX); nil otherwise
+	// LoweredNames maps each name expression to its lowered name.
+	LoweredNames map[string]string
+	Log          string // the compiler's warnings, if any
+}
+
+// CompileError is the error of a compilation that failed: Log is NVRTC's
+// log (the messages naming lines of the source), Err its result, which
+// errors.Is matches (raw.NVRTC_ERROR_COMPILATION, say).
+type CompileError struct {
+	Err error
+	Log string
+}
+
+func (e *CompileError) Error() string {
+	return "nvrtc: compile: " + e.Err.Error() + "; log:\n" + e.Log
+}
+
+func (e *CompileError) Unwrap() error { return e.Err }
+
+// cStrings holds strings copied into C memory, with a C array of their
+// pointers: NVRTC takes char** arrays, which cgo does not allow to point
+// into Go memory holding Go pointers.
+type cStrings struct {
+	ptrs **C.char
+	n    int
+}
+
+func newCStrings(ss []string) *cStrings {
+	cs := &cStrings{n: len(ss)}
+	if len(ss) == 0 {
+		return cs
+	}
+	cs.ptrs = (**C.char)(C.malloc(C.size_t(len(ss)) * C.size_t(unsafe.Sizeof(uintptr(0)))))
+	arr := unsafe.Slice(cs.ptrs, len(ss))
+	for i, s := range ss {
+		arr[i] = C.CString(s)
+	}
+	return cs
+}
+
+func (cs *cStrings) array() **byte { return (**byte)(unsafe.Pointer(cs.ptrs)) }
+
+func (cs *cStrings) free() {
+	if cs.ptrs == nil {
+		return
+	}
+	for _, p := range unsafe.Slice(cs.ptrs, cs.n) {
+		C.free(unsafe.Pointer(p))
+	}
+	C.free(unsafe.Pointer(cs.ptrs))
+}
+
+// cstr is s with a terminating NUL, in pointer-free Go memory that C may
+// read during a call.
+func cstr(s string) *byte {
+	b := make([]byte, len(s)+1)
+	copy(b, s)
+	return &b[0]
+}
+
+// Compile compiles the CUDA C++ source src. A source that does not compile
+// returns a *CompileError with the log; a missing library an error that
+// matches ErrNoLibrary.
+func Compile(src string, opts ...Option) (*Result, error) {
+	c := config{name: "program.cu"}
+	for _, o := range opts {
+		o(&c)
+	}
+	var hdrNames, hdrBodies []string
+	for _, h := range c.headers {
+		hdrNames = append(hdrNames, h[0])
+		hdrBodies = append(hdrBodies, h[1])
+	}
+	names, bodies := newCStrings(hdrNames), newCStrings(hdrBodies)
+	defer names.free()
+	defer bodies.free()
+
+	var prog raw.NvrtcProgram
+	if err := raw.CreateProgram(&prog, cstr(src), cstr(c.name), int32(len(hdrNames)), bodies.array(), names.array()); err != nil {
+		return nil, fmt.Errorf("nvrtc: nvrtcCreateProgram: %w", err)
+	}
+	defer raw.DestroyProgram(&prog)
+
+	for _, e := range c.exprs {
+		if err := raw.AddNameExpression(prog, cstr(e)); err != nil {
+			return nil, fmt.Errorf("nvrtc: nvrtcAddNameExpression(%q): %w", e, err)
+		}
+	}
+	args := append([]string(nil), c.options...)
+	if c.arch != "" {
+		args = append(args, "-arch="+c.arch)
+	}
+	cargs := newCStrings(args)
+	defer cargs.free()
+	cerr := raw.CompileProgram(prog, int32(len(args)), cargs.array())
+	log, lerr := programLog(prog)
+	if cerr != nil {
+		var r raw.NvrtcResult
+		if errors.As(cerr, &r) {
+			return nil, &CompileError{Err: cerr, Log: log}
+		}
+		return nil, fmt.Errorf("nvrtc: nvrtcCompileProgram: %w", cerr)
+	}
+	if lerr != nil {
+		return nil, lerr
+	}
+	res := &Result{Log: log}
+	var err error
+	if res.PTX, err = output(prog, raw.GetPTXSize, raw.GetPTX, "PTX"); err != nil {
+		return nil, err
+	}
+	res.PTX = bytes.TrimRight(res.PTX, "\x00")
+	if len(c.arch) > 3 && c.arch[:3] == "sm_" {
+		if res.CUBIN, err = output(prog, raw.GetCUBINSize, raw.GetCUBIN, "CUBIN"); err != nil {
+			return nil, err
+		}
+	}
+	if len(c.exprs) > 0 {
+		res.LoweredNames = map[string]string{}
+		for _, e := range c.exprs {
+			var lowered *byte // set to NVRTC's memory, valid until the program is destroyed
+			if err := raw.GetLoweredName(prog, cstr(e), &lowered); err != nil {
+				return nil, fmt.Errorf("nvrtc: nvrtcGetLoweredName(%q): %w", e, err)
+			}
+			res.LoweredNames[e] = C.GoString((*C.char)(unsafe.Pointer(lowered)))
+		}
+	}
+	return res, nil
+}
+
+// programLog returns the compiler's log of prog.
+func programLog(prog raw.NvrtcProgram) (string, error) {
+	b, err := output(prog, raw.GetProgramLogSize, raw.GetProgramLog, "log")
+	if err != nil {
+		return "", err
+	}
+	return string(bytes.TrimRight(b, "\x00\n")), nil
+}
+
+// output reads one of a program's outputs with its size and copy functions.
+func output(prog raw.NvrtcProgram, size func(raw.NvrtcProgram, *uint64) error, get func(raw.NvrtcProgram, *byte) error, what string) ([]byte, error) {
+	var n uint64
+	if err := size(prog, &n); err != nil {
+		return nil, fmt.Errorf("nvrtc: size of the %s: %w", what, err)
+	}
+	if n == 0 {
+		return nil, nil
+	}
+	b := make([]byte, n)
+	if err := get(prog, &b[0]); err != nil {
+		return nil, fmt.Errorf("nvrtc: the %s: %w", what, err)
+	}
+	return b, nil
+}
+
+// Version returns the version of the NVRTC library loaded, e.g. 12, 4.
+func Version() (major, minor int, err error) {
+	var ma, mi int32
+	if err := raw.Version(&ma, &mi); err != nil {
+		return 0, 0, err
+	}
+	return int(ma), int(mi), nil
+}
