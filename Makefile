@@ -53,7 +53,7 @@ test-race:
 
 ## test-cgocheck2: the packages that hand memory to C, with cgo's full pointer checks
 test-cgocheck2:
-	GOEXPERIMENT=cgocheck2 $(GO) test ./generated/cu ./cuda/...
+	GOEXPERIMENT=cgocheck2 $(GO) test ./generated/cu ./generated/nvrtc ./cuda/...
 
 FUZZTIME ?= 60s
 ## fuzz: feed the generator mutated headers for $(FUZZTIME)
@@ -76,6 +76,7 @@ gpu-bin:
 		$(GO) test -c -tags $$t -o $(GPU_BIN)/cu.$$t.test ./generated/cu; \
 		$(GO) build -tags $$t -o $(GPU_BIN)/smoke.$$t ./cmd/cusmoke; \
 		$(GO) test -c -race -tags $$t -o $(GPU_BIN)/cuda.$$t.race.test ./cuda; \
+		$(GO) test -c -tags $$t -o $(GPU_BIN)/nvrtc.$$t.test ./cuda/nvrtc; \
 	done
 	GOEXPERIMENT=cgocheck2 $(GO) test -c -o $(GPU_BIN)/cuda.cgocheck2.test ./cuda
 	$(GO) build -o $(GPU_BIN)/cudainfo ./cmd/cudainfo
