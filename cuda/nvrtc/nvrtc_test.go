@@ -27,7 +27,7 @@ func TestMain(m *testing.M) {
 func needLibrary(t *testing.T) {
 	t.Helper()
 	if err := raw.Load(); err != nil {
-		if os.Getenv("GOCUDA_TEST_NVRTC") == "required" {
+		if nvrtctest.Required(raw.HeaderVersion() / 1000) {
 			t.Fatalf("GOCUDA_TEST_NVRTC=required: %v", err)
 		}
 		t.Skipf("no NVRTC library (make headers caches one on amd64; or set %s): %v", raw.LibraryEnv, err)

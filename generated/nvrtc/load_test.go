@@ -83,7 +83,7 @@ func TestResultError(t *testing.T) {
 // TestLibrary calls the real library, from the header cache or the system.
 func TestLibrary(t *testing.T) {
 	if err := Load(); err != nil {
-		if os.Getenv("GOCUDA_TEST_NVRTC") == "required" {
+		if nvrtctest.Required(HeaderVersion() / 1000) {
 			t.Fatalf("GOCUDA_TEST_NVRTC=required: %v", err)
 		}
 		t.Skipf("no NVRTC library (make headers caches one on amd64): %v", err)

@@ -53,6 +53,34 @@ func UseCached(major int) string {
 	return ""
 }
 
+// Required reports whether the tests must find the library rather than
+// skip: GOCUDA_TEST_NVRTC=required (as CI sets it) and the manifest pins a
+// library for CUDA major (CI's cache holds only those).
+func Required(major int) bool {
+	if os.Getenv("GOCUDA_TEST_NVRTC") != "required" {
+		return false
+	}
+	root, err := moduleRoot()
+	if err != nil {
+		return true
+	}
+	m, err := manifest.Load(filepath.Join(root, "headers", "versions.json"))
+	if err != nil {
+		return true
+	}
+	for _, v := range m.Versions {
+		if v.Number()/1000 != major {
+			continue
+		}
+		for _, l := range v.Libraries {
+			if strings.HasPrefix(l.Name, "libnvrtc.so.") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 func moduleRoot() (string, error) {
 	dir, err := os.Getwd()
 	if err != nil {
