@@ -457,26 +457,37 @@ func (k *Kernel) LaunchArgs(s *Stream, cfg LaunchConfig, a *Args) error {
 	return err
 }
 
-// launch holds the module (so that it is not unloaded under the launch)
-// and the stream for the driver call.
-func (k *Kernel) launch(op string, s *Stream, cfg LaunchConfig, a *Args) error {
+// enterLaunch holds the module (so that it is not unloaded under the
+// launch) and the stream for the driver call; exitLaunch lets them go.
+func (k *Kernel) enterLaunch(op string, s *Stream) (*streamState, error) {
 	mh := k.module()
 	if _, ok := mh.enter(); !ok {
-		return closedError(op)
+		return nil, closedError(op)
 	}
-	sh := s.handle()
-	st, ok := sh.enter()
+	st, ok := s.handle().enter()
 	if !ok {
 		mh.exit()
-		return closedError(op + " (stream)")
+		return nil, closedError(op + " (stream)")
+	}
+	return st, nil
+}
+
+func (k *Kernel) exitLaunch(s *Stream) {
+	s.handle().exit()
+	k.module().exit()
+}
+
+func (k *Kernel) launch(op string, s *Stream, cfg LaunchConfig, a *Args) error {
+	st, err := k.enterLaunch(op, s)
+	if err != nil {
+		return err
 	}
 	g, b := cfg.Grid.norm(), cfg.Block.norm()
 	var params *unsafe.Pointer
 	if len(a.sizes) > 0 {
 		params = (*unsafe.Pointer)(a.mem)
 	}
-	err := cu.LaunchKernel(k.raw, g.X, g.Y, g.Z, b.X, b.Y, b.Z, cfg.SharedMemBytes, st.raw, params, nil)
-	sh.exit()
-	mh.exit()
+	err = cu.LaunchKernel(k.raw, g.X, g.Y, g.Z, b.X, b.Y, b.Z, cfg.SharedMemBytes, st.raw, params, nil)
+	k.exitLaunch(s)
 	return check(op, "cuLaunchKernel", err)
 }

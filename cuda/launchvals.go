@@ -60,22 +60,15 @@ func (k *Kernel) launchValues(op string, s *Stream, cfg LaunchConfig, args []any
 	if err != nil {
 		return newError(op, "cuLaunchKernel", err)
 	}
-	mh := k.module()
-	if _, ok := mh.enter(); !ok {
-		return closedError(op)
-	}
-	sh := s.handle()
-	st, ok := sh.enter()
-	if !ok {
-		mh.exit()
-		return closedError(op + " (stream)")
+	st, err := k.enterLaunch(op, s)
+	if err != nil {
+		return err
 	}
 	g, b := cfg.Grid.norm(), cfg.Block.norm()
 	r := C.gocuda_launch_values(C.uintptr_t(fn), C.uintptr_t(k.raw),
 		C.uint(g.X), C.uint(g.Y), C.uint(g.Z), C.uint(b.X), C.uint(b.Y), C.uint(b.Z),
 		C.uint(cfg.SharedMemBytes), C.uintptr_t(st.raw), (*C.uint64_t)(&vals[0]), C.int(n))
-	sh.exit()
-	mh.exit()
+	k.exitLaunch(s)
 	if r != 0 {
 		return newError(op, "cuLaunchKernel", cu.CUresult(r))
 	}
