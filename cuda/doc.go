@@ -23,10 +23,10 @@
 // error return zero values). Closing a handle twice does nothing.
 //
 // A handle that becomes unreachable without Close is released by a cleanup
-// (runtime.AddCleanup), attached in batches after the handle is made (see
-// cleanup.go: a handle closed soon never needs one), so a dropped handle is
-// released a garbage collection or two after it is dropped. Close is the
-// way to release driver resources on time.
+// (runtime.AddCleanup). Cleanups are attached in batches after handles are
+// made, so that a handle closed soon after never needs one, and a dropped
+// handle is released a garbage collection or two after it is dropped.
+// Close is the way to release driver resources on time.
 //
 // When the driver refuses a destroy while the object still exists (a free
 // during a stream capture, say), the object is not forgotten: Close returns
@@ -63,10 +63,11 @@
 // page-locked (cuMemHostRegister), with a typed view, Slice, that stays
 // ordinary Go memory after the buffer is closed or dropped; RegisterHost
 // page-locks memory from outside the Go heap (syscall.Mmap). Sizes that
-// overflow are errors before the driver. AllocAsync allocates in stream order (cuMemAllocAsync) on devices
-// with memory pools, and its last Close frees in that order. AllocFromPool
-// does the same from a MemPool of one's own (NewMemPool), with its release
-// threshold, trimming and usage counters; DefaultMemPool is the device's.
+// overflow are errors before the driver. AllocAsync allocates in stream
+// order (cuMemAllocAsync) on devices with memory pools, and its last Close
+// frees in that order. AllocFromPool does the same from a MemPool of one's
+// own (NewMemPool), with its release threshold, trimming and usage
+// counters; DefaultMemPool is the device's.
 //
 // # Modules and kernels
 //
