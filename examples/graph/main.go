@@ -13,8 +13,18 @@ import (
 	"time"
 
 	"github.com/gocuda/gocuda/cuda"
-	"github.com/gocuda/gocuda/internal/testkernels"
+	"github.com/gocuda/gocuda/cuda/nvrtc"
 )
+
+// vaddSource is the kernel, in CUDA C: c[i] = a[i] + b[i], one thread per
+// element.
+const vaddSource = `extern "C" __global__ void vadd(const float *a, const float *b, float *c, unsigned n)
+{
+	unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+	if (i < n)
+		c[i] = a[i] + b[i];
+}
+`
 
 func main() {
 	launches := flag.Int("launches", 100, "number of graph launches")
@@ -45,12 +55,23 @@ func run(launches int) error {
 		return err
 	}
 	defer s.Close()
-	mod, err := cuda.LoadModule(ctx, []byte(testkernels.VectorAdd))
+	// NVRTC compiles the kernel at run time: no CUDA toolkit, only its
+	// library (libnvrtc; GOCUDA_LIBNVRTC names its path). The driver
+	// loads the PTX for the device.
+	arch, err := nvrtc.ArchOf(dev)
+	if err != nil {
+		return err
+	}
+	prog, err := nvrtc.Compile(vaddSource, nvrtc.WithArch(arch))
+	if err != nil {
+		return err // a compile error carries NVRTC's log
+	}
+	mod, err := cuda.LoadModule(ctx, prog.PTX)
 	if err != nil {
 		return err
 	}
 	defer mod.Close()
-	vadd, err := mod.Function(testkernels.VectorAddName)
+	vadd, err := mod.Function("vadd")
 	if err != nil {
 		return err
 	}

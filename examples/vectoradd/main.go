@@ -1,12 +1,13 @@
 // Command vectoradd adds two float32 vectors on the GPU with a kernel
-// written in PTX, checks every element of the result, and exits 1 if one
-// is wrong or if there is no driver or device.
+// written in CUDA C, checks every element of the result, and exits 1 if one
+// is wrong or if there is no driver, device or NVRTC library.
 //
 //	go run ./examples/vectoradd [-n elements] [-device ordinal]
 //
-// The kernel is the PTX text of testkernels.VectorAdd, a Go string: a
-// program embeds its own the same way (a constant, or //go:embed of a .ptx
-// file). The driver compiles PTX for whatever GPU it runs on.
+// The kernel's source is a Go string, compiled at run time by NVRTC
+// (package cuda/nvrtc) for the device's architecture; the driver loads the
+// PTX. A program that ships PTX or a cubin instead loads it with
+// cuda.LoadModule the same way.
 package main
 
 import (
@@ -16,8 +17,18 @@ import (
 	"time"
 
 	"github.com/gocuda/gocuda/cuda"
-	"github.com/gocuda/gocuda/internal/testkernels"
+	"github.com/gocuda/gocuda/cuda/nvrtc"
 )
+
+// vaddSource is the kernel, in CUDA C: c[i] = a[i] + b[i], one thread per
+// element.
+const vaddSource = `extern "C" __global__ void vadd(const float *a, const float *b, float *c, unsigned n)
+{
+	unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+	if (i < n)
+		c[i] = a[i] + b[i];
+}
+`
 
 func main() {
 	n := flag.Int("n", 1<<20, "number of elements")
@@ -52,12 +63,23 @@ func run(ordinal, n int) error {
 	}
 	defer s.Close()
 
-	mod, err := cuda.LoadModule(ctx, []byte(testkernels.VectorAdd))
+	// NVRTC compiles the kernel at run time: no CUDA toolkit, only its
+	// library (libnvrtc; GOCUDA_LIBNVRTC names its path). The driver
+	// loads the PTX for the device.
+	arch, err := nvrtc.ArchOf(dev)
 	if err != nil {
-		return err // a PTX error comes with the JIT compiler's log
+		return err
+	}
+	prog, err := nvrtc.Compile(vaddSource, nvrtc.WithArch(arch))
+	if err != nil {
+		return err // a compile error carries NVRTC's log
+	}
+	mod, err := cuda.LoadModule(ctx, prog.PTX)
+	if err != nil {
+		return err
 	}
 	defer mod.Close()
-	vadd, err := mod.Function(testkernels.VectorAddName)
+	vadd, err := mod.Function("vadd")
 	if err != nil {
 		return err
 	}
