@@ -115,11 +115,7 @@ func (c *Context) ref(op string) (*shared[ctxState], error) {
 
 // Clone returns another handle to the same context, to be closed on its own.
 func (c *Context) Clone() (*Context, error) {
-	core, ok := c.handle().clone()
-	if !ok {
-		return nil, closedError("Context.Clone")
-	}
-	return newContextHandle(core), nil
+	return cloneAs(c.handle(), "Context.Clone", newContextHandle)
 }
 
 // Close releases this handle, after the calls in flight on it have
@@ -209,6 +205,18 @@ func (c *Context) Do(fn func() error) (err error) {
 		return invalidArg(op, "nil function")
 	}
 	return bind(op, core.val.raw, fn)
+}
+
+// contextOf is the Context method of every object made in a context: the
+// object's view of it, or nil once h is closed. The object is held while
+// the view is made, so that none is made after its release.
+func contextOf[T any](h *handle[T], ref func(*T) *ctxRef) *Context {
+	st, ok := h.enter()
+	if !ok {
+		return nil
+	}
+	defer h.exit()
+	return ref(st).context()
 }
 
 // ctxRef is an object's reference on its context: the core, and the

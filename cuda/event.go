@@ -109,11 +109,7 @@ func newEventHandle(core *shared[eventState]) *Event {
 
 // Clone returns another handle to the same event, to be closed on its own.
 func (e *Event) Clone() (*Event, error) {
-	core, ok := e.handle().clone()
-	if !ok {
-		return nil, closedError("Event.Clone")
-	}
-	return newEventHandle(core), nil
+	return cloneAs(e.handle(), "Event.Clone", newEventHandle)
 }
 
 // Close releases this handle, after the calls in flight on it have
@@ -134,13 +130,7 @@ func (e *Event) Raw() cu.CUevent {
 // Context returns the event's context, owned by the event as
 // Stream.Context's is by the stream; nil once this handle is closed.
 func (e *Event) Context() *Context {
-	h := e.handle()
-	st, ok := h.enter()
-	if !ok {
-		return nil
-	}
-	defer h.exit()
-	return st.ctx.context()
+	return contextOf(e.handle(), func(st *eventState) *ctxRef { return &st.ctx })
 }
 
 // Timing reports whether the event was made WithTiming.

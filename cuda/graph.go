@@ -179,11 +179,7 @@ func dropGraph(st *graphState) error { return st.ctx.release() }
 // Clone returns another handle to the same graph (not a copy of the graph:
 // that is cuGraphClone), to be closed on its own.
 func (g *Graph) Clone() (*Graph, error) {
-	core, ok := g.handle().clone()
-	if !ok {
-		return nil, closedError("Graph.Clone")
-	}
-	return newGraphHandle(core), nil
+	return cloneAs(g.handle(), "Graph.Clone", newGraphHandle)
 }
 
 // Close releases this handle. Closing a handle again returns nil and does
@@ -343,11 +339,7 @@ func dropGraphExec(st *graphExecState) error { return st.ctx.release() }
 // Clone returns another handle to the same executable graph, to be closed
 // on its own.
 func (e *GraphExec) Clone() (*GraphExec, error) {
-	core, ok := e.handle().clone()
-	if !ok {
-		return nil, closedError("GraphExec.Clone")
-	}
-	return newGraphExecHandle(core), nil
+	return cloneAs(e.handle(), "GraphExec.Clone", newGraphExecHandle)
 }
 
 // Close releases this handle. Closing a handle again returns nil and does

@@ -197,6 +197,15 @@ func (h *handle[T]) clone() (*shared[T], bool) {
 	return h.core, h.core.acquire()
 }
 
+// cloneAs is every Clone method: another handle, made by wrap, on h's core.
+func cloneAs[T, P any](h *handle[T], op string, wrap func(*shared[T]) *P) (*P, error) {
+	core, ok := h.clone()
+	if !ok {
+		return nil, closedError(op)
+	}
+	return wrap(core), nil
+}
+
 // shut closes h to new calls and waits until those in flight have
 // returned. It reports whether this call closed it (false: it already was).
 func (h *handle[T]) shut() bool {

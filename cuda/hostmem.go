@@ -94,6 +94,26 @@ func AllocHost[T Element](ctx *Context, n int) (*HostBuffer[T], error) {
 	if err != nil {
 		return nil, err
 	}
+	if _, ok := ctx.handle().peek(); !ok {
+		return nil, closedError(op)
+	}
+	mem := make([]byte, alloc)
+	off := (page - int(uintptr(unsafe.Pointer(&mem[0]))%uintptr(page))) % page
+	p := unsafe.Pointer(&mem[off])
+	pin := new(runtime.Pinner)
+	pin.Pin(p)
+	core, err := registerHost(op, ctx, p, bytes, hostRegisterFlags)
+	if err != nil {
+		pin.Unpin()
+		return nil, err
+	}
+	core.val.pin = pin
+	return newHostBufferHandle[T](core), nil
+}
+
+// registerHost page-locks bytes at p in ctx (cuMemHostRegister with flags)
+// and returns the core of a buffer holding a reference on ctx.
+func registerHost(op string, ctx *Context, p unsafe.Pointer, bytes int, flags uint32) (*shared[hostState], error) {
 	cc, err := ctx.ref(op)
 	if err != nil {
 		return nil, err
@@ -103,20 +123,14 @@ func AllocHost[T Element](ctx *Context, n int) (*HostBuffer[T], error) {
 		_ = cc.release()
 		return nil, err
 	}
-	mem := make([]byte, alloc)
-	off := (page - int(uintptr(unsafe.Pointer(&mem[0]))%uintptr(page))) % page
-	p := unsafe.Pointer(&mem[off])
-	pin := new(runtime.Pinner)
-	pin.Pin(p)
-	if err := boundRegister(op, cc.val.raw, f.hostRegister, uintptr(p), bytes, hostRegisterFlags); err != nil {
-		pin.Unpin()
+	if err := boundRegister(op, cc.val.raw, f.hostRegister, uintptr(p), bytes, flags); err != nil {
 		_ = cc.release()
 		return nil, err
 	}
 	core := newShared(&liveHostBuffers, destroyHostBuffer, dropHostBuffer)
-	core.val.ptr, core.val.bytes, core.val.pin = p, bytes, pin
+	core.val.ptr, core.val.bytes = p, bytes
 	core.val.ctx.core = cc
-	return newHostBufferHandle[T](core), nil
+	return core, nil
 }
 
 // RegisterHost page-locks mem, memory that Go's garbage collector does not
@@ -136,23 +150,10 @@ func RegisterHost[T Element](ctx *Context, mem []T) (*HostBuffer[T], error) {
 		return nil, invalidArg(op, "empty memory")
 	}
 	bytes := len(mem) * sizeOf[T]()
-	cc, err := ctx.ref(op)
+	core, err := registerHost(op, ctx, unsafe.Pointer(unsafe.SliceData(mem)), bytes, uint32(cu.CU_MEMHOSTREGISTER_PORTABLE))
 	if err != nil {
 		return nil, err
 	}
-	f, err := procs(op, "cuMemHostRegister")
-	if err != nil {
-		_ = cc.release()
-		return nil, err
-	}
-	p := unsafe.Pointer(unsafe.SliceData(mem))
-	if err := boundRegister(op, cc.val.raw, f.hostRegister, uintptr(p), bytes, uint32(cu.CU_MEMHOSTREGISTER_PORTABLE)); err != nil {
-		_ = cc.release()
-		return nil, err
-	}
-	core := newShared(&liveHostBuffers, destroyHostBuffer, dropHostBuffer)
-	core.val.ptr, core.val.bytes = p, bytes
-	core.val.ctx.core = cc
 	return newHostBufferHandle[T](core), nil
 }
 
@@ -182,11 +183,7 @@ func dropHostBuffer(st *hostState) error {
 
 // Clone returns another handle to the same memory, to be closed on its own.
 func (b *HostBuffer[T]) Clone() (*HostBuffer[T], error) {
-	core, ok := b.handle().clone()
-	if !ok {
-		return nil, closedError("HostBuffer.Clone")
-	}
-	return newHostBufferHandle[T](core), nil
+	return cloneAs(b.handle(), "HostBuffer.Clone", newHostBufferHandle[T])
 }
 
 // Close releases this handle, after the calls in flight on it have
@@ -228,11 +225,5 @@ func (b *HostBuffer[T]) Ptr() unsafe.Pointer {
 // Context returns the buffer's context, owned by the buffer as
 // Stream.Context's is by the stream; nil once this handle is closed.
 func (b *HostBuffer[T]) Context() *Context {
-	h := b.handle()
-	st, ok := h.enter()
-	if !ok {
-		return nil
-	}
-	defer h.exit()
-	return st.ctx.context()
+	return contextOf(b.handle(), func(st *hostState) *ctxRef { return &st.ctx })
 }

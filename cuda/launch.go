@@ -408,13 +408,7 @@ func (a *Args) Close() error {
 // the memory must stay allocated until the kernel has run.
 func (k *Kernel) Launch(s *Stream, cfg LaunchConfig, args ...any) error {
 	const op = "Kernel.Launch"
-	if _, ok := k.module().peek(); !ok {
-		return closedError(op)
-	}
-	if _, ok := s.handle().peek(); !ok {
-		return closedError(op + " (stream)")
-	}
-	if err := checkConfig(op, cfg); err != nil {
+	if err := k.checkLaunch(op, s, cfg); err != nil {
 		return err
 	}
 	if len(args) <= maxLaunchValues {
@@ -435,13 +429,7 @@ func (k *Kernel) Launch(s *Stream, cfg LaunchConfig, args ...any) error {
 // against this one's parameters where the driver told them.
 func (k *Kernel) LaunchArgs(s *Stream, cfg LaunchConfig, a *Args) error {
 	const op = "Kernel.LaunchArgs"
-	if _, ok := k.module().peek(); !ok {
-		return closedError(op)
-	}
-	if _, ok := s.handle().peek(); !ok {
-		return closedError(op + " (stream)")
-	}
-	if err := checkConfig(op, cfg); err != nil {
+	if err := k.checkLaunch(op, s, cfg); err != nil {
 		return err
 	}
 	if a == nil || a.mem == nil {
@@ -455,6 +443,19 @@ func (k *Kernel) LaunchArgs(s *Stream, cfg LaunchConfig, a *Args) error {
 	err := k.launch(op, s, cfg, a)
 	runtime.KeepAlive(a)
 	return err
+}
+
+// checkLaunch is what both launches check first, before their arguments:
+// the kernel's module and the stream open (ErrClosed, as for any handle),
+// then the shape.
+func (k *Kernel) checkLaunch(op string, s *Stream, cfg LaunchConfig) error {
+	if _, ok := k.module().peek(); !ok {
+		return closedError(op)
+	}
+	if _, ok := s.handle().peek(); !ok {
+		return closedError(op + " (stream)")
+	}
+	return checkConfig(op, cfg)
 }
 
 // enterLaunch holds the module (so that it is not unloaded under the

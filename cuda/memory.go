@@ -254,11 +254,7 @@ func dropDeviceMemory(st *memState) error {
 
 // Clone returns another handle to the same memory, to be closed on its own.
 func (m *DeviceMemory) Clone() (*DeviceMemory, error) {
-	core, ok := m.handle().clone()
-	if !ok {
-		return nil, closedError("DeviceMemory.Clone")
-	}
-	return newDeviceMemoryHandle(core), nil
+	return cloneAs(m.handle(), "DeviceMemory.Clone", newDeviceMemoryHandle)
 }
 
 // Close releases this handle, after the calls in flight on it (a copy, a
@@ -289,13 +285,7 @@ func (m *DeviceMemory) Size() int {
 // Context returns the memory's context, owned by the memory as
 // Stream.Context's is by the stream; nil once this handle is closed.
 func (m *DeviceMemory) Context() *Context {
-	h := m.handle()
-	st, ok := h.enter()
-	if !ok {
-		return nil
-	}
-	defer h.exit()
-	return st.ctx.context()
+	return contextOf(m.handle(), func(st *memState) *ctxRef { return &st.ctx })
 }
 
 // CopyToDevice copies src to the start of dst (cuMemcpyHtoD) and returns

@@ -69,6 +69,10 @@ func NewMemPool(dev Device) (*MemPool, error) {
 func newMemPool(raw cu.CUmemoryPool, dev Device, owned bool) *MemPool {
 	core := newShared(&liveMemPools, destroyMemPool, nil)
 	core.val = poolState{raw: raw, dev: dev, owned: owned}
+	return newMemPoolHandle(core)
+}
+
+func newMemPoolHandle(core *shared[poolState]) *MemPool {
 	p := &MemPool{}
 	attach(p, &p.h, core)
 	return p
@@ -83,13 +87,7 @@ func destroyMemPool(st *poolState) error {
 
 // Clone returns another handle to the same pool, to be closed on its own.
 func (p *MemPool) Clone() (*MemPool, error) {
-	core, ok := p.handle().clone()
-	if !ok {
-		return nil, closedError("MemPool.Clone")
-	}
-	c := &MemPool{}
-	attach(c, &c.h, core)
-	return c, nil
+	return cloneAs(p.handle(), "MemPool.Clone", newMemPoolHandle)
 }
 
 // Close releases this handle, after the calls in flight on it. The last

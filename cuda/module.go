@@ -166,11 +166,7 @@ func newModuleHandle(core *shared[moduleState]) *Module {
 
 // Clone returns another handle to the same module, to be closed on its own.
 func (m *Module) Clone() (*Module, error) {
-	core, ok := m.handle().clone()
-	if !ok {
-		return nil, closedError("Module.Clone")
-	}
-	return newModuleHandle(core), nil
+	return cloneAs(m.handle(), "Module.Clone", newModuleHandle)
 }
 
 // Close releases this handle, after the calls in flight on it (launches of
@@ -191,13 +187,7 @@ func (m *Module) Raw() cu.CUmodule {
 // Context returns the module's context, owned by the module as
 // Stream.Context's is by the stream; nil once this handle is closed.
 func (m *Module) Context() *Context {
-	h := m.handle()
-	st, ok := h.enter()
-	if !ok {
-		return nil
-	}
-	defer h.exit()
-	return st.ctx.context()
+	return contextOf(m.handle(), func(st *moduleState) *ctxRef { return &st.ctx })
 }
 
 // InfoLog returns what the JIT compiler reported while loading the module

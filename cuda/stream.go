@@ -155,11 +155,7 @@ func newStreamHandle(core *shared[streamState]) *Stream {
 
 // Clone returns another handle to the same queue, to be closed on its own.
 func (s *Stream) Clone() (*Stream, error) {
-	core, ok := s.handle().clone()
-	if !ok {
-		return nil, closedError("Stream.Clone")
-	}
-	return newStreamHandle(core), nil
+	return cloneAs(s.handle(), "Stream.Clone", newStreamHandle)
 }
 
 // Close releases this handle, after the calls in flight on it have
@@ -194,13 +190,7 @@ func (s *Stream) IsSameQueue(other *Stream) bool {
 // that outlives the stream. It is nil once this stream handle is closed;
 // the methods of a nil *Context return ErrClosed.
 func (s *Stream) Context() *Context {
-	h := s.handle()
-	st, ok := h.enter()
-	if !ok {
-		return nil
-	}
-	defer h.exit()
-	return st.ctx.context()
+	return contextOf(s.handle(), func(st *streamState) *ctxRef { return &st.ctx })
 }
 
 // Priority returns the priority the stream was created with (0, the lowest,
