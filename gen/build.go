@@ -10,11 +10,9 @@ import (
 	"modernc.org/cc/v4"
 )
 
-// Build turns a parsed header into the model. Only declarations made in the
-// header itself are taken; system headers contribute types by their C kind.
-func Build(h *Header) (*Module, error) { return buildLib(h, cuLib.prefix) }
-
-// buildLib builds the model of the functions named prefix*.
+// buildLib turns a parsed header into the model of the functions named
+// prefix*. Only declarations made in the header itself are taken; system
+// headers contribute types by their C kind.
 func buildLib(h *Header, prefix string) (*Module, error) {
 	b := &builder{
 		h:         h,

@@ -110,9 +110,7 @@ func emitRecord(f *jen.File, r *Record, x *typeIndex) error {
 			return fmt.Errorf("%s.%s: %w", r.Name, fl.Name, err)
 		}
 		natural = max(natural, align)
-		if rem := off % align; rem != 0 {
-			off += align - rem
-		}
+		off = roundUp(off, align)
 		if fl.Offset < off {
 			return fmt.Errorf("%s.%s: C offset %d is below Go's %d (packed layout is not supported)", r.Name, fl.Name, fl.Offset, off)
 		}
@@ -145,9 +143,7 @@ func emitRecord(f *jen.File, r *Record, x *typeIndex) error {
 		}
 		fields = append([]jen.Code{jen.Id("_").Index(jen.Lit(0)).Id(alignType)}, fields...)
 	}
-	if rem := off % goAlign(r); rem != 0 {
-		off += goAlign(r) - rem
-	}
+	off = roundUp(off, goAlign(r))
 	if off < r.Size {
 		fields = append(fields, jen.Id("_").Index(jen.Lit(int(r.Size-off))).Byte())
 	} else if off > r.Size {

@@ -92,6 +92,9 @@ func run(args []string) error {
 	}
 	sort.Slice(todo, func(i, j int) bool { return todo[i].Number() < todo[j].Number() })
 
+	if err := checkCgoTable(); err != nil {
+		return err
+	}
 	dirs := map[string]map[string]Output{}
 	owners := map[string]*library{}
 	for _, l := range libraries {
@@ -172,13 +175,13 @@ func generateLibrary(l *library, m *manifest.Manifest, todo []manifest.Version, 
 		if h, ok := v.Header(l.header); ok {
 			sum = h.SHA256
 		}
-		o, err := l.generate(m, v, sum, mod, earlier, hw)
+		o, api, err := l.generate(m, v, sum, mod, earlier, hw)
 		if err != nil {
 			return nil, fmt.Errorf("CUDA %s: %w", v.Version, err)
 		}
 		outputs[v.Tag] = o
-		if l.apiDiff {
-			apis[v.Tag] = apiOf(v.Version, mod)
+		if api != nil {
+			apis[v.Tag] = api
 		}
 		for _, fn := range mod.Functions {
 			produced[v.Tag] = append(produced[v.Tag], fn.Symbol)

@@ -203,13 +203,7 @@ func CacheDir() (string, error) {
 }
 
 // HeaderPath is where the cache keeps this version's cuda.h.
-func (v Version) HeaderPath() (string, error) {
-	d, err := CacheDir()
-	if err != nil {
-		return "", err
-	}
-	return filepath.Join(d, v.Version, "cuda.h"), nil
-}
+func (v Version) HeaderPath() (string, error) { return v.CachedPath("cuda.h") }
 
 var nameRE = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.+-]*$`)
 

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/gocuda/gocuda/internal/manifest"
 )
@@ -23,31 +24,14 @@ func UseCached(major int) string {
 	if p := os.Getenv(Env); p != "" {
 		return p
 	}
-	root, err := moduleRoot()
+	pins, err := pinned(major)
 	if err != nil {
 		return ""
 	}
-	m, err := manifest.Load(filepath.Join(root, "headers", "versions.json"))
-	if err != nil {
-		return ""
-	}
-	for _, v := range m.Versions {
-		if v.Number()/1000 != major {
-			continue
-		}
-		dir, err := v.LibraryDir()
-		if err != nil {
-			continue
-		}
-		for _, l := range v.Libraries {
-			if !strings.HasPrefix(l.Name, "libnvrtc.so.") {
-				continue
-			}
-			p := filepath.Join(dir, l.Name)
-			if manifest.VerifyFile(p, l.SHA256) == nil {
-				os.Setenv(Env, p)
-				return p
-			}
+	for _, p := range pins {
+		if manifest.VerifyFile(p.path, p.sha256) == nil {
+			os.Setenv(Env, p.path)
+			return p.path
 		}
 	}
 	return ""
@@ -60,26 +44,45 @@ func Required(major int) bool {
 	if os.Getenv("GOCUDA_TEST_NVRTC") != "required" {
 		return false
 	}
-	root, err := moduleRoot()
+	pins, err := pinned(major)
+	return err != nil || len(pins) > 0
+}
+
+// pin is a library the manifest pins: where the cache keeps it, and its
+// SHA-256.
+type pin struct{ path, sha256 string }
+
+// pinned lists the NVRTC libraries the manifest pins for CUDA major.
+func pinned(major int) ([]pin, error) {
+	m, err := loadManifest()
 	if err != nil {
-		return true
+		return nil, err
 	}
-	m, err := manifest.Load(filepath.Join(root, "headers", "versions.json"))
-	if err != nil {
-		return true
-	}
+	var pins []pin
 	for _, v := range m.Versions {
 		if v.Number()/1000 != major {
 			continue
 		}
+		// Without a cache directory a pin still counts (Required), and
+		// its path verifies as nothing (UseCached).
+		dir, _ := v.LibraryDir()
 		for _, l := range v.Libraries {
 			if strings.HasPrefix(l.Name, "libnvrtc.so.") {
-				return true
+				pins = append(pins, pin{filepath.Join(dir, l.Name), l.SHA256})
 			}
 		}
 	}
-	return false
+	return pins, nil
 }
+
+// loadManifest reads the module's manifest once per test process.
+var loadManifest = sync.OnceValues(func() (*manifest.Manifest, error) {
+	root, err := moduleRoot()
+	if err != nil {
+		return nil, err
+	}
+	return manifest.Load(filepath.Join(root, "headers", "versions.json"))
+})
 
 func moduleRoot() (string, error) {
 	dir, err := os.Getwd()
