@@ -84,7 +84,7 @@ gpu-bin:
 	$(GO) build -o $(GPU_BIN)/gen ./gen
 	$(GO) build -o $(GPU_BIN)/fetch ./headers/fetch
 
-## bench-bin: build the benchmark programs into $(GPU_BIN)/bench; on the GPU machine, `bash bench/run.sh > results.txt`
+## bench-bin: build the benchmark programs into $(GPU_BIN)/bench; on the GPU machine, `GOCUDA_LIBNVRTC=<libnvrtc> bash bench/run.sh > results.txt` (the NVRTC entry needs the library)
 bench-bin:
 	mkdir -p $(GPU_BIN)/bench
 	$(CC) -O2 -Wall -o $(GPU_BIN)/bench/cbench bench/c/bench.c -ldl

@@ -1,8 +1,10 @@
 // Command gobench runs bench/c/bench.c's operations from Go, through the raw
 // package cu (-impl raw) or through package cuda (-impl cuda), and prints
-// lines in the same format.
+// lines in the same format. -impl nvrtc compares compiling a kernel with
+// NVRTC from C and from Go, needs no GPU and takes no PTX file.
 //
 //	go run ./bench/gobench -impl raw bench/kernels/empty.ptx
+//	GOCUDA_LIBNVRTC=/path/to/libnvrtc.so.12 go run ./bench/gobench -impl nvrtc
 package main
 
 /*
@@ -35,7 +37,7 @@ var errNotDone = errors.New("event not done after synchronize")
 
 var cpuProfile = flag.String("cpuprofile", "", "write a CPU profile of the run to this file")
 
-var impl = flag.String("impl", "raw", "raw (package cu), cuda (package cuda), pair (cuda against raw, interleaved), overhead (raw against a C loop in the same process, interleaved) or bindcost (what binding a context costs in the driver and in package cuda)")
+var impl = flag.String("impl", "raw", "raw (package cu), cuda (package cuda), pair (cuda against raw, interleaved), overhead (raw against a C loop in the same process, interleaved), bindcost (what binding a context costs in the driver and in package cuda) or nvrtc (an NVRTC compile from C, the raw bindings and cuda/nvrtc, interleaved; no PTX file)")
 
 func report(op string, v float64, unit string) {
 	fmt.Printf("RESULT impl=go-%s op=%s value=%.3f unit=%s\n", *impl, op, v, unit)
@@ -49,18 +51,22 @@ func timed(op string, n int, body func(n int)) {
 
 func main() {
 	flag.Parse()
-	if flag.NArg() != 1 {
-		fmt.Fprintln(os.Stderr, "usage: gobench [-impl raw|cuda] empty.ptx")
+	if flag.NArg() != 1 && *impl != "nvrtc" {
+		fmt.Fprintln(os.Stderr, "usage: gobench [-impl raw|cuda|pair|overhead|bindcost] empty.ptx | gobench -impl nvrtc")
 		os.Exit(2)
 	}
-	ptx, err := os.ReadFile(flag.Arg(0))
-	must("read PTX", err)
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
 		must("create profile", err)
 		must("start profile", pprof.StartCPUProfile(f))
 		defer pprof.StopCPUProfile()
 	}
+	if *impl == "nvrtc" {
+		runNVRTC()
+		return
+	}
+	ptx, err := os.ReadFile(flag.Arg(0))
+	must("read PTX", err)
 	switch *impl {
 	case "raw":
 		runRaw(append(ptx, 0))

@@ -1,6 +1,7 @@
 // Command report reads the RESULT lines of bench/run.sh and prints, per
 // operation, the median and spread of each implementation and the ratios
-// the project tracks.
+// the project tracks; for the NVRTC compile, also the ratios gobench -impl
+// nvrtc measured paired with C inside each process.
 //
 //	go run ./bench/report < results.txt
 package main
@@ -17,7 +18,7 @@ import (
 var (
 	impls = []string{"c", "go-raw", "go-cuda", "python"}
 	ops   = []string{"ctx_get_current", "event_record", "event_query", "launch_1arg", "launch_16arg",
-		"launch_sync", "stream_create_destroy", "alloc_free_1mib", "h2d_64mib", "d2h_64mib"}
+		"launch_sync", "stream_create_destroy", "alloc_free_1mib", "h2d_64mib", "d2h_64mib", "nvrtc_compile"}
 )
 
 type key struct{ impl, op string }
@@ -25,32 +26,43 @@ type key struct{ impl, op string }
 func main() {
 	samples := map[key][]float64{}
 	units := map[string]string{}
+	paired := map[string][]float64{} // impl: one NVRTC compile ratio to C per process
 	sc := bufio.NewScanner(os.Stdin)
 	for sc.Scan() {
 		line := sc.Text()
 		if strings.HasPrefix(line, "# ") {
 			fmt.Println(line)
 		}
-		if !strings.HasPrefix(line, "RESULT ") {
+		kind, rest, _ := strings.Cut(line, " ")
+		if kind != "RESULT" && kind != "NVRTC" {
 			continue
 		}
 		f := map[string]string{}
-		for _, kv := range strings.Fields(line)[1:] {
+		for _, kv := range strings.Fields(rest) {
 			if k, v, ok := strings.Cut(kv, "="); ok {
 				f[k] = v
 			}
 		}
-		v, err := strconv.ParseFloat(f["value"], 64)
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "report: bad line %q\n", line)
-			os.Exit(1)
+		value := func(name string) float64 {
+			v, err := strconv.ParseFloat(f[name], 64)
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "report: bad line %q\n", line)
+				os.Exit(1)
+			}
+			return v
 		}
-		samples[key{f["impl"], f["op"]}] = append(samples[key{f["impl"], f["op"]}], v)
+		if kind == "NVRTC" {
+			// gobench -impl nvrtc: the medians of its per-round ratios.
+			paired["go-raw"] = append(paired["go-raw"], value("raw_ratio"))
+			paired["go-cuda"] = append(paired["go-cuda"], value("cuda_ratio"))
+			continue
+		}
+		samples[key{f["impl"], f["op"]}] = append(samples[key{f["impl"], f["op"]}], value("value"))
 		units[f["op"]] = f["unit"]
 	}
 	fmt.Println()
-	fmt.Println("| operation | unit | C | Go raw | Go cuda/ | Python | Go raw / C | cuda/ / raw | Python / Go raw | raw − C | cuda/ − raw |")
-	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|")
+	fmt.Println("| operation | unit | C | Go raw | Go cuda/ | Python | Go raw / C | cuda/ / raw | cuda/ / C | Python / Go raw | raw − C | cuda/ − raw |")
+	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, op := range ops {
 		row := []string{op, units[op]}
 		med := map[string]float64{}
@@ -81,11 +93,18 @@ func main() {
 			}
 			return fmt.Sprintf("%+.0f ns", med[a]-med[b])
 		}
-		row = append(row, ratio("go-raw", "c"), ratio("go-cuda", "go-raw"), ratio("python", "go-raw"), diff("go-raw", "c"), diff("go-cuda", "go-raw"))
+		row = append(row, ratio("go-raw", "c"), ratio("go-cuda", "go-raw"), ratio("go-cuda", "c"), ratio("python", "go-raw"), diff("go-raw", "c"), diff("go-cuda", "go-raw"))
 		fmt.Println("| " + strings.Join(row, " | ") + " |")
 	}
 	fmt.Println()
 	fmt.Println("Cells: median (min–max, number of runs). Ratios compare medians as cost (time per operation; for GB/s, its inverse): below 1 means cheaper than the reference.")
+	if r, c := paired["go-raw"], paired["go-cuda"]; len(r) > 0 {
+		rm, rlo, rhi := stats(r)
+		cm, clo, chi := stats(c)
+		fmt.Println()
+		fmt.Printf("nvrtc_compile paired with C in one process (per process, the median over rounds of Go/C): Go raw / C %.3f (%.3f–%.3f, n=%d), cuda/ / C %.3f (%.3f–%.3f, n=%d).\n",
+			rm, rlo, rhi, len(r), cm, clo, chi, len(c))
+	}
 }
 
 func stats(s []float64) (median, lo, hi float64) {
