@@ -3,9 +3,11 @@
 package nvrtc
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"os/exec"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -18,6 +20,9 @@ func TestMain(m *testing.M) {
 	}
 	os.Exit(m.Run())
 }
+
+// The loader itself (internal/dynlib) is tested there; these tests check
+// this package's glue: its table, its sentinels, its messages, its proc.
 
 // runChild runs test name in a child process with GOCUDA_LIBNVRTC=lib:
 // the library is loaded once per process.
@@ -48,6 +53,12 @@ func TestChildNoLibrary(t *testing.T) {
 	if len(le.Tried) != 1 || le.Tried[0] != "/nonexistent/libnvrtc.so.12" || !strings.Contains(err.Error(), "/nonexistent/libnvrtc.so.12") {
 		t.Errorf("LoadError %v does not name the path tried", err)
 	}
+	if want := "nvrtc: cannot load the NVRTC library (install it, or set GOCUDA_LIBNVRTC to its path): tried /nonexistent/libnvrtc.so.12 ("; !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("LoadError says %q, want it to start %q", err, want)
+	}
+	if errors.Is(err, ErrMissingFunction) {
+		t.Error("a LoadError matches ErrMissingFunction")
+	}
 	if _, err := GetErrorString(NVRTC_ERROR_COMPILATION); !errors.Is(err, ErrNoLibrary) {
 		t.Errorf("GetErrorString: %v, want ErrNoLibrary", err)
 	}
@@ -68,7 +79,57 @@ func TestChildMissingFunction(t *testing.T) {
 	if !errors.As(err, &me) || !errors.Is(err, ErrMissingFunction) || me.Function != "nvrtcVersion" {
 		t.Fatalf("Version: %v, want a *MissingFunctionError for nvrtcVersion", err)
 	}
+	if want := "nvrtc: nvrtcVersion is not in libc.so.6; it needs NVRTC of CUDA 11.8 or later"; err.Error() != want {
+		t.Errorf("message %q, want %q", err, want)
+	}
+	if _, err := Proc("nvrtcCompileProgram"); !errors.As(err, &me) || me.Function != "nvrtcCompileProgram" {
+		t.Errorf("Proc(nvrtcCompileProgram): %v", err)
+	}
 }
+
+func TestProcOfUnknownName(t *testing.T) {
+	_, err := Proc("nvrtcNoSuchFunction")
+	want := "nvrtc: nvrtcNoSuchFunction is not a function of the nvrtc.h of CUDA "
+	if err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("Proc: %v, want %q…", err, want)
+	}
+}
+
+// TestProcInlines: proc, on the path of every binding, stays an inlined
+// atomic load, branch and array index (see dynlib.Library).
+func TestProcInlines(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the package: skipped in -short mode")
+	}
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skipf("no go command: %v", err)
+	}
+	out, err := exec.Command(goTool, "build", "-gcflags=-m=2", ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go build -gcflags=-m=2: %v\n%s", err, out)
+	}
+	line := regexp.MustCompile(`(?m)^\S*\blib\.go:\d+:\d+: (can|cannot) inline proc\b.*$`).Find(out)
+	if !bytes.Contains(line, []byte(": can inline proc")) {
+		t.Errorf("proc no longer inlines: %q", line)
+	}
+	t.Logf("%s", line)
+}
+
+// BenchmarkProc measures proc on the loaded library; ns/proc is one call.
+func BenchmarkProc(b *testing.B) {
+	_ = Load()
+	var s uintptr
+	for b.Loop() {
+		for i := range len(procTable) {
+			s += proc(i)
+		}
+	}
+	sinkProc = s
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(procTable)), "ns/proc")
+}
+
+var sinkProc uintptr
 
 func TestResultError(t *testing.T) {
 	if resultError(NVRTC_SUCCESS) != nil {
