@@ -37,8 +37,11 @@ type builder struct {
 	records   map[string]*Record
 	enums     map[string]*Enum
 	typedefs  map[string]bool
-	m         Module
-	err       error
+	// wrapped maps a function that an inline wrapper of the header calls
+	// to the wrapper's name: __nvJitLinkCreate_12_4 → nvJitLinkCreate.
+	wrapped map[string]string
+	m       Module
+	err     error
 }
 
 func (b *builder) fail(format string, args ...any) {
@@ -49,12 +52,16 @@ func (b *builder) fail(format string, args ...any) {
 
 func (b *builder) run() error {
 	var decls []*cc.Declaration
+	b.wrapped = map[string]string{}
 	for l := b.h.AST.TranslationUnit; l != nil; l = l.TranslationUnit {
 		ed := l.ExternalDeclaration
+		if ed != nil && ed.Case == cc.ExternalDeclarationFuncDef && ed.FunctionDefinition != nil && b.h.Own[ed.FunctionDefinition.Position().Filename] {
+			b.wrapper(ed.FunctionDefinition)
+		}
 		if ed == nil || ed.Case != cc.ExternalDeclarationDecl || ed.Declaration == nil {
 			continue
 		}
-		if ed.Declaration.Position().Filename == b.h.Name {
+		if b.h.Own[ed.Declaration.Position().Filename] {
 			decls = append(decls, ed.Declaration)
 		}
 	}
@@ -78,7 +85,7 @@ func (b *builder) run() error {
 			switch {
 			case decl.IsTypename():
 				b.typedef(d, decl)
-			case strings.HasPrefix(decl.Name(), b.prefix):
+			case b.prefix != "" && (strings.HasPrefix(decl.Name(), b.prefix) || b.wrapped[decl.Name()] != ""):
 				if ft, ok := decl.Type().(*cc.FunctionType); ok && !seenFn[decl.Name()] {
 					seenFn[decl.Name()] = true
 					b.function(decl.Name(), ft)
@@ -350,8 +357,13 @@ func fieldByIndex(t cc.Type, i int) *cc.Field {
 // convert maps a C type to the model. anon names a struct, union or enum
 // that has no tag and no typedef (a nested member's type).
 func (b *builder) convert(t cc.Type, anon string) Type {
-	if td := t.Typedef(); td != nil && td.Position().Filename == b.h.Name {
-		return Type{Kind: Named, Name: td.Name()}
+	if td := t.Typedef(); td != nil {
+		if b.h.Own[td.Position().Filename] {
+			return Type{Kind: Named, Name: td.Name()}
+		}
+		if ft, ok := b.foreign(t, td); ok {
+			return ft
+		}
 	}
 	return b.convertKind(t, anon)
 }
@@ -407,7 +419,7 @@ func (b *builder) convertKind(t cc.Type, anon string) Type {
 // convertible reports the typedef name under which the header knows an
 // incomplete struct, if any.
 func (b *builder) convertible(t cc.Type) string {
-	if td := t.Typedef(); td != nil && td.Position().Filename == b.h.Name {
+	if td := t.Typedef(); td != nil && b.h.Own[td.Position().Filename] {
 		return td.Name()
 	}
 	return ""
@@ -475,6 +487,43 @@ func (b *builder) function(symbol string, ft *cc.FunctionType) {
 
 var versionSuffix = regexp.MustCompile(`_v[0-9]+$`)
 
+// wrapperBody is the body of an inline function that only passes its
+// parameters on to another function.
+// cc gives every body the __func__ that C declares implicitly.
+var wrapperBody = regexp.MustCompile(`^\{\s*(?:static const char __func__ \[ \] = "[A-Za-z0-9_]*" ;\s*)?return\s+([A-Za-z_][A-Za-z0-9_]*)\s*\(([^()]*)\)\s*;\s*\}$`)
+
+// wrapper records an inline definition named like the library's functions
+// whose body calls another function with its own parameters, unchanged and
+// in order: nvJitLink.h selects the symbol of its version so
+// (nvJitLinkCreate calls __nvJitLinkCreate_12_4), as cuda.h does with
+// macros. The called function is then bound under the wrapper's name.
+func (b *builder) wrapper(fd *cc.FunctionDefinition) {
+	name := fd.Declarator.Name()
+	if b.prefix == "" || !strings.HasPrefix(name, b.prefix) || fd.CompoundStatement == nil {
+		return
+	}
+	m := wrapperBody.FindStringSubmatch(strings.TrimSpace(cc.NodeSource(fd.CompoundStatement)))
+	ft, ok := fd.Declarator.Type().(*cc.FunctionType)
+	if m == nil || !ok {
+		return
+	}
+	var params []string
+	for _, p := range ft.Parameters() {
+		if p.Type().Kind() != cc.Void {
+			params = append(params, p.Name())
+		}
+	}
+	var args []string
+	for _, a := range strings.Split(m[2], ",") {
+		if a = strings.TrimSpace(a); a != "" {
+			args = append(args, a)
+		}
+	}
+	if strings.Join(args, ",") == strings.Join(params, ",") {
+		b.wrapped[m[1]] = name
+	}
+}
+
 // nameFunctions gives each function the API name whose macro expands to its
 // symbol (cuMemAlloc → cuMemAlloc_v2). When several do (cuStreamGetCaptureInfo
 // and cuStreamGetCaptureInfo_v2), the shortest wins; a name that is itself a
@@ -485,6 +534,9 @@ func (b *builder) nameFunctions() {
 		declared[f.Symbol] = true
 	}
 	byTarget := map[string][]string{}
+	for to, from := range b.wrapped {
+		byTarget[to] = append(byTarget[to], from)
+	}
 	for from, to := range b.h.Expansion {
 		if from != to && declared[to] && !declared[from] {
 			byTarget[to] = append(byTarget[to], from)
@@ -507,7 +559,7 @@ func (b *builder) nameFunctions() {
 
 func (b *builder) constants() {
 	for name, m := range b.h.AST.Macros {
-		if m.IsFnLike || strings.HasPrefix(name, "_") || m.Position().Filename != b.h.Name {
+		if m.IsFnLike || strings.HasPrefix(name, "_") || !b.h.Own[m.Position().Filename] {
 			continue
 		}
 		c := Constant{Name: name}

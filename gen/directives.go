@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 )
 
@@ -33,7 +32,7 @@ func checkDirectives(name string, src []byte) error {
 		case "include":
 			arg := strings.TrimSpace(d.rest)
 			if h, ok := strings.CutPrefix(arg, "<"); ok {
-				if h, ok = strings.CutSuffix(h, ">"); ok && (standardHeaders[h] || foreignInclude(name, h)) {
+				if h, ok = strings.CutSuffix(h, ">"); ok && (standardHeaders[h]) {
 					continue
 				}
 			}
@@ -145,17 +144,4 @@ func directives(src []byte) []directive {
 	}
 	flush()
 	return out
-}
-
-// foreignInclude reports whether the library header name includes h only
-// in its C++ or Windows parts, which the C front end skips: a C++ or
-// Windows header is not on a C compiler's include path for Linux, so were
-// such an #include ever reached, the parse would fail rather than read it.
-func foreignInclude(name, h string) bool {
-	for _, l := range libraries {
-		if l.header == name && slices.Contains(l.foreignIncludes, h) {
-			return true
-		}
-	}
-	return false
 }

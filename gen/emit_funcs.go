@@ -75,7 +75,7 @@ func emitFuncs(f *jen.File, l *library, m *Module, x *typeIndex, since map[strin
 		if err != nil {
 			return fmt.Errorf("%s: %w", fn.Symbol, err)
 		}
-		isResult := fn.Result.Kind == Named && fn.Result.Name == l.result
+		isResult := fn.Result.Kind == Named && fn.Result.Name == l.result && fn.Result.Pkg == l.resultPkg
 		cres := ""
 		switch {
 		case res.kind == Pointer:
@@ -148,10 +148,35 @@ func emitFuncs(f *jen.File, l *library, m *Module, x *typeIndex, since map[strin
 		missing := jen.If(jen.Id("fn").Op("==").Lit(0)).Block(jen.Return(jen.Id("missing").Call(jen.Lit(i))))
 		switch {
 		case isResult:
+			rt, err := x.goType(fn.Result)
+			if err != nil {
+				return fmt.Errorf("%s: %w", fn.Symbol, err)
+			}
 			f.Func().Id(goFn).Params(params...).Error().Block(
 				jen.Id("fn").Op(":=").Id("proc").Call(jen.Lit(i)),
 				missing,
-				jen.Return(jen.Id("resultError").Call(jen.Id(l.result).Call(callC))),
+				jen.Return(jen.Id("resultError").Call(jen.Add(rt).Call(callC))),
+			)
+		case res.kind == Void:
+			// The error says only whether the call could be made.
+			f.Func().Id(goFn).Params(params...).Error().Block(
+				jen.Id("fn").Op(":=").Id("proc").Call(jen.Lit(i)),
+				missing,
+				callC,
+				jen.Return(jen.Nil()),
+			)
+		case res.kind == Basic, res.enum != nil:
+			// A plain value (cublasGetCudartVersion's size_t, the
+			// diagonal type cusparseGetMatDiagType reads): the error says
+			// only whether the call could be made.
+			gt, err := x.goType(fn.Result)
+			if err != nil {
+				return fmt.Errorf("%s: %w", fn.Symbol, err)
+			}
+			f.Func().Id(goFn).Params(params...).Params(gt, jen.Error()).Block(
+				jen.Id("fn").Op(":=").Id("proc").Call(jen.Lit(i)),
+				jen.If(jen.Id("fn").Op("==").Lit(0)).Block(jen.Return(jen.Lit(0), jen.Id("missing").Call(jen.Lit(i)))),
+				jen.Return(jen.Parens(gt).Call(callC), jen.Nil()),
 			)
 		case res.kind == Pointer:
 			// A pointer the library owns (nvrtcGetErrorString's static
@@ -168,6 +193,10 @@ func emitFuncs(f *jen.File, l *library, m *Module, x *typeIndex, since map[strin
 		default:
 			return fmt.Errorf("%s: only functions returning %s or a pointer are supported, not %v", fn.Symbol, l.result, fn.Result)
 		}
+	}
+	if strings.Contains(bodies.String(), "_Complex") {
+		// cgo spells a complex argument with complex.h's names.
+		pre.WriteString("#include <complex.h>\n")
 	}
 	f.CgoPreamble(pre.String() + records.text.String() + bodies.String())
 	f.Comment("headerVersion is CUDA_VERSION of the header these bindings come from.")

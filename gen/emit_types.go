@@ -21,6 +21,9 @@ func (x *typeIndex) goType(t Type) (jen.Code, error) {
 		if _, err := x.resolve(t); err != nil {
 			return nil, err
 		}
+		if t.Pkg != "" {
+			return jen.Qual(generatedPath+t.Pkg, t.Name), nil
+		}
 		return jen.Id(t.Name), nil
 	case Pointer:
 		if t.Elem == nil || t.Elem.Kind == Void {
@@ -43,8 +46,12 @@ func (x *typeIndex) goType(t Type) (jen.Code, error) {
 	return nil, fmt.Errorf("type %v has no Go form", t)
 }
 
+// generatedPath is the import path of the generated packages, with a
+// trailing slash.
+const generatedPath = "github.com/gocuda/gocuda/generated/"
+
 // emitTypes writes enums, records, typedefs and constants.
-func emitTypes(f *jen.File, m *Module, x *typeIndex) error {
+func emitTypes(f *jen.File, header string, m *Module, x *typeIndex) error {
 	for _, e := range m.Enums {
 		emitEnum(f, e)
 	}
@@ -58,7 +65,7 @@ func emitTypes(f *jen.File, m *Module, x *typeIndex) error {
 			return err
 		}
 	}
-	emitConstants(f, m.Constants)
+	emitConstants(f, header, m.Constants)
 	return nil
 }
 
@@ -195,7 +202,11 @@ func emitTypedef(f *jen.File, td Typedef, x *typeIndex) error {
 	switch td.Kind {
 	case Alias:
 		f.Commentf("%s is the C typedef of the same name.", td.Name)
-		f.Type().Id(td.Name).Op("=").Id(td.Target.Name)
+		t, err := x.goType(td.Target)
+		if err != nil {
+			return fmt.Errorf("typedef %s: %w", td.Name, err)
+		}
+		f.Type().Id(td.Name).Op("=").Add(t)
 	case Handle:
 		f.Commentf("%s is an opaque driver handle (a pointer in C).", td.Name)
 		f.Type().Id(td.Name).Uintptr()
@@ -214,9 +225,12 @@ func emitTypedef(f *jen.File, td Typedef, x *typeIndex) error {
 	return nil
 }
 
-func emitConstants(f *jen.File, cs []Constant) {
+func emitConstants(f *jen.File, header string, cs []Constant) {
+	if len(cs) == 0 {
+		return
+	}
 	sort.Slice(cs, func(i, j int) bool { return cs[i].Name < cs[j].Name })
-	f.Comment("Integer macros of cuda.h. Those C defines as pointers ((void*)1) are")
+	f.Commentf("Integer macros of %s. Those C defines as pointers ((void*)1) are", header)
 	f.Comment("given here as integers; convert them where a pointer is needed.")
 	f.Const().DefsFunc(func(g *jen.Group) {
 		for _, c := range cs {

@@ -158,7 +158,7 @@ func (l *library) generate(m *manifest.Manifest, v manifest.Version, sum string,
 
 	types := jen.NewFile(l.pkg)
 	header(types)
-	if err := emitTypes(types, mod, x); err != nil {
+	if err := emitTypes(types, l.header, mod, x); err != nil {
 		return nil, nil, err
 	}
 	funcs := jen.NewFile(l.pkg)
@@ -173,8 +173,11 @@ func (l *library) generate(m *manifest.Manifest, v manifest.Version, sum string,
 	if err := emitFuncs(funcs, l, mod, x, since, oldestVersion(l, m), byAddress, sonames); err != nil {
 		return nil, nil, err
 	}
-	files := map[string]*jen.File{"types.go": types, "funcs.go": funcs}
-	if len(mod.Records) > 0 || l == cuLib {
+	files := map[string]*jen.File{"types.go": types}
+	if l.prefix != "" {
+		files["funcs.go"] = funcs
+	}
+	if len(mod.Records) > 0 {
 		layout := jen.NewFile(l.pkg)
 		header(layout)
 		emitLayoutTest(layout, mod)
@@ -187,7 +190,9 @@ func (l *library) generate(m *manifest.Manifest, v manifest.Version, sum string,
 		}
 		out[l.filePrefix()+v.Tag+"_"+name] = buf.Bytes()
 	}
-	out[l.symbolsFile(v.Tag)] = symbolList(l, v, mod)
+	if l.prefix != "" {
+		out[l.symbolsFile(v.Tag)] = symbolList(l, v, mod)
+	}
 	var api *API
 	if l.apiDiff {
 		api = apiOf(v.Version, mod)

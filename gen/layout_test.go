@@ -122,8 +122,15 @@ func gccLayout(t *testing.T, gcc string, header []byte, mod *Module) map[string]
 	if err := os.WriteFile(filepath.Join(dir, "cuda.h"), header, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	return gccLayoutOf(t, gcc, "cuda.h", []string{"-I", dir}, mod)
+}
+
+// gccLayoutOf prints the layout of mod's records as gcc computes them for
+// the header include, found with flags.
+func gccLayoutOf(t *testing.T, gcc, include string, flags []string, mod *Module) map[string]int64 {
+	dir := t.TempDir()
 	var c bytes.Buffer
-	c.WriteString("#include <stddef.h>\n#include <stdio.h>\n#include \"cuda.h\"\nint main(void) {\n")
+	fmt.Fprintf(&c, "#include <stddef.h>\n#include <stdio.h>\n#include <%s>\nint main(void) {\n", include)
 	for _, p := range layoutProbes(mod) {
 		fmt.Fprintf(&c, "\tprintf(\"%%s=%%zu\\n\", %q, (size_t)(%s));\n", p.key, p.expr)
 	}
@@ -132,7 +139,8 @@ func gccLayout(t *testing.T, gcc string, header []byte, mod *Module) map[string]
 		t.Fatal(err)
 	}
 	exe := filepath.Join(dir, "layout")
-	if out, err := exec.Command(gcc, "-o", exe, filepath.Join(dir, "layout.c")).CombinedOutput(); err != nil {
+	args := append(append([]string{"-o", exe}, flags...), filepath.Join(dir, "layout.c"))
+	if out, err := exec.Command(gcc, args...).CombinedOutput(); err != nil {
 		t.Fatalf("gcc: %v\n%s", err, out)
 	}
 	out, err := exec.Command(exe).Output()
@@ -169,18 +177,17 @@ func TestFunctionsAgainstGCC(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, l := range libraries {
-		proto := regexp.MustCompile(`\b(` + l.prefix + `[A-Za-z0-9_]+) \(`)
+		if l.prefix == "" {
+			continue // types only
+		}
+		// nvJitLink's functions are __nvJitLinkCreate_12_4 and kin.
+		proto := regexp.MustCompile(`\b((?:__)?` + l.prefix + `[A-Za-z0-9_]+) \(`)
 		for _, v := range l.providers(m) {
 			t.Run(l.pkg+"/"+v.Version, func(t *testing.T) {
-				src, path, err := l.readHeader(v)
-				if errors.Is(err, manifest.ErrNotCached) {
-					t.Skipf("CUDA %s %s not cached (make headers)", v.Version, l.header)
-				}
-				if err != nil {
-					t.Fatal(err)
-				}
+				mod, path, flags := realModel(t, l, v)
 				aux := filepath.Join(t.TempDir(), "aux.txt")
-				if out, err := exec.Command(gcc, "-fsyntax-only", "-aux-info", aux, "-x", "c", path).CombinedOutput(); err != nil {
+				args := append([]string{"-fsyntax-only", "-aux-info", aux}, flags...)
+				if out, err := exec.Command(gcc, append(args, "-x", "c", path)...).CombinedOutput(); err != nil {
 					t.Fatalf("gcc: %v\n%s", err, out)
 				}
 				data, err := os.ReadFile(aux)
@@ -189,16 +196,18 @@ func TestFunctionsAgainstGCC(t *testing.T) {
 				}
 				want := map[string]bool{}
 				for _, line := range strings.Split(string(data), "\n") {
-					// Each line starts with a comment naming the file that declared it.
-					if strings.HasPrefix(line, "/* "+path) {
-						for _, m := range proto.FindAllStringSubmatch(line, -1) {
-							want[m[1]] = true
+					// Each line starts with a comment naming the file that
+					// declared it (only the library's own count) and
+					// whether it is a declaration (C) or a definition (F):
+					// an inline definition (cublasLtMatmulDescInit,
+					// nvJitLinkCreate) has no symbol to bind.
+					for _, own := range l.ownFiles() {
+						if rest, ok := strings.CutPrefix(line, "/* "+filepath.Join(filepath.Dir(path), own)+":"); ok && declaration.MatchString(rest) {
+							if m := proto.FindStringSubmatch(line); m != nil {
+								want[m[1]] = true
+							}
 						}
 					}
-				}
-				mod, err := modelOf(l, src)
-				if err != nil {
-					t.Fatal(err)
 				}
 				got := map[string]bool{}
 				for _, f := range mod.Functions {
@@ -223,5 +232,87 @@ func TestFunctionsAgainstGCC(t *testing.T) {
 				t.Logf("CUDA %s %s: gcc declares %d %s* functions; %d bound, %d excluded", v.Version, l.header, len(want), l.prefix, len(mod.Functions), len(mod.Excluded))
 			})
 		}
+	}
+}
+
+// declaration matches the rest of gcc's -aux-info comment on a function
+// that is declared, not defined: "1006:NC */".
+var declaration = regexp.MustCompile(`^\d+:[NO]C \*/`)
+
+// realModel builds the model of library l from the cached headers of v,
+// skipping when they are not cached, and returns the path of its header
+// and the gcc flags that find its includes as ParseSet does.
+func realModel(t *testing.T, l *library, v manifest.Version) (*Module, string, []string) {
+	t.Helper()
+	src, path, err := l.readHeader(v)
+	if errors.Is(err, manifest.ErrNotCached) {
+		t.Skipf("CUDA %s %s not cached (make headers)", v.Version, l.header)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l == cuLib {
+		mod, err := modelOf(l, src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return mod, path, nil
+	}
+	mod, err := libraryModel(l, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	standin := t.TempDir()
+	for name, text := range standins {
+		p := filepath.Join(standin, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return mod, path, []string{"-I", standin, "-I", filepath.Dir(path)}
+}
+
+// TestLibraryLayoutAgainstGCC holds the records of every library header
+// (cuBLASLt's matmul descriptors, cuFFT's, …) to gcc's layout, with the
+// header set on gcc's include path.
+func TestLibraryLayoutAgainstGCC(t *testing.T) {
+	gcc, err := exec.LookPath("gcc")
+	if err != nil {
+		t.Skip("gcc not found")
+	}
+	m, err := manifest.Load(filepath.Join("..", "headers", "versions.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked := 0
+	for _, l := range libraries {
+		if l == cuLib {
+			continue
+		}
+		for _, v := range l.providers(m) {
+			t.Run(l.pkg+"/"+v.Version, func(t *testing.T) {
+				mod, _, flags := realModel(t, l, v)
+				want := cLayoutWant(mod)
+				if len(want) == 0 {
+					t.Skipf("%s declares no record", l.header)
+				}
+				got := gccLayoutOf(t, gcc, l.header, flags, mod)
+				for key, w := range want {
+					if g, ok := got[key]; !ok {
+						t.Errorf("%s: gcc gave nothing", key)
+					} else if g != w {
+						t.Errorf("%s: gcc %d, model %d", key, g, w)
+					}
+				}
+				checked += len(want)
+				t.Logf("CUDA %s %s: %d sizes and offsets agree with gcc", v.Version, l.header, len(want))
+			})
+		}
+	}
+	if checked == 0 {
+		t.Skip("no library header with records cached")
 	}
 }

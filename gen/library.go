@@ -14,8 +14,20 @@ type library struct {
 	header string // header file in the cache: "nvrtc.h"
 	prefix string // prefix of the functions bound, dropped from their Go names: "nvrtc"
 	result string // the Go name of the status type the functions return: "NvrtcResult"
+	// resultPkg is the package that declares result when it is another's
+	// (cuBLASLt returns cuBLAS's cublasStatus_t).
+	resultPkg string
+	// own are the headers whose declarations the package binds, when they
+	// are more than header (cublas_v2.h selects the symbols that
+	// cublas_api.h declares).
+	own []string
 	// what names the library in doc comments: "the driver symbol X".
 	what string
+	// name is the library's name in prose: "cuBLAS".
+	name string
+	// preload is a glob of companion libraries in the directory of the
+	// library opened, loaded first (see dynlib.PreloadSiblings).
+	preload string
 	// reference is the documentation page each binding points to.
 	reference string
 	// sonames are the library names the loader dlopens, by CUDA major
@@ -25,9 +37,6 @@ type library struct {
 	// getProcAddress marks a library whose entry points come through
 	// cuGetProcAddress: the table then says which may.
 	getProcAddress bool
-	// foreignIncludes are headers the library header includes only in
-	// C++ or Windows sections (see checkDirectives).
-	foreignIncludes []string
 	// apiDiff marks a library whose API data (z*_api.txt) and changes
 	// across the matrix (API_CHANGES.md) are generated.
 	apiDiff bool
@@ -42,16 +51,102 @@ var (
 		apiDiff:        true,
 	}
 	nvrtcLib = &library{
-		pkg: "nvrtc", header: "nvrtc.h", prefix: "nvrtc", result: "NvrtcResult",
+		name: "NVRTC",
+		pkg:  "nvrtc", header: "nvrtc.h", prefix: "nvrtc", result: "NvrtcResult",
 		what:      "NVRTC symbol",
 		reference: "https://docs.nvidia.com/cuda/nvrtc/",
 		// NVRTC 11.x kept the soname of 11.2 for every later 11 release.
-		sonames:         map[int][]string{11: {"libnvrtc.so.11.2"}, 12: {"libnvrtc.so.12"}, 13: {"libnvrtc.so.13"}},
-		foreignIncludes: []string{"cxxabi.h", "cstdlib", "string", "typeinfo", "Windows.h", "DbgHelp.h"},
+		sonames: map[int][]string{11: {"libnvrtc.so.11.2"}, 12: {"libnvrtc.so.12"}, 13: {"libnvrtc.so.13"}},
+		// NVRTC dlopens its builtins (libnvrtc-builtins.so.12.4) by
+		// soname: a library opened from a directory off the search path
+		// finds them loaded already.
+		preload: "libnvrtc-builtins.so.*",
 	}
-	// libraries are every header family bound, cuda.h first.
-	libraries = []*library{cuLib, nvrtcLib}
+	// libtypesLib binds the types the libraries share (cudaDataType,
+	// libraryPropertyType): a package of types and no functions.
+	libtypesLib = &library{
+		pkg: "libtypes", header: "library_types.h", what: "type",
+		reference: "https://docs.nvidia.com/cuda/cuda-runtime-api/",
+	}
+	nvjitlinkLib = &library{
+		name: "nvJitLink",
+		pkg:  "nvjitlink", header: "nvJitLink.h", prefix: "nvJitLink", result: "NvJitLinkResult",
+		what:      "nvJitLink symbol",
+		reference: "https://docs.nvidia.com/cuda/nvjitlink/",
+		sonames:   map[int][]string{12: {"libnvJitLink.so.12"}, 13: {"libnvJitLink.so.13"}},
+	}
+	cublasLib = &library{
+		name: "cuBLAS",
+		pkg:  "cublas", header: "cublas_v2.h", own: []string{"cublas_v2.h", "cublas_api.h"},
+		prefix: "cublas", result: "CublasStatus_t",
+		what:      "cuBLAS symbol",
+		reference: "https://docs.nvidia.com/cuda/cublas/",
+		sonames:   map[int][]string{11: {"libcublas.so.11"}, 12: {"libcublas.so.12"}, 13: {"libcublas.so.13"}},
+	}
+	cublasltLib = &library{
+		name: "cuBLASLt",
+		pkg:  "cublaslt", header: "cublasLt.h", prefix: "cublasLt",
+		result: "CublasStatus_t", resultPkg: "cublas",
+		what:      "cuBLASLt symbol",
+		reference: "https://docs.nvidia.com/cuda/cublas/",
+		sonames:   map[int][]string{11: {"libcublasLt.so.11"}, 12: {"libcublasLt.so.12"}, 13: {"libcublasLt.so.13"}},
+	}
+	curandLib = &library{
+		name: "cuRAND",
+		pkg:  "curand", header: "curand.h", prefix: "curand", result: "CurandStatus_t",
+		what:      "cuRAND symbol",
+		reference: "https://docs.nvidia.com/cuda/curand/",
+		// cuRAND has kept major version 10 since CUDA 10.
+		sonames: map[int][]string{11: {"libcurand.so.10"}, 12: {"libcurand.so.10"}, 13: {"libcurand.so.10"}},
+	}
+	cufftLib = &library{
+		name: "cuFFT",
+		pkg:  "cufft", header: "cufft.h", prefix: "cufft", result: "CufftResult",
+		what:      "cuFFT symbol",
+		reference: "https://docs.nvidia.com/cuda/cufft/",
+		sonames:   map[int][]string{11: {"libcufft.so.10"}, 12: {"libcufft.so.11"}, 13: {"libcufft.so.12"}},
+	}
+	cusparseLib = &library{
+		name: "cuSPARSE",
+		pkg:  "cusparse", header: "cusparse.h", prefix: "cusparse", result: "CusparseStatus_t",
+		what:      "cuSPARSE symbol",
+		reference: "https://docs.nvidia.com/cuda/cusparse/",
+		sonames:   map[int][]string{11: {"libcusparse.so.11"}, 12: {"libcusparse.so.12"}, 13: {"libcusparse.so.12"}},
+	}
+	cusolverLib = &library{
+		name: "cuSOLVER",
+		pkg:  "cusolver", header: "cusolverDn.h", own: []string{"cusolverDn.h", "cusolver_common.h"},
+		prefix: "cusolver", result: "CusolverStatus_t",
+		what:      "cuSOLVER symbol",
+		reference: "https://docs.nvidia.com/cuda/cusolver/",
+		sonames:   map[int][]string{11: {"libcusolver.so.11"}, 12: {"libcusolver.so.11"}, 13: {"libcusolver.so.12"}},
+	}
+	// libraries are every header family bound, cuda.h first, and each
+	// package after those whose types it takes.
+	libraries = []*library{cuLib, nvrtcLib, libtypesLib, nvjitlinkLib, cublasLib, cublasltLib, curandLib, cufftLib, cusparseLib, cusolverLib}
 )
+
+// cudaCxxIncludes are the headers that the libraries' headers and the
+// runtime's headers they include include only in C++, device-code (nvcc,
+// NVRTC) or Windows sections; in C, none is reached (see ParseSet).
+var cudaCxxIncludes = []string{
+	"utility", "cstring", "cstdlib", "cstdarg", "string", "typeinfo", "functional", "cxxabi.h",
+	"crt/device_functions.h", "crt/common_functions.h", "device_launch_parameters.h",
+	"nvrtc_device_runtime.h", "cuda_surface_types.h", "cuda_texture_types.h", "target",
+	"crtdefs.h", "corecrt.h", "Windows.h", "DbgHelp.h",
+}
+
+// ownFiles are the headers whose declarations the library's package binds.
+func (l *library) ownFiles() []string {
+	if len(l.own) > 0 {
+		return l.own
+	}
+	return []string{l.header}
+}
+
+// resultType is the model's type of the status the library's functions
+// return.
+func (l *library) resultType() Type { return Type{Kind: Named, Name: l.result, Pkg: l.resultPkg} }
 
 // filePrefix starts the name of every file the generator owns in the
 // library's package: zcu_, znvrtc_.
@@ -96,23 +191,27 @@ func (l *library) sonamesFor(v manifest.Version) ([]string, error) {
 	return names, nil
 }
 
+// exportName is the name a library package gives a C type: its C name
+// with the first letter upper-cased when it is lower-case.
+func exportName(n string) string {
+	if n != "" && n[0] >= 'a' && n[0] <= 'z' {
+		return string(n[0]-'a'+'A') + n[1:]
+	}
+	return n
+}
+
 // exportTypes gives each type of the model whose C name starts with a
 // lower-case letter (nvrtcProgram, nvrtcResult) the same name with its first
 // letter upper-cased (NvrtcProgram), the nearest spelling Go exports.
 // References to it throughout the model follow.
 func exportTypes(m *Module) {
-	rename := func(n string) string {
-		if n != "" && n[0] >= 'a' && n[0] <= 'z' {
-			return string(n[0]-'a'+'A') + n[1:]
-		}
-		return n
-	}
+	rename := exportName
 	var fix func(t *Type)
 	fix = func(t *Type) {
 		if t == nil {
 			return
 		}
-		if t.Kind == Named {
+		if t.Kind == Named && t.Pkg == "" {
 			t.Name = rename(t.Name)
 		}
 		fix(t.Elem)

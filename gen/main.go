@@ -155,11 +155,18 @@ func generateLibrary(l *library, m *manifest.Manifest, todo []manifest.Version, 
 		if err != nil {
 			return nil, err
 		}
-		earlier, err := earlierSymbols(l, m, v, out, produced)
-		if err != nil {
-			return nil, err
+		var earlier []versionSymbols
+		if l.prefix != "" {
+			if earlier, err = earlierSymbols(l, m, v, out, produced); err != nil {
+				return nil, err
+			}
 		}
-		mod, err := modelOf(l, src)
+		var mod *Module
+		if l == cuLib {
+			mod, err = modelOf(l, src)
+		} else {
+			mod, err = libraryModel(l, v)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("CUDA %s: %w", v.Version, err)
 		}
@@ -183,9 +190,11 @@ func generateLibrary(l *library, m *manifest.Manifest, todo []manifest.Version, 
 		if api != nil {
 			apis[v.Tag] = api
 		}
+		syms := []string{} // made, even when empty
 		for _, fn := range mod.Functions {
-			produced[v.Tag] = append(produced[v.Tag], fn.Symbol)
+			syms = append(syms, fn.Symbol)
 		}
+		produced[v.Tag] = syms
 		fmt.Printf("CUDA %s (%s) %s: %d functions, %d enums, %d structs and unions, %d typedefs, %d constants, %d excluded; %.2fs\n",
 			v.Version, v.Tag, l.header, len(mod.Functions), len(mod.Enums), len(mod.Records), len(mod.Typedefs), len(mod.Constants), len(mod.Excluded), time.Since(start).Seconds())
 	}
@@ -201,6 +210,13 @@ func generateLibrary(l *library, m *manifest.Manifest, todo []manifest.Version, 
 			return nil, err
 		}
 		outputs[matrixKey] = Output{apiChangesFile: changes}
+	}
+	if l.sonames != nil {
+		lib, err := emitLib(l)
+		if err != nil {
+			return nil, err
+		}
+		outputs[matrixKey] = Output{l.libFile(): lib}
 	}
 	return outputs, nil
 }
@@ -219,6 +235,29 @@ func modelOf(l *library, src []byte) (*Module, error) {
 		exportTypes(m)
 	}
 	return m, err
+}
+
+// libraryModel parses the header of library l with the set of headers
+// version v pins, and builds its model.
+func libraryModel(l *library, v manifest.Version) (*Module, error) {
+	set := HeaderSet{Main: l.header, Files: map[string][]byte{}}
+	for _, h := range v.Headers {
+		data, _, err := v.ReadLibraryHeader(h.Name)
+		if err != nil {
+			return nil, err
+		}
+		set.Files[h.Name] = data
+	}
+	h, err := ParseSet(l, set)
+	if err != nil {
+		return nil, err
+	}
+	m, err := buildLib(h, l.prefix)
+	if err != nil {
+		return nil, err
+	}
+	exportTypes(m)
+	return m, nil
 }
 
 // earlierSymbols returns the symbol lists of the matrix versions below v:

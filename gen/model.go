@@ -51,8 +51,13 @@ type Type struct {
 	Kind  TypeKind
 	Basic string // for Basic: the C spelling, "unsigned long long"
 	Name  string // for Named
-	Elem  *Type  // for Pointer and Array
-	Len   int64  // for Array
+	// Pkg is the package under generated/ that declares a Named type of
+	// another package ("cu" for CUstream), and Under what it is in C: an
+	// integer for an enum, a pointer for a handle.
+	Pkg   string
+	Under *Type
+	Elem  *Type // for Pointer and Array
+	Len   int64 // for Array
 }
 
 // Enum is an enumeration type; Name is its Go type name.

@@ -23,6 +23,10 @@ type Header struct {
 	// to, for the macros that expand to a single identifier:
 	// cuMemAlloc → cuMemAlloc_v2.
 	Expansion map[string]string
+	// Own are the files, as positions name them, whose declarations
+	// are bound: the header itself, or the files of a library's own in a
+	// header set (cublas_v2.h and cublas_api.h).
+	Own map[string]bool
 }
 
 // What one header may make the C front end do. A header is untrusted input:
@@ -61,6 +65,11 @@ func Parse(name string, src []byte) (*Header, error) {
 	if err != nil {
 		return nil, fmt.Errorf("configure C front end: %w", err)
 	}
+	return parseWithTimeout(base, name, string(src))
+}
+
+// parseWithTimeout runs parse under parseTimeout.
+func parseWithTimeout(base *cc.Config, name, src string) (*Header, error) {
 	type result struct {
 		h   *Header
 		err error
@@ -83,7 +92,7 @@ func Parse(name string, src []byte) (*Header, error) {
 }
 
 // parse is Parse without its checks, preprocessing under limit.
-func parse(base *cc.Config, name string, src []byte, limit int) (*Header, error) {
+func parse(base *cc.Config, name string, src string, limit int) (*Header, error) {
 	c := *base
 	cfg := &c
 	cfg.EvalAllMacros = true
@@ -95,7 +104,7 @@ func parse(base *cc.Config, name string, src []byte, limit int) (*Header, error)
 	sources := []cc.Source{
 		{Name: "<predefined>", Value: cfg.Predefined},
 		{Name: "<builtin>", Value: cc.Builtin},
-		{Name: name, Value: string(src)},
+		{Name: name, Value: src},
 	}
 	if err := checkComplete(cfg, sources, name); err != nil {
 		return nil, err
@@ -104,7 +113,7 @@ func parse(base *cc.Config, name string, src []byte, limit int) (*Header, error)
 	if err != nil {
 		return nil, fmt.Errorf("parse %s: %w", name, err)
 	}
-	h := &Header{Name: name, AST: ast}
+	h := &Header{Name: name, AST: ast, Own: map[string]bool{name: true}}
 	cfg.ExpansionLimit = limit
 	if h.Expansion, err = probeMacros(cfg, sources, ast); err != nil {
 		return nil, fmt.Errorf("preprocess %s: %w", name, err)

@@ -53,6 +53,9 @@ var basics = map[string]basicInfo{
 	"unsigned long long": {"uint64", "ulonglong", 8, true, true},
 	"float":              {"float32", "float", 4, false, false},
 	"double":             {"float64", "double", 8, false, false},
+	// cuComplex and cuDoubleComplex; see runtimeTypes.
+	"float _Complex":  {"complex64", "complexfloat", 8, false, false},
+	"double _Complex": {"complex128", "complexdouble", 16, false, false},
 }
 
 // resolved is what a type is underneath its names.
@@ -75,6 +78,14 @@ func (x *typeIndex) resolve(t Type) (resolved, error) {
 		case Pointer, FuncPtr, Array, Void:
 			return resolved{kind: t.Kind}, nil
 		case Named:
+			if t.Pkg != "" {
+				if t.Under == nil {
+					return resolved{}, fmt.Errorf("type %s.%s: what it is in C is not known", t.Pkg, t.Name)
+				}
+				r, err := x.resolve(*t.Under)
+				r.handle = r.kind == Pointer
+				return r, err
+			}
 			if e, ok := x.enums[t.Name]; ok {
 				return resolved{kind: Named, enum: e}, nil
 			}

@@ -7,7 +7,7 @@
 //
 // The build tags of package cu pick the header (cuda11080, cuda12040, …; no
 // tag is CUDA 12.4). A version of the matrix without nvrtc.h of its own
-// (12.8, 13.0 today) uses the newest nvrtc.h before it. HeaderVersion says
+// (12.8 today) uses the newest nvrtc.h before it. HeaderVersion says
 // which was built.
 //
 // # Names
@@ -29,7 +29,7 @@
 // # Loading
 //
 // On the first call the package dlopens the soname of its version
-// (libnvrtc.so.11.2 for 11.x, libnvrtc.so.12 for 12.x), or the path in
+// (libnvrtc.so.11.2 for 11.x, .12 for 12.x, .13 for 13.x), or the path in
 // GOCUDA_LIBNVRTC, and resolves every function with dlsym once.
 //
 // Pointer arguments follow cgo's rules: pass C memory or pointer-free Go

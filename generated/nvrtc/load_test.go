@@ -109,7 +109,7 @@ func TestProcInlines(t *testing.T) {
 	if err != nil {
 		t.Fatalf("go build -gcflags=-m=2: %v\n%s", err, out)
 	}
-	line := regexp.MustCompile(`(?m)^\S*\blib\.go:\d+:\d+: (can|cannot) inline proc\b.*$`).Find(out)
+	line := regexp.MustCompile(`(?m)^\S*\bznvrtc_lib\.go:\d+:\d+: (can|cannot) inline proc\b.*$`).Find(out)
 	if !bytes.Contains(line, []byte(": can inline proc")) {
 		t.Errorf("proc no longer inlines: %q", line)
 	}

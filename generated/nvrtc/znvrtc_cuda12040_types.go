@@ -60,7 +60,3 @@ func (x NvrtcResult) String() string {
 
 // NvrtcProgram is an opaque driver handle (a pointer in C).
 type NvrtcProgram uintptr
-
-// Integer macros of cuda.h. Those C defines as pointers ((void*)1) are
-// given here as integers; convert them where a pointer is needed.
-const ()

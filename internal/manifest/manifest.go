@@ -207,14 +207,19 @@ func (v Version) HeaderPath() (string, error) { return v.CachedPath("cuda.h") }
 
 var nameRE = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.+-]*$`)
 
+// headerNameRE is a header's name in the cache: a file name, under
+// directories where the headers include it so ("crt/host_defines.h"),
+// each part a plain name; C (.h) or the C++ half of a C header (.hpp).
+var headerNameRE = regexp.MustCompile(`^([A-Za-z0-9_][A-Za-z0-9_.+-]*/)*[A-Za-z0-9_][A-Za-z0-9_.+-]*\.(h|hpp)$`)
+
 // validateExtras checks the library headers and libraries of v: plain file
 // names (they are joined to cache paths), pinned checksums, no duplicates.
 func (v Version) validateExtras() error {
 	seen := map[string]bool{"cuda.h": true, "lib": true}
 	for _, h := range v.Headers {
 		switch {
-		case !nameRE.MatchString(h.Name) || !strings.HasSuffix(h.Name, ".h"):
-			return fmt.Errorf("version %s: header name %q: want a plain file name ending in .h", v.Version, h.Name)
+		case !headerNameRE.MatchString(h.Name) || strings.Contains(h.Name, "..") || h.Name == "lib" || strings.HasPrefix(h.Name, "lib/"):
+			return fmt.Errorf("version %s: header name %q: want a relative path of plain names ending in .h or .hpp, outside lib/", v.Version, h.Name)
 		case seen[h.Name]:
 			return fmt.Errorf("version %s: header %s listed twice", v.Version, h.Name)
 		case h.Path == "":

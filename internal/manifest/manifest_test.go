@@ -49,7 +49,7 @@ func TestParseLibraryHeadersAndLibraries(t *testing.T) {
 	}
 	lib := fmt.Sprintf(`{"name": "libnvrtc.so.12", "arch": "amd64", "package": "libnvrtc12", "package_version": "1",
 		"package_sha256": %q, "path": "usr/lib/x86_64-linux-gnu/libnvrtc.so.12.4.127", "sha256": %q}`, sha, sha)
-	m, err := Parse(doc(`, "headers": [`+hdr("nvrtc.h")+`], "libraries": [`+lib+`]`), "test")
+	m, err := Parse(doc(`, "headers": [`+hdr("nvrtc.h")+`, `+hdr("crt/host_defines.h")+`, `+hdr("cuda_fp16.hpp")+`], "libraries": [`+lib+`]`), "test")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,6 +62,11 @@ func TestParseLibraryHeadersAndLibraries(t *testing.T) {
 	}
 	for _, bad := range []string{
 		`, "headers": [` + hdr("../evil.h") + `]`,
+		`, "headers": [` + hdr("crt/../../evil.h") + `]`,
+		`, "headers": [` + hdr("/etc/evil.h") + `]`,
+		`, "headers": [` + hdr("lib/evil.h") + `]`,
+		`, "headers": [` + hdr("crt//evil.h") + `]`,
+		`, "headers": [` + hdr("evil.so") + `]`,
 		`, "headers": [` + hdr("cuda.h") + `]`,
 		`, "headers": [` + hdr("nvrtc.h") + `, ` + hdr("nvrtc.h") + `]`,
 		`, "headers": [{"name": "nvrtc.h", "path": "x", "sha256": "00"}]`,

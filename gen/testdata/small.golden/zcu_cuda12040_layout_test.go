@@ -4,7 +4,36 @@
 
 package cu
 
-import "unsafe"
+import (
+	"testing"
+	"unsafe"
+)
 
 // recordLayouts lists each record's Go size and offsets beside C's.
 var recordLayouts = []recordLayout{{"CUanon", unsafe.Sizeof(CUanon{}), 8, []fieldLayout{{"Kind", unsafe.Offsetof(CUanon{}.Kind), 0}, {"Anon1", unsafe.Offsetof(CUanon{}.Anon1), 4}}}, {"CUanon_anon1", unsafe.Sizeof(CUanon_anon1{}), 4, []fieldLayout{}}, {"CUloc", unsafe.Sizeof(CUloc{}), 8, []fieldLayout{{"Kind", unsafe.Offsetof(CUloc{}.Kind), 0}, {"Id", unsafe.Offsetof(CUloc{}.Id), 4}}}, {"CUrec_v1", unsafe.Sizeof(CUrec_v1{}), 72, []fieldLayout{{"Flags", unsafe.Offsetof(CUrec_v1{}.Flags), 0}, {"Ptr", unsafe.Offsetof(CUrec_v1{}.Ptr), 8}, {"Name", unsafe.Offsetof(CUrec_v1{}.Name), 16}, {"Inner", unsafe.Offsetof(CUrec_v1{}.Inner), 32}, {"Fn", unsafe.Offsetof(CUrec_v1{}.Fn), 48}, {"User", unsafe.Offsetof(CUrec_v1{}.User), 56}, {"Ctx", unsafe.Offsetof(CUrec_v1{}.Ctx), 64}}}, {"CUrec_v1_inner", unsafe.Sizeof(CUrec_v1_inner{}), 16, []fieldLayout{{"A", unsafe.Offsetof(CUrec_v1_inner{}.A), 0}, {"U", unsafe.Offsetof(CUrec_v1_inner{}.U), 8}}}, {"CUrec_v1_inner_u", unsafe.Sizeof(CUrec_v1_inner_u{}), 8, []fieldLayout{}}}
+
+type recordLayout struct {
+	name          string
+	goSize, cSize uintptr
+	fields        []fieldLayout
+}
+type fieldLayout struct {
+	name              string
+	goOffset, cOffset uintptr
+}
+
+// TestRecordLayouts checks that every generated struct and union has the
+// size and field offsets of its C original.
+func TestRecordLayouts(t *testing.T) {
+	for _, r := range recordLayouts {
+		if r.goSize != r.cSize {
+			t.Errorf("%s: Go size %d, C size %d", r.name, r.goSize, r.cSize)
+		}
+		for _, f := range r.fields {
+			if f.goOffset != f.cOffset {
+				t.Errorf("%s.%s: Go offset %d, C offset %d", r.name, f.name, f.goOffset, f.cOffset)
+			}
+		}
+	}
+	t.Logf("%d records checked", len(recordLayouts))
+}

@@ -1,0 +1,39 @@
+// Package cusolver is the raw binding of cuSOLVER, NVIDIA's dense solvers: LU, QR, Cholesky, eigenvalues and singular values on the GPU: every function of
+// cusolverDn.h (with cusolver_common.h) for one CUDA version, generated from the header by gen/ with the
+// conventions of package cu.
+//
+// # Versions
+//
+// The build tags of package cu pick the header (cuda11080, cuda12040, …; no
+// tag is CUDA 12.4). A version of the matrix without the header of its own
+// uses the newest one before it. HeaderVersion says which was built.
+//
+// # Names and types
+//
+// Functions drop the library prefix: cusolverDnSgetrf is DnSgetrf (the Dn of the dense API stays, as the sparse and multi-GPU APIs would need it beside it). Functions that take cuBLAS's enums take cublas.CublasFillMode_t and kin. Types take their C spelling
+// with the first letter upper-cased so that Go exports them; enum values
+// keep theirs. A type another header declares is that header's Go type:
+// cudaStream_t is cu.CUstream (a *cuda.Stream's Raw passes straight in),
+// cudaDataType is libtypes.CudaDataType, cuComplex is complex64 and
+// cuDoubleComplex complex128.
+//
+// # Errors
+//
+// Every binding returns error: nil on success, otherwise the
+// CusolverStatus_t itself (errors.Is(err, CUSOLVER_STATUS_INVALID_VALUE) works), a *LoadError
+// (matches ErrNoLibrary) when no cuSOLVER library can be opened, or a
+// *MissingFunctionError (matches ErrMissingFunction) when the installed
+// library lacks the function. A function that returns a value rather than
+// a status returns it with an error that says only whether the call could
+// be made.
+//
+// # Loading
+//
+// On the first call the package dlopens libcusolver.so.11 for 11.x and 12.x, .12 for 13.x, or the path in
+// GOCUDA_LIBCUSOLVER, and resolves every function with dlsym once. Building needs
+// only a C compiler; a program that never calls the package never needs
+// the library.
+//
+// Pointer arguments follow cgo's rules: pass C, device or pinned memory,
+// or pointer-free Go memory that the call does not keep.
+package cusolver
