@@ -53,7 +53,7 @@ test-race:
 
 ## test-cgocheck2: the packages that hand memory to C, with cgo's full pointer checks
 test-cgocheck2:
-	GOEXPERIMENT=cgocheck2 $(GO) test ./generated/cu ./generated/nvrtc ./cuda/...
+	GOEXPERIMENT=cgocheck2 $(GO) test ./generated/cu ./generated/nvrtc ./generated/nvjitlink ./cuda/...
 
 FUZZTIME ?= 60s
 ## fuzz: feed the generator mutated headers for $(FUZZTIME)

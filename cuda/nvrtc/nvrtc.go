@@ -1,6 +1,6 @@
 //go:build linux && (amd64 || arm64)
 
-// Package nvrtc compiles CUDA C++ to PTX and CUBIN at run time with NVIDIA's
+// Package nvrtc compiles CUDA C++ to PTX, CUBIN or LTO-IR at run time with NVIDIA's
 // NVRTC library, which runs on the CPU: no toolkit, no nvcc, no GPU. The
 // result loads with cuda.LoadModule.
 //
@@ -23,6 +23,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"slices"
 	"unsafe"
 
 	"github.com/gocuda/gocuda/cuda"
@@ -41,7 +42,13 @@ type config struct {
 	headers [][2]string // name, content
 	exprs   []string
 	options []string
+	lto     bool
 }
+
+// WithLTO asks for LTO-IR (NVRTC's -dlto) instead of PTX and a CUBIN:
+// link-time optimised code that cuda/nvjitlink links, with other LTO-IR,
+// PTX or CUBINs, into one CUBIN. It needs NVRTC 12.0 or later.
+func WithLTO() Option { return func(c *config) { c.lto = true } }
 
 // WithArch sets the target: "sm_90" gives PTX and a CUBIN for that GPU,
 // "compute_90" PTX only. Without it NVRTC's own default applies (PTX for
@@ -85,8 +92,11 @@ func ArchOf(dev cuda.Device) (string, error) {
 
 // Result is what a compilation made.
 type Result struct {
-	PTX   []byte // PTX text, without a terminating NUL
+	PTX   []byte // PTX text, without a terminating NUL; nil for LTO-IR
 	CUBIN []byte // the binary for a real architecture (sm_XX); nil otherwise
+	// LTOIR is the intermediate form WithLTO asks for, which
+	// cuda/nvjitlink links into a CUBIN; nil otherwise.
+	LTOIR []byte
 	// LoweredNames maps each name expression to its lowered name.
 	LoweredNames map[string]string
 	Log          string // the compiler's warnings, if any
@@ -179,6 +189,11 @@ func Compile(src string, opts ...Option) (*Result, error) {
 	if c.arch != "" {
 		args = append(args, "-arch="+c.arch)
 	}
+	if c.lto && !slices.Contains(args, "-dlto") && !slices.Contains(args, "--dlink-time-opt") {
+		args = append(args, "-dlto")
+	}
+	// -dlto given as an option is asked for as WithLTO is.
+	c.lto = slices.Contains(args, "-dlto") || slices.Contains(args, "--dlink-time-opt")
 	cargs := newCStrings(args)
 	defer cargs.free()
 	cerr := raw.CompileProgram(prog, int32(len(args)), cargs.array())
@@ -195,6 +210,13 @@ func Compile(src string, opts ...Option) (*Result, error) {
 	}
 	res := &Result{Log: log}
 	var err error
+	if c.lto {
+		// NVRTC makes neither PTX nor a CUBIN of a -dlto compile.
+		if res.LTOIR, err = ltoIR(prog); err != nil {
+			return nil, err
+		}
+		return res, lowerNames(prog, c.exprs, res)
+	}
 	if res.PTX, err = output(prog, raw.GetPTXSize, raw.GetPTX, "PTX"); err != nil {
 		return nil, err
 	}
@@ -204,17 +226,26 @@ func Compile(src string, opts ...Option) (*Result, error) {
 			return nil, err
 		}
 	}
-	if len(c.exprs) > 0 {
-		res.LoweredNames = map[string]string{}
-		for _, e := range c.exprs {
-			var lowered *byte // set to NVRTC's memory, valid until the program is destroyed
-			if err := raw.GetLoweredName(prog, cstr(e), &lowered); err != nil {
-				return nil, fmt.Errorf("nvrtc: nvrtcGetLoweredName(%q): %w", e, err)
-			}
-			res.LoweredNames[e] = C.GoString((*C.char)(unsafe.Pointer(lowered)))
-		}
+	if err := lowerNames(prog, c.exprs, res); err != nil {
+		return nil, err
 	}
 	return res, nil
+}
+
+// lowerNames fills res.LoweredNames with the lowered name of each of exprs.
+func lowerNames(prog raw.NvrtcProgram, exprs []string, res *Result) error {
+	if len(exprs) == 0 {
+		return nil
+	}
+	res.LoweredNames = map[string]string{}
+	for _, e := range exprs {
+		var lowered *byte // set to NVRTC's memory, valid until the program is destroyed
+		if err := raw.GetLoweredName(prog, cstr(e), &lowered); err != nil {
+			return fmt.Errorf("nvrtc: nvrtcGetLoweredName(%q): %w", e, err)
+		}
+		res.LoweredNames[e] = C.GoString((*C.char)(unsafe.Pointer(lowered)))
+	}
+	return nil
 }
 
 // programLog returns the compiler's log of prog.

@@ -20,17 +20,21 @@ const Env = "GOCUDA_LIBNVRTC"
 // major, verified against its pinned SHA-256, unless Env is already set.
 // It returns the path used, or "" when the cache has none; then the
 // system's library, if any, is what loads.
-func UseCached(major int) string {
-	if p := os.Getenv(Env); p != "" {
+func UseCached(major int) string { return UseCachedLibrary(Env, "libnvrtc.so.", major) }
+
+// UseCachedLibrary is UseCached for the library whose cached name starts
+// with prefix ("libnvJitLink.so."), whose package reads env.
+func UseCachedLibrary(env, prefix string, major int) string {
+	if p := os.Getenv(env); p != "" {
 		return p
 	}
-	pins, err := pinned(major)
+	pins, err := pinned(major, prefix)
 	if err != nil {
 		return ""
 	}
 	for _, p := range pins {
 		if manifest.VerifyFile(p.path, p.sha256) == nil {
-			os.Setenv(Env, p.path)
+			os.Setenv(env, p.path)
 			return p.path
 		}
 	}
@@ -40,11 +44,15 @@ func UseCached(major int) string {
 // Required reports whether the tests must find the library rather than
 // skip: GOCUDA_TEST_NVRTC=required (as CI sets it) and the manifest pins a
 // library for CUDA major (CI's cache holds only those).
-func Required(major int) bool {
+func Required(major int) bool { return RequiredLibrary("libnvrtc.so.", major) }
+
+// RequiredLibrary is Required for the library whose cached name starts
+// with prefix.
+func RequiredLibrary(prefix string, major int) bool {
 	if os.Getenv("GOCUDA_TEST_NVRTC") != "required" {
 		return false
 	}
-	pins, err := pinned(major)
+	pins, err := pinned(major, prefix)
 	return err != nil || len(pins) > 0
 }
 
@@ -52,8 +60,9 @@ func Required(major int) bool {
 // SHA-256.
 type pin struct{ path, sha256 string }
 
-// pinned lists the NVRTC libraries the manifest pins for CUDA major.
-func pinned(major int) ([]pin, error) {
+// pinned lists the libraries named prefix* the manifest pins for CUDA
+// major.
+func pinned(major int, prefix string) ([]pin, error) {
 	m, err := loadManifest()
 	if err != nil {
 		return nil, err
@@ -67,7 +76,7 @@ func pinned(major int) ([]pin, error) {
 		// its path verifies as nothing (UseCached).
 		dir, _ := v.LibraryDir()
 		for _, l := range v.Libraries {
-			if strings.HasPrefix(l.Name, "libnvrtc.so.") {
+			if strings.HasPrefix(l.Name, prefix) {
 				pins = append(pins, pin{filepath.Join(dir, l.Name), l.SHA256})
 			}
 		}

@@ -1,0 +1,180 @@
+//go:build linux && (amd64 || arm64)
+
+// Package nvjitlink links device code at run time with NVIDIA's nvJitLink
+// library: LTO-IR (from nvrtc.Compile with nvrtc.WithLTO), PTX and CUBINs
+// into one CUBIN for a GPU architecture, which cuda.LoadModule loads. Like
+// NVRTC it runs on the CPU: linking needs no GPU and no toolkit.
+//
+//	a, err := nvrtc.Compile(kernels, nvrtc.WithArch("sm_90"), nvrtc.WithLTO())
+//	b, err := nvrtc.Compile(helpers, nvrtc.WithArch("sm_90"), nvrtc.WithLTO())
+//	img, err := nvjitlink.Link("sm_90", []nvjitlink.Input{
+//		{Kind: nvjitlink.LTOIR, Name: "kernels", Data: a.LTOIR},
+//		{Kind: nvjitlink.LTOIR, Name: "helpers", Data: b.LTOIR},
+//	})
+//	mod, err := cuda.LoadModule(ctx, img.CUBIN)
+//
+// The library is found as package generated/nvjitlink finds it
+// (GOCUDA_LIBNVJITLINK overrides).
+package nvjitlink
+
+/*
+#include <stdlib.h>
+#include <string.h>
+*/
+import "C"
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"unsafe"
+
+	raw "github.com/gocuda/gocuda/generated/nvjitlink"
+)
+
+// ErrNoLibrary is matched (errors.Is) when no nvJitLink library can be
+// loaded.
+var ErrNoLibrary = raw.ErrNoLibrary
+
+// Kind says what an input is.
+type Kind int
+
+// The kinds of input nvJitLink links.
+const (
+	CUBIN  = Kind(raw.NVJITLINK_INPUT_CUBIN)
+	PTX    = Kind(raw.NVJITLINK_INPUT_PTX)
+	LTOIR  = Kind(raw.NVJITLINK_INPUT_LTOIR)
+	FATBIN = Kind(raw.NVJITLINK_INPUT_FATBIN)
+	Object = Kind(raw.NVJITLINK_INPUT_OBJECT) // a host object holding device code
+	// Library is an archive of the above (a .a of device code).
+	Library = Kind(raw.NVJITLINK_INPUT_LIBRARY)
+)
+
+func (k Kind) String() string {
+	return strings.TrimPrefix(raw.NvJitLinkInputType(k).String(), "NVJITLINK_INPUT_")
+}
+
+// Input is one piece to link.
+type Input struct {
+	Kind Kind
+	Name string // names the input in the linker's log
+	Data []byte
+}
+
+// Result is what a link made.
+type Result struct {
+	CUBIN []byte
+	Log   string // the linker's information log, if any
+}
+
+// LinkError is the error of a link that failed: Log is nvJitLink's error
+// log, Err its result, which errors.Is matches
+// (raw.NVJITLINK_ERROR_PTX_COMPILE, say).
+type LinkError struct {
+	Err error
+	Log string
+}
+
+func (e *LinkError) Error() string { return "nvjitlink: link: " + e.Err.Error() + "; log:\n" + e.Log }
+
+func (e *LinkError) Unwrap() error { return e.Err }
+
+// Link links inputs into one CUBIN for the real architecture arch
+// ("sm_90"). Options are passed to nvJitLink as they are ("-O3",
+// "-lineinfo"); -arch comes from arch, and -lto is added when an input is
+// LTO-IR.
+func Link(arch string, inputs []Input, options ...string) (*Result, error) {
+	if !strings.HasPrefix(arch, "sm_") {
+		return nil, fmt.Errorf("nvjitlink: architecture %q: want a real one, such as sm_90", arch)
+	}
+	if len(inputs) == 0 {
+		return nil, errors.New("nvjitlink: nothing to link")
+	}
+	opts := append([]string{"-arch=" + arch}, options...)
+	for _, in := range inputs {
+		if in.Kind == LTOIR && !slices.Contains(opts, "-lto") {
+			opts = append(opts, "-lto")
+		}
+		if len(in.Data) == 0 {
+			return nil, fmt.Errorf("nvjitlink: input %q (%v) is empty", in.Name, in.Kind)
+		}
+	}
+	// Options, names and data go in C memory: the handle may keep any of
+	// them until it is destroyed.
+	var keep []unsafe.Pointer
+	defer func() {
+		for _, p := range keep {
+			C.free(p)
+		}
+	}()
+	cbytes := func(b []byte) unsafe.Pointer {
+		p := C.malloc(C.size_t(len(b) + 1))
+		C.memcpy(p, unsafe.Pointer(&b[0]), C.size_t(len(b)))
+		*(*byte)(unsafe.Add(p, len(b))) = 0
+		keep = append(keep, p)
+		return p
+	}
+	cstr := func(s string) *byte { return (*byte)(cbytes(append([]byte(s), 0))) }
+	arr := (**byte)(C.malloc(C.size_t(len(opts)) * C.size_t(unsafe.Sizeof(uintptr(0)))))
+	keep = append(keep, unsafe.Pointer(arr))
+	for i, o := range opts {
+		unsafe.Slice(arr, len(opts))[i] = cstr(o)
+	}
+
+	var h raw.NvJitLinkHandle
+	if err := raw.Create(&h, uint32(len(opts)), arr); err != nil {
+		return nil, &LinkError{Err: fmt.Errorf("nvJitLinkCreate: %w", err), Log: errorLog(h)}
+	}
+	defer raw.Destroy(&h)
+	for _, in := range inputs {
+		if err := raw.AddData(h, raw.NvJitLinkInputType(in.Kind), cbytes(in.Data), uint64(len(in.Data)), cstr(in.Name)); err != nil {
+			return nil, &LinkError{Err: fmt.Errorf("nvJitLinkAddData(%q, %v): %w", in.Name, in.Kind, err), Log: errorLog(h)}
+		}
+	}
+	if err := raw.Complete(h); err != nil {
+		return nil, &LinkError{Err: err, Log: errorLog(h)}
+	}
+	var size uint64
+	if err := raw.GetLinkedCubinSize(h, &size); err != nil {
+		return nil, fmt.Errorf("nvjitlink: nvJitLinkGetLinkedCubinSize: %w", err)
+	}
+	res := &Result{CUBIN: make([]byte, size)}
+	if size > 0 {
+		if err := raw.GetLinkedCubin(h, unsafe.Pointer(&res.CUBIN[0])); err != nil {
+			return nil, fmt.Errorf("nvjitlink: nvJitLinkGetLinkedCubin: %w", err)
+		}
+	}
+	res.Log = infoLog(h)
+	return res, nil
+}
+
+// errorLog and infoLog return nvJitLink's logs of h, "" when there is none
+// or it cannot be read.
+func errorLog(h raw.NvJitLinkHandle) string { return readLog(h, raw.GetErrorLogSize, raw.GetErrorLog) }
+
+func infoLog(h raw.NvJitLinkHandle) string { return readLog(h, raw.GetInfoLogSize, raw.GetInfoLog) }
+
+func readLog(h raw.NvJitLinkHandle, size func(raw.NvJitLinkHandle, *uint64) error, get func(raw.NvJitLinkHandle, *byte) error) string {
+	if h == 0 {
+		return ""
+	}
+	var n uint64
+	if size(h, &n) != nil || n == 0 {
+		return ""
+	}
+	b := make([]byte, n)
+	if get(h, &b[0]) != nil {
+		return ""
+	}
+	return strings.TrimRight(string(b), "\x00")
+}
+
+// Version returns the version of the nvJitLink library loaded, e.g. 12, 4.
+func Version() (major, minor int, err error) {
+	var ma, mi uint32
+	if err := raw.Version(&ma, &mi); err != nil {
+		return 0, 0, err
+	}
+	return int(ma), int(mi), nil
+}
