@@ -227,6 +227,11 @@ func (b *builder) typedef(d *cc.Declaration, decl *cc.Declarator) {
 			if from := spec.Token.SrcStr(); b.typedefs[from] {
 				b.m.Typedefs = append(b.m.Typedefs, Typedef{Name: name, Kind: Alias, Target: Type{Kind: Named, Name: from}})
 				return
+			} else if rt, ok := b.runtimeType(from, t); ok {
+				// typedef cuComplex cufftComplex: the runtime's type under
+				// another name is the same Go type.
+				b.m.Typedefs = append(b.m.Typedefs, Typedef{Name: name, Kind: Alias, Target: rt})
+				return
 			}
 			b.m.Typedefs = append(b.m.Typedefs, Typedef{Name: name, Kind: Defined, Target: b.convertUnnamed(t, name)})
 			return

@@ -144,10 +144,6 @@ func (l *library) ownFiles() []string {
 	return []string{l.header}
 }
 
-// resultType is the model's type of the status the library's functions
-// return.
-func (l *library) resultType() Type { return Type{Kind: Named, Name: l.result, Pkg: l.resultPkg} }
-
 // filePrefix starts the name of every file the generator owns in the
 // library's package: zcu_, znvrtc_.
 func (l *library) filePrefix() string { return "z" + l.pkg + "_" }

@@ -43,11 +43,8 @@ func (b *builder) foreign(t cc.Type, td *cc.Declarator) (Type, bool) {
 		return Type{}, false // a C library type: int32_t and kin
 	}
 	name := td.Name()
-	if st, ok := runtimeTypes[name]; ok {
-		if st.pkg == "" {
-			return Type{Kind: Basic, Basic: complexBasic[st.name]}, true
-		}
-		return Type{Kind: Named, Name: st.name, Pkg: st.pkg, Under: b.abiOf(t, name)}, true
+	if rt, ok := b.runtimeType(name, t); ok {
+		return rt, true
 	}
 	for _, l := range libraries {
 		for _, f := range l.ownFiles() {
@@ -58,6 +55,19 @@ func (b *builder) foreign(t cc.Type, td *cc.Declarator) (Type, bool) {
 	}
 	b.fail("%s: type %s of %s is owned by no package (give it one in gen/shared.go or gen/library.go)", b.prefix, name, file)
 	return Type{Kind: Void}, true
+}
+
+// runtimeType returns the model of the runtime's type name (see
+// runtimeTypes), whose C type is t.
+func (b *builder) runtimeType(name string, t cc.Type) (Type, bool) {
+	st, ok := runtimeTypes[name]
+	switch {
+	case !ok:
+		return Type{}, false
+	case st.pkg == "":
+		return Type{Kind: Basic, Basic: complexBasic[st.name]}, true
+	}
+	return Type{Kind: Named, Name: st.name, Pkg: st.pkg, Under: b.abiOf(t, name)}, true
 }
 
 // abiOf is what a type of another package is when it crosses into C: an

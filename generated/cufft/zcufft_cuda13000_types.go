@@ -139,25 +139,11 @@ func (x CufftType) String() string {
 	return "CufftType(" + strconv.FormatInt(int64(x), 10) + ")"
 }
 
-// Double2 is a C struct: 16 bytes, aligned to 16.
-// C aligns it to 16 bytes, more than Go can; allocate it where the driver needs that alignment.
-type Double2 struct {
-	X float64 // offset 0
-	Y float64 // offset 8
-}
-
-// Float2 is a C struct: 8 bytes, aligned to 8.
-type Float2 struct {
-	_ [0]uint64
-	X float32 // offset 0
-	Y float32 // offset 4
-}
-
 // CufftComplex is the C typedef of the same name.
-type CufftComplex Float2
+type CufftComplex = complex64
 
 // CufftDoubleComplex is the C typedef of the same name.
-type CufftDoubleComplex Double2
+type CufftDoubleComplex = complex128
 
 // CufftDoubleReal is the C typedef of the same name.
 type CufftDoubleReal float64
