@@ -75,6 +75,8 @@ type LiveCounts struct {
 	Modules                   int
 	Graphs, GraphExecs        int
 	MemPools                  int
+	// LibraryObjects counts the LibraryObjects of every library.
+	LibraryObjects int
 	// Deferred counts the objects above whose destroy the driver refused
 	// and that wait for a retry (ErrDeferred).
 	Deferred int
@@ -89,8 +91,9 @@ func LiveObjects() LiveCounts {
 		DeviceMemory: int(liveDeviceMemory.Load()), HostBuffers: int(liveHostBuffers.Load()),
 		Modules: int(liveModules.Load()),
 		Graphs:  int(liveGraphs.Load()), GraphExecs: int(liveGraphExecs.Load()),
-		MemPools: int(liveMemPools.Load()),
-		Deferred: int(deferredCount.Load()),
+		MemPools:       int(liveMemPools.Load()),
+		LibraryObjects: int(liveLibraryObjects.Load()),
+		Deferred:       int(deferredCount.Load()),
 	}
 }
 

@@ -39,6 +39,7 @@ func handleValues() []struct {
 		{"Graph", (*Graph)(nil), new(Graph)},
 		{"GraphExec", (*GraphExec)(nil), new(GraphExec)},
 		{"MemPool", (*MemPool)(nil), new(MemPool)},
+		{"LibraryObject", (*LibraryObject[uintptr])(nil), new(LibraryObject[uintptr])},
 	}
 }
 
@@ -148,6 +149,8 @@ func handleFuncCalls(t *testing.T) map[string][]error {
 		add("DisablePeerAccess", DisablePeerAccess(z.ctx, z.ctx))
 		add("SetArg", SetArg(z.args, 0, int32(1)))
 		add("AllocFromPool", second(AllocFromPool(z.s, z.pool, 16)))
+		add("NewLibraryObject", second(NewLibraryObject(z.s,
+			func() (uintptr, error) { return 1, nil }, func(uintptr) error { return nil })))
 	}
 	return calls
 }

@@ -1,0 +1,122 @@
+//go:build linux && (amd64 || arm64)
+
+package blas
+
+import (
+	"fmt"
+	"unsafe"
+
+	"github.com/gocuda/gocuda/generated/cu"
+	"github.com/gocuda/gocuda/generated/cublas"
+)
+
+// Float is the element types of Gemm.
+type Float interface{ ~float32 | ~float64 }
+
+// Gemm computes C = alpha·A·B + beta·C on the handle's stream
+// (cublasSgemm for float32, cublasDgemm for float64). A is M×K, B K×N and C
+// M×N, each in its own layout; use T for a transposed operand. C must not
+// share memory with A or B. It returns when the work is queued: synchronize
+// the stream, or copy on it, to see C.
+func Gemm[T Float](h *Handle, alpha T, a, b Matrix, beta T, c Matrix) error {
+	const op = "Gemm"
+	size := int(unsafe.Sizeof(alpha))
+	if err := checkGemm(op, size, a, b, c); err != nil {
+		return err
+	}
+	g := plan(a, b, c)
+	// Raw addresses before Call: see cuda.LibraryObject.Call.
+	pa, pb, pc := g.a.Mem.Raw(), g.b.Mem.Raw(), c.Mem.Raw()
+	return h.object().Call("blas."+op, func(raw cublas.CublasHandle_t) error {
+		if g.m == 0 || g.n == 0 {
+			return nil
+		}
+		switch size {
+		case 4:
+			al, be := float32(alpha), float32(beta)
+			return check("blas."+op, "cublasSgemm_v2", cublas.Sgemm(raw, g.opA, g.opB, g.m, g.n, g.k,
+				&al, (*float32)(devPtr(pa)), g.lda, (*float32)(devPtr(pb)), g.ldb, &be, (*float32)(devPtr(pc)), g.ldc))
+		default:
+			al, be := float64(alpha), float64(beta)
+			return check("blas."+op, "cublasDgemm_v2", cublas.Dgemm(raw, g.opA, g.opB, g.m, g.n, g.k,
+				&al, (*float64)(devPtr(pa)), g.lda, (*float64)(devPtr(pb)), g.ldb, &be, (*float64)(devPtr(pc)), g.ldc))
+		}
+	}, a.Mem, b.Mem, c.Mem)
+}
+
+// devPtr is a device address as the pointer type cuBLAS's bindings take.
+// It points at no Go memory, so cgo's checks let it pass.
+func devPtr(p cu.CUdeviceptr) unsafe.Pointer {
+	return *(*unsafe.Pointer)(unsafe.Pointer(&p))
+}
+
+// checkGemm checks the shapes of C = A·B and each matrix's memory.
+func checkGemm(op string, elemSize int, a, b, c Matrix) error {
+	if err := gemmShapes(op, a, b, c); err != nil {
+		return err
+	}
+	for _, x := range []struct {
+		name string
+		m    Matrix
+	}{{"A", a}, {"B", b}, {"C", c}} {
+		if err := x.m.checkMem(op, x.name, elemSize); err != nil {
+			return err
+		}
+	}
+	if c.Mem != nil && (c.Mem == a.Mem || c.Mem == b.Mem || c.Mem.Raw() != 0 && (c.Mem.Raw() == a.Mem.Raw() || c.Mem.Raw() == b.Mem.Raw())) {
+		return fmt.Errorf("blas: %s: C shares its memory with A or B", op)
+	}
+	return nil
+}
+
+// gemmShapes checks each matrix's description and that C = A·B fits.
+func gemmShapes(op string, a, b, c Matrix) error {
+	for _, x := range []struct {
+		name string
+		m    Matrix
+	}{{"A", a}, {"B", b}, {"C", c}} {
+		if err := x.m.checkShape(op, x.name); err != nil {
+			return err
+		}
+	}
+	switch {
+	case a.Cols != b.Rows:
+		return fmt.Errorf("blas: %s: A is %d×%d and B is %d×%d: A's columns must equal B's rows", op, a.Rows, a.Cols, b.Rows, b.Cols)
+	case c.Rows != a.Rows || c.Cols != b.Cols:
+		return fmt.Errorf("blas: %s: A·B is %d×%d but C is %d×%d", op, a.Rows, b.Cols, c.Rows, c.Cols)
+	}
+	return nil
+}
+
+// gemmPlan is a checked Gemm as cuBLAS takes it, column-major.
+type gemmPlan struct {
+	opA, opB      cublas.CublasOperation_t
+	m, n, k       int32
+	a, b          Matrix // the first and second operands cuBLAS reads
+	lda, ldb, ldc int32
+}
+
+// plan maps C = A·B to cuBLAS's column-major GEMM. A column-major C is
+// computed as it is, each operand transposed (OP_T) when its memory is
+// row-major. A row-major C is, in column-major terms, Cᵀ = Bᵀ·Aᵀ: the
+// operands swap, and each is transposed when its memory is column-major.
+func plan(a, b, c Matrix) gemmPlan {
+	op := func(x Matrix, l Layout) cublas.CublasOperation_t {
+		if x.Layout == l {
+			return cublas.CUBLAS_OP_N
+		}
+		return cublas.CUBLAS_OP_T
+	}
+	g := gemmPlan{k: int32(a.Cols), ldc: int32(c.stride())}
+	if c.Layout == ColMajor {
+		g.a, g.b = a, b
+		g.opA, g.opB = op(a, ColMajor), op(b, ColMajor)
+		g.m, g.n = int32(c.Rows), int32(c.Cols)
+	} else {
+		g.a, g.b = b, a
+		g.opA, g.opB = op(b, RowMajor), op(a, RowMajor)
+		g.m, g.n = int32(c.Cols), int32(c.Rows)
+	}
+	g.lda, g.ldb = int32(g.a.stride()), int32(g.b.stride())
+	return g
+}
