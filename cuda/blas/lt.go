@@ -1,0 +1,402 @@
+//go:build linux && (amd64 || arm64)
+
+package blas
+
+import (
+	"errors"
+	"fmt"
+	"unsafe"
+
+	"github.com/gocuda/gocuda/cuda"
+	"github.com/gocuda/gocuda/generated/cu"
+	"github.com/gocuda/gocuda/generated/cublas"
+	"github.com/gocuda/gocuda/generated/cublaslt"
+	"github.com/gocuda/gocuda/generated/libtypes"
+)
+
+// DataType is the element type of a matrix of a Matmul.
+type DataType int
+
+const (
+	Float32    DataType = iota // IEEE float32
+	Float16                    // IEEE half precision
+	BFloat16                   // bfloat16: float32's exponent, 7 bits of mantissa
+	Float8E4M3                 // FP8 with 4 exponent and 3 mantissa bits (Hopper and later)
+	Float8E5M2                 // FP8 with 5 exponent and 2 mantissa bits (Hopper and later)
+)
+
+var dataTypes = [...]struct {
+	name string
+	size int
+	cuda libtypes.CudaDataType
+}{
+	Float32:    {"float32", 4, libtypes.CUDA_R_32F},
+	Float16:    {"float16", 2, libtypes.CUDA_R_16F},
+	BFloat16:   {"bfloat16", 2, libtypes.CUDA_R_16BF},
+	Float8E4M3: {"float8-e4m3", 1, libtypes.CUDA_R_8F_E4M3},
+	Float8E5M2: {"float8-e5m2", 1, libtypes.CUDA_R_8F_E5M2},
+}
+
+func (d DataType) valid() bool { return d >= 0 && int(d) < len(dataTypes) }
+
+func (d DataType) String() string {
+	if !d.valid() {
+		return fmt.Sprintf("DataType(%d)", int(d))
+	}
+	return dataTypes[d].name
+}
+
+// Size is the size of one element in bytes.
+func (d DataType) Size() int {
+	if !d.valid() {
+		return 0
+	}
+	return dataTypes[d].size
+}
+
+func (d DataType) isFP8() bool { return d == Float8E4M3 || d == Float8E5M2 }
+
+// Epilogue is what cuBLASLt applies to the product before writing it.
+type Epilogue int
+
+const (
+	NoEpilogue Epilogue = iota
+	ReLU                // max(x, 0)
+	GELU                // the tanh approximation of GELU
+	Bias                // x + bias
+	BiasReLU            // max(x + bias, 0)
+	BiasGELU            // GELU(x + bias)
+)
+
+var epilogues = [...]cublaslt.CublasLtEpilogue_t{
+	NoEpilogue: cublaslt.CUBLASLT_EPILOGUE_DEFAULT,
+	ReLU:       cublaslt.CUBLASLT_EPILOGUE_RELU,
+	GELU:       cublaslt.CUBLASLT_EPILOGUE_GELU,
+	Bias:       cublaslt.CUBLASLT_EPILOGUE_BIAS,
+	BiasReLU:   cublaslt.CUBLASLT_EPILOGUE_RELU_BIAS,
+	BiasGELU:   cublaslt.CUBLASLT_EPILOGUE_GELU_BIAS,
+}
+
+func (e Epilogue) hasBias() bool { return e == Bias || e == BiasReLU || e == BiasGELU }
+
+// Matmul describes C = alpha·A·B + beta·C (then the epilogue) for
+// cuBLASLt, with element types of its own per matrix: float16 or bfloat16
+// inputs accumulate in float32; FP8 inputs (AType and BType Float8E4M3, or
+// one of them Float8E5M2) need Hopper or later, and cuBLASLt takes them
+// only when, in its column-major terms, A is transposed and B is not: for
+// a row-major C, A row-major (M×K) and B given as the transpose of a
+// row-major N×K matrix (B = w.T(), a PyTorch Linear weight's layout).
+type Matmul struct {
+	A, B, C             Matrix
+	AType, BType, CType DataType
+	Epilogue            Epilogue
+	// Bias holds one element of CType per element of a line of C: a row
+	// of a row-major C (bias[j] is added to C[i][j]), a column of a
+	// column-major one.
+	Bias *cuda.DeviceMemory
+	// TF32 lets float32 inputs use the tensor cores' TF32 format.
+	TF32 bool
+}
+
+// check validates mm before cuBLASLt is reached.
+func (mm *Matmul) check(op string) error {
+	for _, t := range []DataType{mm.AType, mm.BType, mm.CType} {
+		if !t.valid() {
+			return fmt.Errorf("blas: %s: unknown element type %v", op, t)
+		}
+	}
+	if mm.Epilogue < 0 || int(mm.Epilogue) >= len(epilogues) {
+		return fmt.Errorf("blas: %s: unknown epilogue %d", op, int(mm.Epilogue))
+	}
+	if err := gemmShapes(op, mm.A, mm.B, mm.C); err != nil {
+		return err
+	}
+	for _, x := range []struct {
+		name string
+		m    Matrix
+		t    DataType
+	}{{"A", mm.A, mm.AType}, {"B", mm.B, mm.BType}, {"C", mm.C, mm.CType}} {
+		if err := x.m.checkMem(op, x.name, x.t.Size()); err != nil {
+			return err
+		}
+	}
+	if mm.AType.isFP8() != mm.BType.isFP8() {
+		return fmt.Errorf("blas: %s: A is %v and B is %v: FP8 multiplies FP8 by FP8", op, mm.AType, mm.BType)
+	}
+	if mm.AType.isFP8() {
+		if g := plan(mm.A, mm.B, mm.C); g.opA != cublas.CUBLAS_OP_T || g.opB != cublas.CUBLAS_OP_N {
+			return fmt.Errorf("blas: %s: FP8 needs A row-major and B column-major for a row-major C (A column-major and B row-major for a column-major one); A is %v, B %v, C %v", op, mm.A.Layout, mm.B.Layout, mm.C.Layout)
+		}
+		if mm.CType.isFP8() {
+			return fmt.Errorf("blas: %s: FP8 products are written as float32, float16 or bfloat16, not %v", op, mm.CType)
+		}
+	}
+	switch {
+	case mm.Epilogue.hasBias() && mm.Bias == nil:
+		return fmt.Errorf("blas: %s: epilogue with bias but no Bias", op)
+	case !mm.Epilogue.hasBias() && mm.Bias != nil:
+		return fmt.Errorf("blas: %s: a Bias, but the epilogue does not add one", op)
+	case mm.Bias != nil:
+		line := mm.C.Cols
+		if mm.C.Layout == ColMajor {
+			line = mm.C.Rows
+		}
+		if need := line * mm.CType.Size(); mm.Bias.Size() < need {
+			return fmt.Errorf("blas: %s: the bias needs %d elements of %v (%d bytes), its memory has %d", op, line, mm.CType, need, mm.Bias.Size())
+		}
+	}
+	return nil
+}
+
+// LtHandle is a cuBLASLt handle bound to a stream, with the workspace its
+// multiplies use. It follows the rules of Handle.
+type LtHandle struct {
+	o *cuda.LibraryObject[ltState]
+}
+
+type ltState struct {
+	h  cublaslt.CublasLtHandle_t
+	ws *cuda.DeviceMemory
+}
+
+// LtWorkspace is the workspace NewLt gives a handle: what NVIDIA
+// recommends for Hopper.
+const LtWorkspace = 32 << 20
+
+// NewLt makes a cuBLASLt handle whose multiplies run on s, with a
+// workspace of LtWorkspace bytes.
+func NewLt(s *cuda.Stream) (*LtHandle, error) {
+	const op = "blas.NewLt"
+	ws, err := cuda.Alloc(s.Context(), LtWorkspace)
+	if err != nil {
+		return nil, err
+	}
+	o, err := cuda.NewLibraryObject(s, func() (ltState, error) {
+		var h cublaslt.CublasLtHandle_t
+		if err := cublaslt.Create(&h); err != nil {
+			return ltState{}, check(op, "cublasLtCreate", err)
+		}
+		return ltState{h: h, ws: ws}, nil
+	}, func(st ltState) error {
+		err := check("LtHandle.Close", "cublasLtDestroy", cublaslt.Destroy(st.h))
+		return errors.Join(err, st.ws.Close())
+	})
+	if err != nil {
+		return nil, errors.Join(err, ws.Close())
+	}
+	return &LtHandle{o: o}, nil
+}
+
+func (lt *LtHandle) object() *cuda.LibraryObject[ltState] {
+	if lt == nil {
+		return nil
+	}
+	return lt.o
+}
+
+// Clone returns another handle to the same cuBLASLt handle.
+func (lt *LtHandle) Clone() (*LtHandle, error) {
+	o, err := lt.object().Clone()
+	if err != nil {
+		return nil, err
+	}
+	return &LtHandle{o: o}, nil
+}
+
+// Close releases this handle; the last Close destroys the cuBLASLt handle
+// and frees its workspace.
+func (lt *LtHandle) Close() error { return lt.object().Close() }
+
+// Stream returns the handle's stream (owned by the handle), or nil once
+// this handle is closed.
+func (lt *LtHandle) Stream() *cuda.Stream { return lt.object().Stream() }
+
+// Algo is one of cuBLASLt's algorithms for a Matmul, as its heuristic
+// gives them: opaque, but plain data, so that a tuned choice can be saved
+// and used again (see Plan).
+type Algo struct {
+	Data      [8]uint64
+	Workspace uint64  // bytes of workspace it needs
+	Waves     float32 // the heuristic's estimate of how well it fills the GPU
+}
+
+// descs are the cuBLASLt descriptors of one Matmul.
+type descs struct {
+	op               cublaslt.CublasLtMatmulDesc_t
+	a, b, c          cublaslt.CublasLtMatrixLayout_t
+	g                gemmPlan
+	pa, pb, pc unsafe.Pointer
+	bias       uint64 // a device address, as BIAS_POINTER takes it
+}
+
+func (d *descs) destroy() {
+	if d.op != nil {
+		_ = cublaslt.MatmulDescDestroy(d.op)
+	}
+	for _, l := range []cublaslt.CublasLtMatrixLayout_t{d.a, d.b, d.c} {
+		if l != nil {
+			_ = cublaslt.MatrixLayoutDestroy(l)
+		}
+	}
+}
+
+// describe makes the descriptors of mm, whose device addresses were taken
+// before the call holds them.
+func describe(op string, mm *Matmul, raw [4]uint64) (*descs, error) {
+	d := &descs{g: plan(mm.A, mm.B, mm.C)}
+	first, second := mm.AType, mm.BType
+	if mm.C.Layout == RowMajor {
+		first, second = second, first
+		raw[0], raw[1] = raw[1], raw[0]
+	}
+	d.pa, d.pb, d.pc, d.bias = devPtr(cu.CUdeviceptr(raw[0])), devPtr(cu.CUdeviceptr(raw[1])), devPtr(cu.CUdeviceptr(raw[2])), raw[3]
+	compute := cublas.CUBLAS_COMPUTE_32F
+	if mm.TF32 && mm.AType == Float32 && mm.BType == Float32 {
+		compute = cublas.CUBLAS_COMPUTE_32F_FAST_TF32
+	}
+	fail := func(fn string, err error) (*descs, error) {
+		d.destroy()
+		return nil, check(op, fn, err)
+	}
+	if err := cublaslt.MatmulDescCreate(&d.op, compute, libtypes.CUDA_R_32F); err != nil {
+		return fail("cublasLtMatmulDescCreate", err)
+	}
+	set := func(attr cublaslt.CublasLtMatmulDescAttributes_t, p unsafe.Pointer, n uintptr) error {
+		return cublaslt.MatmulDescSetAttribute(d.op, attr, p, uint64(n))
+	}
+	ta, tb := int32(d.g.opA), int32(d.g.opB)
+	epi := uint32(epilogues[mm.Epilogue])
+	if err := errors.Join(
+		set(cublaslt.CUBLASLT_MATMUL_DESC_TRANSA, unsafe.Pointer(&ta), 4),
+		set(cublaslt.CUBLASLT_MATMUL_DESC_TRANSB, unsafe.Pointer(&tb), 4),
+		set(cublaslt.CUBLASLT_MATMUL_DESC_EPILOGUE, unsafe.Pointer(&epi), 4),
+	); err != nil {
+		return fail("cublasLtMatmulDescSetAttribute", err)
+	}
+	if mm.Bias != nil {
+		bt := int32(dataTypes[mm.CType].cuda)
+		if err := errors.Join(
+			set(cublaslt.CUBLASLT_MATMUL_DESC_BIAS_POINTER, unsafe.Pointer(&d.bias), 8),
+			set(cublaslt.CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, unsafe.Pointer(&bt), 4),
+		); err != nil {
+			return fail("cublasLtMatmulDescSetAttribute", err)
+		}
+	}
+	layout := func(l *cublaslt.CublasLtMatrixLayout_t, t DataType, x Matrix) error {
+		// The matrix as it lies in memory, in column-major terms, before
+		// the operation applies: a row-major R×C is a column-major C×R.
+		rows, cols := x.Rows, x.Cols
+		if x.Layout == RowMajor {
+			rows, cols = cols, rows
+		}
+		return cublaslt.MatrixLayoutCreate(l, dataTypes[t].cuda, uint64(rows), uint64(cols), int64(x.stride()))
+	}
+	if err := errors.Join(
+		layout(&d.a, first, d.g.a),
+		layout(&d.b, second, d.g.b),
+		layout(&d.c, mm.CType, mm.C),
+	); err != nil {
+		return fail("cublasLtMatrixLayoutCreate", err)
+	}
+	return d, nil
+}
+
+// Algorithms returns up to n of the algorithms cuBLASLt's heuristic gives
+// for mm, its first choice first.
+func (lt *LtHandle) Algorithms(mm Matmul, n int) ([]Algo, error) {
+	const op = "LtHandle.Algorithms"
+	if err := mm.check(op); err != nil {
+		return nil, err
+	}
+	if n < 1 {
+		return nil, fmt.Errorf("blas: %s: asked for %d algorithms", op, n)
+	}
+	var algos []Algo
+	raw := rawAddrs(&mm)
+	err := lt.object().Call("blas."+op, func(st ltState) error {
+		d, err := describe(op, &mm, raw)
+		if err != nil {
+			return err
+		}
+		defer d.destroy()
+		algos, err = heuristic(op, st, d, n)
+		return err
+	}, mm.A.Mem, mm.B.Mem, mm.C.Mem)
+	return algos, err
+}
+
+func heuristic(op string, st ltState, d *descs, n int) ([]Algo, error) {
+	var pref cublaslt.CublasLtMatmulPreference_t
+	if err := cublaslt.MatmulPreferenceCreate(&pref); err != nil {
+		return nil, check(op, "cublasLtMatmulPreferenceCreate", err)
+	}
+	defer cublaslt.MatmulPreferenceDestroy(pref)
+	ws := uint64(st.ws.Size())
+	if err := cublaslt.MatmulPreferenceSetAttribute(pref, cublaslt.CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, unsafe.Pointer(&ws), 8); err != nil {
+		return nil, check(op, "cublasLtMatmulPreferenceSetAttribute", err)
+	}
+	results := make([]cublaslt.CublasLtMatmulHeuristicResult_t, n)
+	var got int32
+	if err := cublaslt.MatmulAlgoGetHeuristic(st.h, d.op, d.a, d.b, d.c, d.c, pref, int32(n), &results[0], &got); err != nil {
+		return nil, check(op, "cublasLtMatmulAlgoGetHeuristic", err)
+	}
+	if got == 0 {
+		return nil, check(op, "cublasLtMatmulAlgoGetHeuristic", cublas.CUBLAS_STATUS_NOT_SUPPORTED)
+	}
+	algos := make([]Algo, got)
+	for i, r := range results[:got] {
+		algos[i] = Algo{Data: r.Algo.Data, Workspace: r.WorkspaceSize, Waves: r.WavesCount}
+	}
+	return algos, nil
+}
+
+// rawAddrs takes the device addresses of mm's memory before a call holds
+// them (see cuda.LibraryObject.Call).
+func rawAddrs(mm *Matmul) [4]uint64 {
+	return [4]uint64{uint64(mm.A.Mem.Raw()), uint64(mm.B.Mem.Raw()), uint64(mm.C.Mem.Raw()), uint64(mm.Bias.Raw())}
+}
+
+// Run computes mm on the handle's stream with algo, or with the heuristic's
+// first choice when algo is nil (what a C program calling cuBLASLt does).
+// alpha and beta are float32, the scale type of every Matmul.
+func (lt *LtHandle) Run(mm Matmul, alpha, beta float32, algo *Algo) error {
+	const op = "LtHandle.Run"
+	if err := mm.check(op); err != nil {
+		return err
+	}
+	raw := rawAddrs(&mm)
+	stream := lt.object().Stream().Raw()
+	hold := []cuda.Holder{mm.A.Mem, mm.B.Mem, mm.C.Mem}
+	if mm.Bias != nil {
+		hold = append(hold, mm.Bias)
+	}
+	return lt.object().Call("blas."+op, func(st ltState) error {
+		d, err := describe(op, &mm, raw)
+		if err != nil {
+			return err
+		}
+		defer d.destroy()
+		a := algo
+		if a == nil {
+			algos, err := heuristic(op, st, d, 1)
+			if err != nil {
+				return err
+			}
+			a = &algos[0]
+		}
+		if d.g.m == 0 || d.g.n == 0 {
+			return nil
+		}
+		return matmul(op, st, d, a, alpha, beta, stream)
+	}, hold...)
+}
+
+func matmul(op string, st ltState, d *descs, a *Algo, alpha, beta float32, stream cu.CUstream) error {
+	if a.Workspace > uint64(st.ws.Size()) {
+		return fmt.Errorf("blas: %s: the algorithm needs %d bytes of workspace, the handle has %d", op, a.Workspace, st.ws.Size())
+	}
+	algo := cublaslt.CublasLtMatmulAlgo_t{Data: a.Data}
+	ws := devPtr(st.ws.Raw())
+	return check(op, "cublasLtMatmul", cublaslt.Matmul(st.h, d.op, unsafe.Pointer(&alpha), d.pa, d.a, d.pb, d.b,
+		unsafe.Pointer(&beta), d.pc, d.c, d.pc, d.c, &algo, ws, uint64(st.ws.Size()), stream))
+}

@@ -1,0 +1,163 @@
+//go:build linux && (amd64 || arm64)
+
+package blas
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"time"
+
+	"github.com/gocuda/gocuda/cuda"
+	"github.com/gocuda/gocuda/generated/cu"
+)
+
+// Plan is the algorithm chosen for one kind of Matmul by timing the
+// heuristic's candidates: plain data, saved and loaded with SavePlans and
+// LoadPlans, and used by passing &plan.Algo to Run.
+type Plan struct {
+	Key  string // PlanKey of the Matmul it was tuned for
+	Algo Algo
+	// Median is the tuned algorithm's median time per multiply, Default
+	// the heuristic's first choice's, in the same run.
+	Median, Default time.Duration
+	Candidates      int // algorithms timed
+}
+
+// PlanKey says what a plan is for: the types, shapes, layouts, strides
+// and epilogue of mm, not its memory.
+func PlanKey(mm Matmul) string {
+	m := func(x Matrix) string {
+		return fmt.Sprintf("%dx%d/%d/%d", x.Rows, x.Cols, x.stride(), int(x.Layout))
+	}
+	return fmt.Sprintf("A=%v:%s B=%v:%s C=%v:%s epi=%d tf32=%v", mm.AType, m(mm.A), mm.BType, m(mm.B), mm.CType, m(mm.C), int(mm.Epilogue), mm.TF32)
+}
+
+// TuneOptions bounds Tune's search.
+type TuneOptions struct {
+	Candidates int // algorithms asked of the heuristic (default 16)
+	Runs       int // timed rounds, each one multiply per candidate (default 20)
+	Batch      int // multiplies per timing, for shapes that take microseconds (default 1)
+}
+
+// Tune asks cuBLASLt's heuristic for candidate algorithms for mm, times
+// each on the handle's stream with events, interleaved round by round so
+// that drift hits all alike, and returns the plan of the one with the
+// lowest median. It runs mm (overwriting C) many times. The heuristic's
+// first choice is always among the candidates, so the plan is never
+// slower than the default beyond noise.
+func (lt *LtHandle) Tune(mm Matmul, alpha, beta float32, opt TuneOptions) (*Plan, error) {
+	const op = "LtHandle.Tune"
+	if opt.Candidates <= 0 {
+		opt.Candidates = 16
+	}
+	if opt.Runs <= 0 {
+		opt.Runs = 20
+	}
+	if opt.Batch <= 0 {
+		opt.Batch = 1
+	}
+	algos, err := lt.Algorithms(mm, opt.Candidates)
+	if err != nil {
+		return nil, err
+	}
+	s := lt.Stream()
+	if s == nil {
+		return nil, fmt.Errorf("blas: %s: %w", op, cuda.ErrClosed)
+	}
+	start, err := cuda.NewEvent(s.Context(), cuda.WithTiming())
+	if err != nil {
+		return nil, err
+	}
+	defer start.Close()
+	end, err := cuda.NewEvent(s.Context(), cuda.WithTiming())
+	if err != nil {
+		return nil, err
+	}
+	defer end.Close()
+	raw := rawAddrs(&mm)
+	stream, es, ee := s.Raw(), start.Raw(), end.Raw()
+	times := make([][]time.Duration, len(algos))
+	hold := []cuda.Holder{mm.A.Mem, mm.B.Mem, mm.C.Mem, start, end}
+	if mm.Bias != nil {
+		hold = append(hold, mm.Bias)
+	}
+	err = lt.object().Call("blas."+op, func(st ltState) error {
+		d, err := describe(op, &mm, raw)
+		if err != nil {
+			return err
+		}
+		defer d.destroy()
+		// Each candidate once untimed: the first call of an algorithm
+		// loads its kernel.
+		for i := range algos {
+			if err := matmul(op, st, d, &algos[i], alpha, beta, stream); err != nil {
+				return fmt.Errorf("candidate %d: %w", i, err)
+			}
+		}
+		for r := range opt.Runs {
+			for j := range algos {
+				i := (j + r) % len(algos)
+				if err := cu.EventRecord(es, stream); err != nil {
+					return check(op, "cuEventRecord", err)
+				}
+				for range opt.Batch {
+					if err := matmul(op, st, d, &algos[i], alpha, beta, stream); err != nil {
+						return err
+					}
+				}
+				if err := cu.EventRecord(ee, stream); err != nil {
+					return check(op, "cuEventRecord", err)
+				}
+				if err := cu.EventSynchronize(ee); err != nil {
+					return check(op, "cuEventSynchronize", err)
+				}
+				var ms float32
+				if err := cu.EventElapsedTime(&ms, es, ee); err != nil {
+					return check(op, "cuEventElapsedTime", err)
+				}
+				times[i] = append(times[i], time.Duration(float64(ms)*1e6/float64(opt.Batch)))
+			}
+		}
+		return nil
+	}, hold...)
+	if err != nil {
+		return nil, err
+	}
+	best := 0
+	medians := make([]time.Duration, len(algos))
+	for i, ts := range times {
+		slices.Sort(ts)
+		medians[i] = ts[len(ts)/2]
+		if medians[i] < medians[best] {
+			best = i
+		}
+	}
+	return &Plan{Key: PlanKey(mm), Algo: algos[best], Median: medians[best], Default: medians[0], Candidates: len(algos)}, nil
+}
+
+// SavePlans writes plans as JSON, for LoadPlans.
+func SavePlans(w io.Writer, plans []Plan) error {
+	e := json.NewEncoder(w)
+	e.SetIndent("", "  ")
+	return e.Encode(plans)
+}
+
+// LoadPlans reads what SavePlans wrote, keyed by Plan.Key. A plan is only
+// as good as the GPU and cuBLAS version it was tuned on: tune again after
+// changing either.
+func LoadPlans(r io.Reader) (map[string]Plan, error) {
+	var plans []Plan
+	if err := json.NewDecoder(r).Decode(&plans); err != nil {
+		return nil, fmt.Errorf("blas: LoadPlans: %w", err)
+	}
+	m := make(map[string]Plan, len(plans))
+	for _, p := range plans {
+		if p.Key == "" {
+			return nil, fmt.Errorf("blas: LoadPlans: a plan without a key")
+		}
+		m[p.Key] = p
+	}
+	return m, nil
+}
