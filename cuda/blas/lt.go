@@ -222,9 +222,9 @@ type Algo struct {
 
 // descs are the cuBLASLt descriptors of one Matmul.
 type descs struct {
-	op               cublaslt.CublasLtMatmulDesc_t
-	a, b, c          cublaslt.CublasLtMatrixLayout_t
-	g                gemmPlan
+	op         cublaslt.CublasLtMatmulDesc_t
+	a, b, c    cublaslt.CublasLtMatrixLayout_t
+	g          gemmPlan
 	pa, pb, pc unsafe.Pointer
 	bias       uint64 // a device address, as BIAS_POINTER takes it
 }
