@@ -42,6 +42,11 @@ func needLibraries(t *testing.T) {
 			t.Skipf("no %s library (make headers caches one for 12.4 on amd64; or set %s): %v", l.name, l.env, err)
 		}
 	}
+	// nvJitLink's header binds the symbols of its own version
+	// (__nvJitLinkCreate_12_5): an older library has none of them.
+	if _, err := raw.Proc("nvJitLinkCreate"); errors.Is(err, raw.ErrMissingFunction) {
+		t.Skipf("the nvJitLink library is older than the nvJitLink.h of these bindings (CUDA %d.%d): %v", raw.HeaderVersion()/1000, raw.HeaderVersion()%1000/10, err)
+	}
 }
 
 // Two translation units: the kernel calls a device function that only the
