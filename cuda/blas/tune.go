@@ -48,18 +48,43 @@ type TuneOptions struct {
 // first choice is always among the candidates, so the plan is never
 // slower than the default beyond noise.
 func (lt *LtHandle) Tune(mm Matmul, alpha, beta float32, opt TuneOptions) (*Plan, error) {
-	const op = "LtHandle.Tune"
 	if opt.Candidates <= 0 {
 		opt.Candidates = 16
 	}
+	algos, err := lt.Algorithms(mm, opt.Candidates)
+	if err != nil {
+		return nil, err
+	}
+	medians, err := lt.Time(mm, alpha, beta, algos, opt)
+	if err != nil {
+		return nil, err
+	}
+	best := 0
+	for i, m := range medians {
+		if m < medians[best] {
+			best = i
+		}
+	}
+	return &Plan{Key: PlanKey(mm), Algo: algos[best], Median: medians[best], Default: medians[0], Candidates: len(algos)}, nil
+}
+
+// Time runs mm with each of algos, interleaved round by round on the
+// handle's stream, and returns each one's median time per multiply
+// (opt.Candidates is not used). Timing the plan Tune chose against the
+// default in a run of their own says what tuning buys without the bias of
+// having picked the fastest of many noisy medians.
+func (lt *LtHandle) Time(mm Matmul, alpha, beta float32, algos []Algo, opt TuneOptions) ([]time.Duration, error) {
+	const op = "LtHandle.Time"
 	if opt.Runs <= 0 {
 		opt.Runs = 20
 	}
 	if opt.Batch <= 0 {
 		opt.Batch = 1
 	}
-	algos, err := lt.Algorithms(mm, opt.Candidates)
-	if err != nil {
+	if len(algos) == 0 {
+		return nil, fmt.Errorf("blas: %s: no algorithms", op)
+	}
+	if err := mm.check(op); err != nil {
 		return nil, err
 	}
 	s := lt.Stream()
@@ -89,11 +114,11 @@ func (lt *LtHandle) Tune(mm Matmul, alpha, beta float32, opt TuneOptions) (*Plan
 			return err
 		}
 		defer d.destroy()
-		// Each candidate once untimed: the first call of an algorithm
-		// loads its kernel.
+		// Each algorithm once untimed: the first call of one loads its
+		// kernel.
 		for i := range algos {
 			if err := matmul(op, st, d, &algos[i], alpha, beta, stream); err != nil {
-				return fmt.Errorf("candidate %d: %w", i, err)
+				return fmt.Errorf("algorithm %d: %w", i, err)
 			}
 		}
 		for r := range opt.Runs {
@@ -125,16 +150,12 @@ func (lt *LtHandle) Tune(mm Matmul, alpha, beta float32, opt TuneOptions) (*Plan
 	if err != nil {
 		return nil, err
 	}
-	best := 0
 	medians := make([]time.Duration, len(algos))
 	for i, ts := range times {
 		slices.Sort(ts)
 		medians[i] = ts[len(ts)/2]
-		if medians[i] < medians[best] {
-			best = i
-		}
 	}
-	return &Plan{Key: PlanKey(mm), Algo: algos[best], Median: medians[best], Default: medians[0], Candidates: len(algos)}, nil
+	return medians, nil
 }
 
 // SavePlans writes plans as JSON, for LoadPlans.
