@@ -85,11 +85,12 @@ gpu-bin:
 	$(GO) build -o $(GPU_BIN)/gen ./gen
 	$(GO) build -o $(GPU_BIN)/fetch ./headers/fetch
 
-## bench-bin: build the benchmark programs into $(GPU_BIN)/bench; on the GPU machine, `GOCUDA_LIBNVRTC=<libnvrtc> bash bench/run.sh > results.txt` (the NVRTC entry needs the library)
+## bench-bin: build the benchmark programs into $(GPU_BIN)/bench; on the GPU machine, `GOCUDA_LIBNVRTC=<libnvrtc> bash bench/run.sh > results.txt` (the NVRTC entry needs the library). BENCH_TAGS picks the bindings' version of gobench (e.g. cuda13000, for the libraries of a CUDA 13 toolkit: the GEMM entries load the version's libcublas)
+BENCH_TAGS ?=
 bench-bin:
 	mkdir -p $(GPU_BIN)/bench
 	$(CC) -O2 -Wall -o $(GPU_BIN)/bench/cbench bench/c/bench.c -ldl
-	$(GO) build -o $(GPU_BIN)/bench/gobench ./bench/gobench
+	$(GO) build -tags "$(BENCH_TAGS)" -o $(GPU_BIN)/bench/gobench ./bench/gobench
 
 ## bench-report: the table of a run's results (RESULTS=file)
 bench-report:

@@ -1,10 +1,13 @@
 // Command gobench runs bench/c/bench.c's operations from Go, through the raw
 // package cu (-impl raw) or through package cuda (-impl cuda), and prints
 // lines in the same format. -impl nvrtc compares compiling a kernel with
-// NVRTC from C and from Go, needs no GPU and takes no PTX file.
+// NVRTC from C and from Go, needs no GPU and takes no PTX file. -impl gemm
+// times cuBLAS GEMMs called from C and from Go (gemm.go) and takes no PTX
+// file either.
 //
 //	go run ./bench/gobench -impl raw bench/kernels/empty.ptx
 //	GOCUDA_LIBNVRTC=/path/to/libnvrtc.so.12 go run ./bench/gobench -impl nvrtc
+//	go run -tags cuda13000 ./bench/gobench -impl gemm -gemm-sizes 4096
 package main
 
 /*
@@ -37,7 +40,7 @@ var errNotDone = errors.New("event not done after synchronize")
 
 var cpuProfile = flag.String("cpuprofile", "", "write a CPU profile of the run to this file")
 
-var impl = flag.String("impl", "raw", "raw (package cu), cuda (package cuda), pair (cuda against raw, interleaved), overhead (raw against a C loop in the same process, interleaved), bindcost (what binding a context costs in the driver and in package cuda) or nvrtc (an NVRTC compile from C, the raw bindings and cuda/nvrtc, interleaved; no PTX file)")
+var impl = flag.String("impl", "raw", "raw (package cu), cuda (package cuda), pair (cuda against raw, interleaved), overhead (raw against a C loop in the same process, interleaved), bindcost (what binding a context costs in the driver and in package cuda), nvrtc (an NVRTC compile from C, the raw bindings and cuda/nvrtc, interleaved; no PTX file) or gemm (cuBLAS GEMMs from a C loop and from the raw bindings, interleaved; no PTX file; see the -gemm flags)")
 
 func report(op string, v float64, unit string) {
 	fmt.Printf("RESULT impl=go-%s op=%s value=%.3f unit=%s\n", *impl, op, v, unit)
@@ -51,8 +54,9 @@ func timed(op string, n int, body func(n int)) {
 
 func main() {
 	flag.Parse()
-	if flag.NArg() != 1 && *impl != "nvrtc" {
-		fmt.Fprintln(os.Stderr, "usage: gobench [-impl raw|cuda|pair|overhead|bindcost] empty.ptx | gobench -impl nvrtc")
+	noPTX := *impl == "nvrtc" || *impl == "gemm"
+	if flag.NArg() != 1 && !noPTX {
+		fmt.Fprintln(os.Stderr, "usage: gobench [-impl raw|cuda|pair|overhead|bindcost] empty.ptx | gobench -impl nvrtc | gobench -impl gemm [-gemm-sizes 4096,8192] [-gemm-types f32,tf32,bf16] [-gemm-samples n] [-gemm-ms ms]")
 		os.Exit(2)
 	}
 	if *cpuProfile != "" {
@@ -61,8 +65,12 @@ func main() {
 		must("start profile", pprof.StartCPUProfile(f))
 		defer pprof.StopCPUProfile()
 	}
-	if *impl == "nvrtc" {
+	switch *impl {
+	case "nvrtc":
 		runNVRTC()
+		return
+	case "gemm":
+		runGEMM()
 		return
 	}
 	ptx, err := os.ReadFile(flag.Arg(0))

@@ -1,7 +1,9 @@
 // Command report reads the RESULT lines of bench/run.sh and prints, per
 // operation, the median and spread of each implementation and the ratios
 // the project tracks; for the NVRTC compile, also the ratios gobench -impl
-// nvrtc measured paired with C inside each process.
+// nvrtc measured paired with C inside each process; for the GEMMs (ops
+// gemm_*, TFLOP/s: gobench -impl gemm and bench/python/gemm.py), a table
+// of their own with the ratios gobench -impl gemm measured paired with C.
 //
 //	go run ./bench/report < results.txt
 package main
@@ -10,6 +12,7 @@ import (
 	"bufio"
 	"fmt"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -21,12 +24,19 @@ var (
 		"launch_sync", "stream_create_destroy", "alloc_free_1mib", "h2d_64mib", "d2h_64mib", "nvrtc_compile"}
 )
 
+// gemmImpls are the GEMM table's columns, in order; an implementation
+// gobench -impl gemm adds shows as a column after them.
+var gemmImpls = []string{"c", "go-raw", "go-cuda", "torch"}
+
 type key struct{ impl, op string }
 
 func main() {
 	samples := map[key][]float64{}
 	units := map[string]string{}
 	paired := map[string][]float64{} // impl: one NVRTC compile ratio to C per process
+
+	var gemmOps []string              // in order of appearance
+	gemmPaired := map[key][]float64{} // impl and op: one GEMM throughput ratio to C per process
 	sc := bufio.NewScanner(os.Stdin)
 	for sc.Scan() {
 		line := sc.Text()
@@ -34,7 +44,7 @@ func main() {
 			fmt.Println(line)
 		}
 		kind, rest, _ := strings.Cut(line, " ")
-		if kind != "RESULT" && kind != "NVRTC" {
+		if kind != "RESULT" && kind != "NVRTC" && kind != "GEMM" {
 			continue
 		}
 		f := map[string]string{}
@@ -57,7 +67,22 @@ func main() {
 			paired["go-cuda"] = append(paired["go-cuda"], value("cuda_ratio"))
 			continue
 		}
-		samples[key{f["impl"], f["op"]}] = append(samples[key{f["impl"], f["op"]}], value("value"))
+		if kind == "GEMM" {
+			// gobench -impl gemm: the median of its per-sample ratios to C.
+			k := key{f["impl"], f["op"]}
+			gemmPaired[k] = append(gemmPaired[k], value("ratio"))
+			continue
+		}
+		k := key{f["impl"], f["op"]}
+		if strings.HasPrefix(k.op, "gemm_") {
+			if !slices.Contains(gemmOps, k.op) {
+				gemmOps = append(gemmOps, k.op)
+			}
+			if !slices.Contains(gemmImpls, k.impl) {
+				gemmImpls = append(gemmImpls, k.impl)
+			}
+		}
+		samples[k] = append(samples[k], value("value"))
 		units[f["op"]] = f["unit"]
 	}
 	fmt.Println()
@@ -105,6 +130,88 @@ func main() {
 		fmt.Printf("nvrtc_compile paired with C in one process (per process, the median over rounds of Go/C): Go raw / C %.3f (%.3f–%.3f, n=%d), cuda/ / C %.3f (%.3f–%.3f, n=%d).\n",
 			rm, rlo, rhi, len(r), cm, clo, chi, len(c))
 	}
+	if len(gemmOps) > 0 {
+		gemmTable(gemmOps, samples, gemmPaired)
+	}
+}
+
+// gemmTable prints the GEMM throughputs (TFLOP/s, higher is faster) of
+// every implementation, each one's throughput over C's from the medians of
+// separate processes, and, where gobench -impl gemm paired it with C
+// sample by sample in one process, the median over processes of those
+// paired ratios: the figure to read for Go against C.
+func gemmTable(ops []string, samples map[key][]float64, paired map[key][]float64) {
+	names := map[string]string{"c": "C", "go-raw": "Go raw", "go-cuda": "Go cuda/", "torch": "torch"}
+	name := func(impl string) string {
+		if n, ok := names[impl]; ok {
+			return n
+		}
+		return impl
+	}
+	var impls, others, pairedImpls []string
+	for _, impl := range gemmImpls {
+		for _, op := range ops {
+			if len(samples[key{impl, op}]) > 0 {
+				impls = append(impls, impl)
+				if impl != "c" {
+					others = append(others, impl)
+				}
+				break
+			}
+		}
+		for _, op := range ops {
+			if len(paired[key{impl, op}]) > 0 {
+				pairedImpls = append(pairedImpls, impl)
+				break
+			}
+		}
+	}
+	head := []string{"GEMM", "unit"}
+	for _, impl := range impls {
+		head = append(head, name(impl))
+	}
+	for _, impl := range others {
+		head = append(head, name(impl)+" / C")
+	}
+	for _, impl := range pairedImpls {
+		head = append(head, name(impl)+" / C, paired")
+	}
+	fmt.Println()
+	fmt.Println("| " + strings.Join(head, " | ") + " |")
+	fmt.Println("|" + strings.Repeat("---|", len(head)))
+	for _, op := range ops {
+		row := []string{op, "TFLOP/s"}
+		med := map[string]float64{}
+		for _, impl := range impls {
+			s := samples[key{impl, op}]
+			if len(s) == 0 {
+				row = append(row, "–")
+				continue
+			}
+			m, lo, hi := stats(s)
+			med[impl] = m
+			row = append(row, fmt.Sprintf("%s (%s–%s, n=%d)", num(m), num(lo), num(hi), len(s)))
+		}
+		for _, impl := range others {
+			if med[impl] == 0 || med["c"] == 0 {
+				row = append(row, "–")
+				continue
+			}
+			row = append(row, fmt.Sprintf("%.3f", med[impl]/med["c"]))
+		}
+		for _, impl := range pairedImpls {
+			p := paired[key{impl, op}]
+			if len(p) == 0 {
+				row = append(row, "–")
+				continue
+			}
+			m, lo, hi := stats(p)
+			row = append(row, fmt.Sprintf("%.4f (%.4f–%.4f, n=%d)", m, lo, hi, len(p)))
+		}
+		fmt.Println("| " + strings.Join(row, " | ") + " |")
+	}
+	fmt.Println()
+	fmt.Println("GEMM cells: median TFLOP/s over processes (min–max, number of processes); ops are gemm_<type>_<M=N=K>. Ratios are throughput over C's (above 1: faster than C). \"/ C\" divides medians of separate processes; \"/ C, paired\" is, per process, the median of the ratios of samples taken alternately in that process (gobench -impl gemm), then the median (min–max) over processes.")
 }
 
 func stats(s []float64) (median, lo, hi float64) {
