@@ -119,12 +119,7 @@ type gemmImpl struct {
 // in a rotating order; the first is the reference whose throughput the
 // others are divided by, per pair of samples, and must have every case.
 //
-// Adding the safe layer is one more entry, {"go-cuda", openCudaBlas}:
-// openCudaBlas makes a handle with blas.New(b.s) and returns a loop of
-// blas.Gemm[float32] calls on matrices over b.a32, b.b32 and b.c32
-// (column-major, gc.size square, packed), calling SetTF32 when gc.kind
-// changes, and errGemmUnsupported for bf16 while cuda/blas has no
-// bfloat16; bench/report shows any name here as a column.
+// gemmblas.go adds the safe layer, cuda/blas, as "go-cuda".
 var gemmImpls = []gemmImpl{
 	{"c", openGemmC},
 	{"go-raw", openGemmRaw},
