@@ -258,9 +258,13 @@ func describe(op string, mm *Matmul, raw [4]uint64) (*descs, error) {
 		d.destroy()
 		return nil, check(op, fn, err)
 	}
-	if err := cublaslt.MatmulDescCreate(&d.op, compute, libtypes.CUDA_R_32F); err != nil {
+	// Out-parameters are locals: d holds Go pointers (its Matrix values'
+	// Mem), so cgo refuses a pointer into it.
+	var desc cublaslt.CublasLtMatmulDesc_t
+	if err := cublaslt.MatmulDescCreate(&desc, compute, libtypes.CUDA_R_32F); err != nil {
 		return fail("cublasLtMatmulDescCreate", err)
 	}
+	d.op = desc
 	set := func(attr cublaslt.CublasLtMatmulDescAttributes_t, p unsafe.Pointer, n uintptr) error {
 		return cublaslt.MatmulDescSetAttribute(d.op, attr, p, uint64(n))
 	}
@@ -275,8 +279,9 @@ func describe(op string, mm *Matmul, raw [4]uint64) (*descs, error) {
 	}
 	if mm.Bias != nil {
 		bt := int32(dataTypes[mm.CType].cuda)
+		bias := d.bias
 		if err := errors.Join(
-			set(cublaslt.CUBLASLT_MATMUL_DESC_BIAS_POINTER, unsafe.Pointer(&d.bias), 8),
+			set(cublaslt.CUBLASLT_MATMUL_DESC_BIAS_POINTER, unsafe.Pointer(&bias), 8),
 			set(cublaslt.CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, unsafe.Pointer(&bt), 4),
 		); err != nil {
 			return fail("cublasLtMatmulDescSetAttribute", err)
@@ -289,7 +294,10 @@ func describe(op string, mm *Matmul, raw [4]uint64) (*descs, error) {
 		if x.Layout == RowMajor {
 			rows, cols = cols, rows
 		}
-		return cublaslt.MatrixLayoutCreate(l, dataTypes[t].cuda, uint64(rows), uint64(cols), int64(x.stride()))
+		var out cublaslt.CublasLtMatrixLayout_t
+		err := cublaslt.MatrixLayoutCreate(&out, dataTypes[t].cuda, uint64(rows), uint64(cols), int64(x.stride()))
+		*l = out
+		return err
 	}
 	if err := errors.Join(
 		layout(&d.a, first, d.g.a),
