@@ -103,6 +103,22 @@ func (o *LibraryObject[T]) Stream() *Stream {
 	return st.stream
 }
 
+// LibraryError is the error of a call into another CUDA library made by
+// one of the packages built on LibraryObject (cuda/blas, cuda/rand,
+// cuda/fft): the package, its operation, the C function that failed, and
+// the cause, the library's status, which errors.Is matches
+// (cublas.CUBLAS_STATUS_NOT_SUPPORTED).
+type LibraryError struct {
+	Pkg  string // "blas"
+	Op   string // "Gemm"
+	Func string // "cublasSgemm_v2"
+	Err  error
+}
+
+func (e *LibraryError) Error() string { return e.Pkg + ": " + e.Op + ": " + e.Func + ": " + e.Err.Error() }
+
+func (e *LibraryError) Unwrap() error { return e.Err }
+
 // A Holder is an object of this package that a call into another library
 // can hold for its length (see LibraryObject.Call): *Stream, *Event,
 // *DeviceMemory and *Context. A nil one of these is a closed one.

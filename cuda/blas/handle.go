@@ -3,7 +3,7 @@
 package blas
 
 import (
-	"fmt"
+	"strings"
 
 	"github.com/gocuda/gocuda/cuda"
 	"github.com/gocuda/gocuda/generated/cublas"
@@ -17,23 +17,16 @@ type Handle struct {
 	o *cuda.LibraryObject[cublas.CublasHandle_t]
 }
 
-// Error is the error of a cuBLAS call: the operation, the C function that
-// failed and its cause, a cublas.CublasStatus_t that errors.Is matches.
-type Error struct {
-	Op   string // "blas.Gemm"
-	Func string // "cublasSgemm_v2"
-	Err  error
-}
-
-func (e *Error) Error() string { return fmt.Sprintf("blas: %s: %s: %v", e.Op, e.Func, e.Err) }
-
-func (e *Error) Unwrap() error { return e.Err }
+// Error is the error of a call into the library: the operation, the C
+// function that failed and its cause, a cublas.CublasStatus_t that errors.Is
+// matches.
+type Error = cuda.LibraryError
 
 func check(op, fn string, err error) error {
 	if err == nil {
 		return nil
 	}
-	return &Error{Op: op, Func: fn, Err: err}
+	return &Error{Pkg: "blas", Op: strings.TrimPrefix(op, "blas."), Func: fn, Err: err}
 }
 
 // New makes a cuBLAS handle whose work goes to s (cublasCreate,

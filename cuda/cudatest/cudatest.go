@@ -85,6 +85,19 @@ func UseFakeDriver(m *testing.M) int {
 	return m.Run()
 }
 
+// SetupIfNoDriver is for tests that run on a GPU where there is one and
+// against the fake driver elsewhere: it sets the fake up (Setup) when no
+// libcuda.so.1 can be opened and GOCUDA_LIBCUDA names no driver (a child
+// process inherits its parent's choice through it). It reports whether
+// this process uses the fake; a fake that cannot be built (no C compiler)
+// leaves the tests that need a driver to skip.
+func SetupIfNoDriver() bool {
+	if os.Getenv(cu.LibraryEnv) == "" && fakecuda.CanOpen("libcuda.so.1") != nil {
+		_, _ = Setup()
+	}
+	return Active()
+}
+
 // driver returns the fake driver this process uses, or nil for another
 // driver. Besides Setup, the fake is found where cu.LibraryEnv names it, as
 // in a child process started with that variable set.

@@ -3,7 +3,7 @@
 package fft
 
 import (
-	"fmt"
+	"strings"
 	"sync"
 	"unsafe"
 
@@ -30,23 +30,16 @@ type shared struct {
 	mu sync.Mutex
 }
 
-// Error is the error of a cuFFT call: the operation, the C function that
-// failed and its cause, a cufft.CufftResult that errors.Is matches.
-type Error struct {
-	Op   string // "fft.NewPlan1D"
-	Func string // "cufftMakePlanMany64"
-	Err  error
-}
-
-func (e *Error) Error() string { return fmt.Sprintf("fft: %s: %s: %v", e.Op, e.Func, e.Err) }
-
-func (e *Error) Unwrap() error { return e.Err }
+// Error is the error of a call into the library: the operation, the C
+// function that failed and its cause, a cufft.CufftResult that errors.Is
+// matches.
+type Error = cuda.LibraryError
 
 func check(op, fn string, err error) error {
 	if err == nil {
 		return nil
 	}
-	return &Error{Op: op, Func: fn, Err: err}
+	return &Error{Pkg: "fft", Op: strings.TrimPrefix(op, "fft."), Func: fn, Err: err}
 }
 
 var rawKinds = [...]cufft.CufftType{

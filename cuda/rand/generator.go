@@ -4,6 +4,7 @@ package rand
 
 import (
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/gocuda/gocuda/cuda"
@@ -30,23 +31,16 @@ type shared struct {
 	mu sync.Mutex
 }
 
-// Error is the error of a cuRAND call: the operation, the C function that
-// failed and its cause, a curand.CurandStatus_t that errors.Is matches.
-type Error struct {
-	Op   string // "rand.Uniform"
-	Func string // "curandGenerateUniform"
-	Err  error
-}
-
-func (e *Error) Error() string { return fmt.Sprintf("rand: %s: %s: %v", e.Op, e.Func, e.Err) }
-
-func (e *Error) Unwrap() error { return e.Err }
+// Error is the error of a call into the library: the operation, the C
+// function that failed and its cause, a curand.CurandStatus_t that errors.Is
+// matches.
+type Error = cuda.LibraryError
 
 func check(op, fn string, err error) error {
 	if err == nil {
 		return nil
 	}
-	return &Error{Op: op, Func: fn, Err: err}
+	return &Error{Pkg: "rand", Op: strings.TrimPrefix(op, "rand."), Func: fn, Err: err}
 }
 
 var rawKinds = [...]curand.CurandRngType_t{
