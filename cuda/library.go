@@ -2,7 +2,10 @@ package cuda
 
 import (
 	"strconv"
+	"sync"
 	"sync/atomic"
+
+	"github.com/gocuda/gocuda/generated/cu"
 )
 
 // LibraryObject is a shared handle to an object of another CUDA library
@@ -18,17 +21,20 @@ import (
 //
 // T is the library's raw handle type (cublas.CublasHandle_t).
 //
-// All methods are safe for concurrent use. Whether the library allows two
-// calls on one object at once is the library's rule: cuBLAS does, as long
-// as they do not change the handle's settings.
+// All methods are safe for concurrent use. Calls (Call) may run at once,
+// as cuBLAS allows on one handle; what changes the object (Exclusive,
+// SetStream) waits for the calls in flight and holds the next ones back.
 type LibraryObject[T any] struct {
 	h handle[libState[T]]
 }
 
 type libState[T any] struct {
 	raw     T // first: see shared.val
-	stream  *Stream
 	destroy func(T) error
+	// mu is held shared by calls and exclusively by what changes the
+	// object, the stream included.
+	mu     sync.RWMutex
+	stream *Stream
 }
 
 func (o *LibraryObject[T]) handle() *handle[libState[T]] {
@@ -93,14 +99,50 @@ func (o *LibraryObject[T]) Clone() (*LibraryObject[T], error) {
 func (o *LibraryObject[T]) Close() error { return o.handle().close("LibraryObject.Close") }
 
 // Stream returns a handle to the object's stream, owned by the object: it
-// is valid while this handle is open and needs no Close (closing it does
-// nothing). It is nil once this handle is closed.
+// is valid while this handle is open and the object is not moved to
+// another stream (SetStream), and needs no Close. It is nil once this
+// handle is closed.
 func (o *LibraryObject[T]) Stream() *Stream {
-	st, ok := o.handle().peek()
+	h := o.handle()
+	st, ok := h.enter()
 	if !ok {
 		return nil
 	}
+	defer h.exit()
+	st.mu.RLock()
+	defer st.mu.RUnlock()
 	return st.stream
+}
+
+// SetStream moves the object to s, a stream of the same context: fn tells
+// the library (cublasSetStream) with the object held exclusively, after
+// the calls in flight, and the object then holds a clone of s instead of
+// its old stream. Work already queued on the old stream stays there:
+// order the two streams (an event) if later work depends on it.
+func (o *LibraryObject[T]) SetStream(op string, s *Stream, fn func(raw T, stream cu.CUstream) error) error {
+	h := o.handle()
+	st, ok := h.enter()
+	if !ok {
+		return closedError(op)
+	}
+	defer h.exit()
+	own, err := s.Clone()
+	if err != nil {
+		return closedError(op + " (stream)")
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if own.Context().Raw() != st.stream.Context().Raw() {
+		_ = own.Close()
+		return invalidArg(op, "the stream is of another context than the object's")
+	}
+	if err := st.stream.Context().Do(func() error { return fn(st.raw, own.Raw()) }); err != nil {
+		_ = own.Close()
+		return err
+	}
+	old := st.stream
+	st.stream = own
+	return old.Close()
 }
 
 // LibraryError is the error of a call into another CUDA library made by
@@ -115,7 +157,9 @@ type LibraryError struct {
 	Err  error
 }
 
-func (e *LibraryError) Error() string { return e.Pkg + ": " + e.Op + ": " + e.Func + ": " + e.Err.Error() }
+func (e *LibraryError) Error() string {
+	return e.Pkg + ": " + e.Op + ": " + e.Func + ": " + e.Err.Error()
+}
 
 func (e *LibraryError) Unwrap() error { return e.Err }
 
@@ -144,6 +188,13 @@ const maxHeld = 8
 // Call returns an error matching ErrClosed naming op and the argument, and
 // fn is not called. fn's error is returned as it is.
 func (o *LibraryObject[T]) Call(op string, fn func(raw T) error, hold ...Holder) error {
+	return o.CallOnStream(op, func(raw T, _ cu.CUstream) error { return fn(raw) }, hold...)
+}
+
+// CallOnStream is Call for libraries that take the stream on every call
+// (cuBLASLt's cublasLtMatmul): fn gets the raw handle of the object's
+// stream too, valid until it returns.
+func (o *LibraryObject[T]) CallOnStream(op string, fn func(raw T, stream cu.CUstream) error, hold ...Holder) error {
 	h := o.handle()
 	st, ok := h.enter()
 	if !ok {
@@ -171,5 +222,23 @@ func (o *LibraryObject[T]) Call(op string, fn func(raw T) error, hold ...Holder)
 		gs[n] = g
 		n++
 	}
+	st.mu.RLock()
+	defer st.mu.RUnlock()
+	stream := st.stream.Raw()
+	return st.stream.Context().Do(func() error { return fn(st.raw, stream) })
+}
+
+// Exclusive is Call for what changes the object (a cuBLAS handle's math
+// mode, say): fn runs after the calls in flight on the object have
+// returned, and none starts until it has.
+func (o *LibraryObject[T]) Exclusive(op string, fn func(raw T) error) error {
+	h := o.handle()
+	st, ok := h.enter()
+	if !ok {
+		return closedError(op)
+	}
+	defer h.exit()
+	st.mu.Lock()
+	defer st.mu.Unlock()
 	return st.stream.Context().Do(func() error { return fn(st.raw) })
 }

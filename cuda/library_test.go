@@ -198,3 +198,64 @@ func TestNewLibraryObjectCreateErrorLeavesNothing(t *testing.T) {
 		t.Fatalf("live objects %+v after, %+v before", after, before)
 	}
 }
+
+func TestLibraryObjectSetStreamMovesItAndReleasesTheOldStream(t *testing.T) {
+	_, ctx := needGPU(t)
+	before := LiveObjects()
+	s1, err := NewStream(ctx)
+	must(t, err)
+	s2, err := NewStream(ctx)
+	must(t, err)
+	lib := &fakeLibrary{}
+	o, err := NewLibraryObject(s1, lib.create, lib.destroy)
+	must(t, err)
+	must(t, s1.Close()) // the object's clone keeps s1 alive
+	var told cu.CUstream
+	must(t, o.SetStream("test", s2, func(_ int64, s cu.CUstream) error { told = s; return nil }))
+	if told != s2.Raw() || o.Stream().Raw() != s2.Raw() {
+		t.Fatalf("told %v, stream %v, want %v", told, o.Stream().Raw(), s2.Raw())
+	}
+	var onStream cu.CUstream
+	must(t, o.CallOnStream("test", func(_ int64, s cu.CUstream) error { onStream = s; return nil }))
+	if onStream != s2.Raw() {
+		t.Fatalf("CallOnStream got %v, want %v", onStream, s2.Raw())
+	}
+	// s1's last reference was the object's: moving released it.
+	if got := LiveObjects().Streams; got != before.Streams+1 {
+		t.Fatalf("%d streams live, want %d (s2 only)", got, before.Streams+1)
+	}
+	sentinel := errors.New("library refused")
+	if err := o.SetStream("test", s2, func(int64, cu.CUstream) error { return sentinel }); err != sentinel {
+		t.Fatalf("SetStream = %v, want the library's error", err)
+	}
+	if err := o.SetStream("test", nil, func(int64, cu.CUstream) error { return nil }); !errors.Is(err, ErrClosed) {
+		t.Fatalf("SetStream(nil) = %v, want ErrClosed", err)
+	}
+	// Calls and moves from many goroutines: run with -race.
+	var wg sync.WaitGroup
+	for i := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 50 {
+				if i == 0 {
+					must(t, o.SetStream("test", s2, func(int64, cu.CUstream) error { return nil }))
+					continue
+				}
+				must(t, o.CallOnStream("test", func(_ int64, s cu.CUstream) error {
+					if s != s2.Raw() {
+						return errors.New("a call saw another stream")
+					}
+					return nil
+				}))
+				must(t, o.Exclusive("test", func(int64) error { return nil }))
+			}
+		}()
+	}
+	wg.Wait()
+	must(t, o.Close())
+	must(t, s2.Close())
+	if after := LiveObjects(); after.Streams != before.Streams || after.LibraryObjects != before.LibraryObjects {
+		t.Fatalf("live objects %+v after, %+v before", after, before)
+	}
+}

@@ -361,3 +361,20 @@ func TestNewWithoutCuBLAS(t *testing.T) {
 		t.Skipf("child skipped:\n%s", out)
 	}
 }
+
+func TestHandleMovesToAnotherStream(t *testing.T) {
+	ctx, _, h := needHandle(t)
+	s2, err := cuda.NewStream(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	if err := h.SetStream(s2); err != nil {
+		t.Fatal(err)
+	}
+	if h.Stream().Raw() != s2.Raw() {
+		t.Fatal("the handle is not on the new stream")
+	}
+	// Synchronizing only the new stream is enough to see the result.
+	checkGemm[float32](t, ctx, s2, h, gemmCase{m: 33, k: 17, n: 9}, 1e-5)
+}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/gocuda/gocuda/cuda"
+	"github.com/gocuda/gocuda/generated/cu"
 	"github.com/gocuda/gocuda/generated/cublas"
 )
 
@@ -89,7 +90,18 @@ func (h *Handle) SetTF32(on bool) error {
 	if on {
 		mode = cublas.CUBLAS_TF32_TENSOR_OP_MATH
 	}
-	return h.object().Call(op, func(raw cublas.CublasHandle_t) error {
+	return h.object().Exclusive(op, func(raw cublas.CublasHandle_t) error {
 		return check(op, "cublasSetMathMode", cublas.SetMathMode(raw, mode))
+	})
+}
+
+// SetStream moves the handle, and its clones, to s, a stream of the same
+// context (cublasSetStream), after the calls in flight on it. Work queued
+// on the old stream stays there: order the two (an event) if later work
+// depends on it.
+func (h *Handle) SetStream(s *cuda.Stream) error {
+	const op = "Handle.SetStream"
+	return h.object().SetStream(op, s, func(raw cublas.CublasHandle_t, stream cu.CUstream) error {
+		return check(op, "cublasSetStream_v2", cublas.SetStream(raw, stream))
 	})
 }

@@ -211,6 +211,12 @@ func (lt *LtHandle) Close() error { return lt.object().Close() }
 // this handle is closed.
 func (lt *LtHandle) Stream() *cuda.Stream { return lt.object().Stream() }
 
+// SetStream moves the handle, and its clones, to s, a stream of the same
+// context, after the calls in flight on it; see Handle.SetStream.
+func (lt *LtHandle) SetStream(s *cuda.Stream) error {
+	return lt.object().SetStream("LtHandle.SetStream", s, func(ltState, cu.CUstream) error { return nil })
+}
+
 // Algo is one of cuBLASLt's algorithms for a Matmul, as its heuristic
 // gives them: opaque, but plain data, so that a tuned choice can be saved
 // and used again (see Plan).
@@ -373,12 +379,11 @@ func (lt *LtHandle) Run(mm Matmul, alpha, beta float32, algo *Algo) error {
 		return err
 	}
 	raw := rawAddrs(&mm)
-	stream := lt.object().Stream().Raw()
 	hold := []cuda.Holder{mm.A.Mem, mm.B.Mem, mm.C.Mem}
 	if mm.Bias != nil {
 		hold = append(hold, mm.Bias)
 	}
-	return lt.object().Call("blas."+op, func(st ltState) error {
+	return lt.object().CallOnStream("blas."+op, func(st ltState, stream cu.CUstream) error {
 		d, err := describe(op, &mm, raw)
 		if err != nil {
 			return err

@@ -108,13 +108,13 @@ func (lt *LtHandle) Time(mm Matmul, alpha, beta float32, algos []Algo, opt TuneO
 	}
 	defer end.Close()
 	raw := rawAddrs(&mm)
-	stream, es, ee := s.Raw(), start.Raw(), end.Raw()
+	es, ee := start.Raw(), end.Raw()
 	times := make([][]time.Duration, len(algos))
 	hold := []cuda.Holder{mm.A.Mem, mm.B.Mem, mm.C.Mem, start, end}
 	if mm.Bias != nil {
 		hold = append(hold, mm.Bias)
 	}
-	err = lt.object().Call("blas."+op, func(st ltState) error {
+	err = lt.object().CallOnStream("blas."+op, func(st ltState, stream cu.CUstream) error {
 		d, err := describe(op, &mm, raw)
 		if err != nil {
 			return err
