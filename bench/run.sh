@@ -11,7 +11,9 @@
 # machine's toolkit, e.g. BENCH_TAGS=cuda13000, and put the library on
 # LD_LIBRARY_PATH or in GOCUDA_LIBCUBLAS), and torch-gemm, torch.matmul on
 # the same GEMMs (bench/python/gemm.py under $TORCH_PYTHON). GEMM_SIZES,
-# GEMM_TYPES, GEMM_SAMPLES and GEMM_MS, when set, go to both. IMPLS, when
+# GEMM_TYPES (of f32, tf32, bf16, bf16lt, fp8: all by default; bf16lt and
+# fp8 are cuBLASLt from C and from Go, and need libcublasLt too),
+# GEMM_SAMPLES and GEMM_MS, when set, go to both. IMPLS, when
 # set, replaces the list of entries (e.g. IMPLS="gemm torch-gemm").
 set -euo pipefail
 BIN=${BIN:-.gpu/bench}

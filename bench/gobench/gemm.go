@@ -44,26 +44,30 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"time"
 	"unsafe"
 
 	"github.com/gocuda/gocuda/cuda"
 	"github.com/gocuda/gocuda/generated/cu"
 	"github.com/gocuda/gocuda/generated/cublas"
+	"github.com/gocuda/gocuda/generated/cublaslt"
 	"github.com/gocuda/gocuda/generated/libtypes"
 )
 
 var (
 	gemmSizes   = flag.String("gemm-sizes", "4096,8192", "-impl gemm: the sizes M=N=K, comma-separated")
-	gemmKinds   = flag.String("gemm-types", "f32,tf32,bf16", "-impl gemm: f32 (float32, TF32 off: CUBLAS_DEFAULT_MATH), tf32 (float32 with CUBLAS_TF32_TENSOR_OP_MATH), bf16 (cublasGemmEx, bfloat16 A, B and C, CUBLAS_COMPUTE_32F)")
+	gemmKinds   = flag.String("gemm-types", "f32,tf32,bf16,bf16lt,fp8", "-impl gemm: f32 (float32, TF32 off: CUBLAS_DEFAULT_MATH), tf32 (float32 with CUBLAS_TF32_TENSOR_OP_MATH), bf16 (cublasGemmEx, bfloat16 A, B and C, CUBLAS_COMPUTE_32F; cuda/blas through cuBLASLt), bf16lt (the same product through cublasLtMatmul everywhere), fp8 (cublasLtMatmul everywhere: E4M3 A and B, bfloat16 C, row-major C = A·Wᵀ, \"TN\" in cuBLASLt's terms)")
 	gemmSamples = flag.Int("gemm-samples", 15, "-impl gemm: timed samples per implementation and case")
 	gemmMs      = flag.Float64("gemm-ms", 200, "-impl gemm: the GPU time one sample aims at, in ms (sets the GEMMs per sample)")
 )
 
 // gemmCase is one GEMM the benchmark times: C = A·B, all three size×size,
-// column-major, no transposes, alpha 1 and beta 0.
+// alpha 1 and beta 0; column-major, no transposes, except for fp8, whose
+// C and A are row-major and B the transpose of a row-major W (see
+// isLtKind).
 type gemmCase struct {
 	op   string // the RESULT lines' op: gemm_<kind>_<size>
-	kind string // f32, tf32 or bf16
+	kind string // f32, tf32, bf16, bf16lt or fp8
 	size int
 }
 
@@ -81,11 +85,18 @@ type gemmBench struct {
 	handle cublas.CublasHandle_t
 
 	a32, b32, c32 *cuda.DeviceMemory // float32, f32 and tf32
-	a16, b16, c16 *cuda.DeviceMemory // bfloat16 (bits in uint16), bf16
+	a16, b16, c16 *cuda.DeviceMemory // bfloat16 (bits in uint16), bf16 and bf16lt; c16 is fp8's C too
+	a8, b8        *cuda.DeviceMemory // E4M3 (fp8 only): A and W, both row-major
 
-	// The host copies of A and B, for checking results on the CPU.
+	// The host copies of A and B, for checking results on the CPU; fp8's
+	// as the small integers they encode exactly.
 	hostA32, hostB32 []float32
 	hostA16, hostB16 []uint16
+	hostA8, hostB8   []int8
+
+	// The cuBLASLt handle and workspace C and Go raw share (gemmlt.go).
+	lt   cublaslt.CublasLtHandle_t
+	ltWS *cuda.DeviceMemory
 
 	start, stop cu.CUevent // timing events, recorded on stream
 }
@@ -103,7 +114,8 @@ var errGemmUnsupported = errors.New("GEMM type not supported by this implementat
 // before the first case, on the benchmark's thread with the context
 // current; it returns the function that enqueues the GEMMs on b.s (into
 // c32 from a32 and b32 for f32 and tf32, into c16 from a16 and b16 for
-// bf16) and a function that releases what open made.
+// bf16 and bf16lt, into c16 from a8 and b8 for fp8) and a function that
+// releases what open made.
 //
 // The implementations that share b.handle find its math mode already set
 // for the case (gemmMathMode). One with a library handle of its own makes
@@ -117,7 +129,8 @@ type gemmImpl struct {
 
 // gemmImpls are the implementations -impl gemm compares, sample by sample
 // in a rotating order; the first is the reference whose throughput the
-// others are divided by, per pair of samples, and must have every case.
+// others are divided by, per pair of samples; a case it does not have
+// (fp8 on a GPU without FP8) is left out.
 //
 // gemmblas.go adds the safe layer, cuda/blas, as "go-cuda".
 var gemmImpls = []gemmImpl{
@@ -133,8 +146,13 @@ func gemmMathMode(gc gemmCase) cublas.CublasMath_t {
 	return cublas.CUBLAS_DEFAULT_MATH
 }
 
-// openGemmRaw: the raw bindings of generated/cublas called in a Go loop.
+// openGemmRaw: the raw bindings of generated/cublas called in a Go loop;
+// bf16lt and fp8 through generated/cublaslt (openGemmRawLt).
 func openGemmRaw(b *gemmBench) (gemmEnqueue, func() error, error) {
+	lt, closeLt, err := openGemmRawLt(b)
+	if err != nil {
+		return nil, nil, err
+	}
 	alpha, beta := float32(1), float32(0)
 	h := b.handle
 	a32, b32, c32 := devPtr[float32](b.a32.Raw()), devPtr[float32](b.b32.Raw()), devPtr[float32](b.c32.Raw())
@@ -143,6 +161,9 @@ func openGemmRaw(b *gemmBench) (gemmEnqueue, func() error, error) {
 	opN := cublas.CUBLAS_OP_N
 	enqueue := func(gc gemmCase, n int) error {
 		s := int32(gc.size)
+		if isLtKind(gc.kind) {
+			return lt(gc, n)
+		}
 		switch gc.kind {
 		case "f32", "tf32":
 			for i := 0; i < n; i++ {
@@ -162,13 +183,14 @@ func openGemmRaw(b *gemmBench) (gemmEnqueue, func() error, error) {
 		}
 		return nil
 	}
-	return enqueue, func() error { return nil }, nil
+	return enqueue, func() error { closeLt(); return nil }, nil
 }
 
 // openGemmC: a C loop (one cgo call per sample) calling the entry points
 // generated/cublas resolved, so the same library and the same handle.
 // Proc takes the header's name: "cublasSgemm" is the symbol
-// cublasSgemm_v2, which cublas.Sgemm calls.
+// cublasSgemm_v2, which cublas.Sgemm calls. bf16lt and fp8: cuBLASLt's
+// entry points, descriptors made in C (openGemmCLt).
 func openGemmC(b *gemmBench) (gemmEnqueue, func() error, error) {
 	sgemm, err := cublas.Proc("cublasSgemm")
 	if err != nil {
@@ -183,7 +205,14 @@ func openGemmC(b *gemmBench) (gemmEnqueue, func() error, error) {
 	a32, b32, c32 := C.uintptr_t(b.a32.Raw()), C.uintptr_t(b.b32.Raw()), C.uintptr_t(b.c32.Raw())
 	a16, b16, c16 := C.uintptr_t(b.a16.Raw()), C.uintptr_t(b.b16.Raw()), C.uintptr_t(b.c16.Raw())
 	bf16 := C.int(libtypes.CUDA_R_16BF)
+	lt, closeLt, err := openGemmCLt(b)
+	if err != nil {
+		return nil, nil, err
+	}
 	enqueue := func(gc gemmCase, n int) error {
+		if isLtKind(gc.kind) {
+			return lt(gc, n)
+		}
 		s := C.int(gc.size)
 		var r C.int
 		switch gc.kind {
@@ -200,7 +229,7 @@ func openGemmC(b *gemmBench) (gemmEnqueue, func() error, error) {
 		}
 		return nil
 	}
-	return enqueue, func() error { return nil }, nil
+	return enqueue, func() error { closeLt(); return nil }, nil
 }
 
 // gemmCases parses -gemm-sizes and -gemm-types.
@@ -216,9 +245,9 @@ func gemmCases() ([]gemmCase, int, error) {
 		for _, kind := range strings.Split(*gemmKinds, ",") {
 			kind = strings.TrimSpace(kind)
 			switch kind {
-			case "f32", "tf32", "bf16":
+			case "f32", "tf32", "bf16", "bf16lt", "fp8":
 			default:
-				return nil, 0, fmt.Errorf("-gemm-types: unknown type %q (f32, tf32, bf16)", kind)
+				return nil, 0, fmt.Errorf("-gemm-types: unknown type %q (f32, tf32, bf16, bf16lt, fp8)", kind)
 			}
 			cases = append(cases, gemmCase{op: fmt.Sprintf("gemm_%s_%d", kind, size), kind: kind, size: size})
 		}
@@ -235,13 +264,18 @@ func gemmCases() ([]gemmCase, int, error) {
 // sample per implementation (n GEMMs back to back on the stream, timed by
 // CUDA events, n chosen so that a sample takes about -gemm-ms), the order
 // rotating every round so that drift (clocks, temperature) hits them alike.
-// It prints a RESULT line per implementation and case (the median TFLOP/s)
-// and a GEMM line per implementation after the first: the median of its
-// per-round throughput ratio to the first.
+// It prints a RESULT line per implementation and case (the median TFLOP/s),
+// a GEMM line per implementation after the first: the median of its
+// per-round throughput ratio to the first, and an INFO line per
+// implementation with its host time per GEMM (hostPerGemm).
 func runGEMM() {
 	cases, maxSize, err := gemmCases()
 	must("gemm flags", err)
-	b := newGemmBench(maxSize)
+	fp8 := false
+	for _, gc := range cases {
+		fp8 = fp8 || gc.kind == "fp8"
+	}
+	b := newGemmBench(maxSize, fp8)
 	enqueues := make([]gemmEnqueue, len(gemmImpls))
 	for i, im := range gemmImpls {
 		enq, closeImpl, err := im.open(b)
@@ -257,8 +291,11 @@ func runGEMM() {
 		var ref []float64
 		for i, im := range gemmImpls {
 			err := enqueues[i](gc, 2)
-			if errors.Is(err, errGemmUnsupported) && i > 0 {
-				fmt.Printf("INFO gemm op=%s impl=%s: not supported, left out\n", gc.op, im.name)
+			if errors.Is(err, errGemmUnsupported) {
+				fmt.Printf("INFO gemm op=%s impl=%s: not supported, left out: %v\n", gc.op, im.name, err)
+				if i == 0 {
+					break // no reference: the case is left out
+				}
 				continue
 			}
 			must(im.name+" "+gc.op+" warm-up", err)
@@ -269,6 +306,13 @@ func runGEMM() {
 			} else if !equalBits(got, ref) {
 				fmt.Printf("INFO gemm op=%s impl=%s: the checked elements differ from %s's (both within the tolerance)\n", gc.op, im.name, gemmImpls[0].name)
 			}
+		}
+		if len(active) == 0 || active[0] != 0 {
+			continue
+		}
+		host := make([]float64, len(gemmImpls))
+		for _, i := range active {
+			host[i] = b.hostPerGemm(enqueues[i], gc)
 		}
 		// n: GEMMs per sample, from a probe of the reference.
 		const probe = 4
@@ -286,6 +330,10 @@ func runGEMM() {
 		for _, i := range active {
 			fmt.Printf("RESULT impl=%s op=%s value=%.3f unit=TFLOP/s\n", gemmImpls[i].name, gc.op, median(tflops[i]))
 		}
+		for _, i := range active {
+			fmt.Printf("INFO gemm op=%s impl=%s host_us_per_gemm=%.2f gpu_us_per_gemm=%.1f\n",
+				gc.op, gemmImpls[i].name, host[i]*1e6, gc.flops()/(median(tflops[i])*1e12)*1e6)
+		}
 		for _, i := range active[1:] {
 			ratios := make([]float64, *gemmSamples)
 			for r := range ratios {
@@ -296,6 +344,25 @@ func runGEMM() {
 				median(tflops[i]), median(tflops[0]), quantile(tflops[i], 0), quantile(tflops[i], 1), *gemmSamples, n)
 		}
 	}
+}
+
+// hostPerGemm is the host's time to enqueue one GEMM of gc with enq, in
+// seconds: the least of a few bursts of hostBurst GEMMs on the idle stream
+// (few enough that the launch queue never fills and blocks the host), each
+// timed on the CPU from the call to its return, the stream synchronized
+// between bursts. The GPU's time per GEMM bounds what a loop of them can
+// do; host work per GEMM below it hides behind the GPU's.
+func (b *gemmBench) hostPerGemm(enq gemmEnqueue, gc gemmCase) float64 {
+	const hostBurst, bursts = 8, 3
+	best := math.Inf(1)
+	for range bursts {
+		must("Stream.Synchronize", b.s.Synchronize())
+		t := time.Now()
+		must(gc.op, enq(gc, hostBurst))
+		best = min(best, time.Since(t).Seconds()/hostBurst)
+	}
+	must("Stream.Synchronize", b.s.Synchronize())
+	return best
 }
 
 // time enqueues n GEMMs of gc between two events on the stream and returns
@@ -313,11 +380,12 @@ func (b *gemmBench) time(enq gemmEnqueue, gc gemmCase, n int) float64 {
 	return float64(ms)
 }
 
-// newGemmBench makes the context, stream, events, cuBLAS handle and
-// operands (uniform in [-1, 1), the bfloat16 ones rounded from the same
-// numbers), maxSize² elements each. The thread stays locked with the
-// context current: the raw layer binds no context itself.
-func newGemmBench(maxSize int) *gemmBench {
+// newGemmBench makes the context, stream, events, cuBLAS handle, the
+// cuBLASLt handle and workspace, and operands (uniform in [-1, 1), the
+// bfloat16 ones rounded from the same numbers; with fp8, E4M3 ones that are
+// integers in [-8, 8]), maxSize² elements each. The thread stays locked
+// with the context current: the raw layer binds no context itself.
+func newGemmBench(maxSize int, fp8 bool) *gemmBench {
 	devs, err := cuda.Devices()
 	if err == nil && len(devs) == 0 {
 		err = errors.New("no CUDA device")
@@ -375,7 +443,36 @@ func newGemmBench(maxSize int) *gemmBench {
 	must("cuda.Alloc", err)
 	b.c16, err = cuda.Alloc(b.ctx, elems*2)
 	must("cuda.Alloc", err)
+	if fp8 {
+		upload8 := func() (*cuda.DeviceMemory, []int8) {
+			v := make([]int8, elems)
+			enc := make([]uint8, elems)
+			for i := range v {
+				v[i] = int8(r.IntN(17) - 8)
+				enc[i] = e4m3(v[i])
+			}
+			d, err := cuda.AllocFrom(b.ctx, enc)
+			must("cuda.AllocFrom", err)
+			return d, v
+		}
+		b.a8, b.hostA8 = upload8()
+		b.b8, b.hostB8 = upload8()
+	}
+	b.newLtShared()
 	return b
+}
+
+// e4m3 encodes an integer in [-15, 15], exactly, as FP8 E4M3 (sign, 4
+// exponent bits biased by 7, 3 mantissa bits), as cuda/blas's tests do.
+func e4m3(v int8) uint8 {
+	if v == 0 {
+		return 0
+	}
+	bits := math.Float32bits(float32(v))
+	sign := uint8(bits>>31) << 7
+	exp := int(bits>>23&0xff) - 127 + 7
+	man := uint8(bits >> 20 & 7)
+	return sign | uint8(exp)<<3 | man
 }
 
 // toBF16 rounds v to the nearest bfloat16 (ties to even); v is finite.
@@ -391,8 +488,9 @@ func fromBF16(h uint16) float64 { return float64(math.Float32frombits(uint32(h) 
 // compares a few elements of C (corners and pseudo-random ones) with a
 // float64 product of the same inputs on the CPU: each within a tolerance
 // of the sum of its terms' magnitudes (float32: 1e-4; TF32: 5e-3; bfloat16
-// output: 1e-2). It returns the elements it checked; a wrong product ends
-// the program.
+// output, bf16, bf16lt and fp8: 1e-2; fp8's products of small integers are
+// exact up to the rounding of C to bfloat16). It returns the elements it
+// checked; a wrong product ends the program.
 func (b *gemmBench) checkedProduct(gc gemmCase, enq gemmEnqueue, impl string) []float64 {
 	s := gc.size
 	var tol float64
@@ -404,7 +502,7 @@ func (b *gemmBench) checkedProduct(gc gemmCase, enq gemmEnqueue, impl string) []
 		if gc.kind == "tf32" {
 			tol = 5e-3
 		}
-	case "bf16":
+	case "bf16", "bf16lt", "fp8":
 		must("MemsetD16Async", b.c16.MemsetD16Async(b.s, 0x7fc0))
 		tol, cPtr = 1e-2, b.c16.Raw()
 	}
@@ -422,16 +520,23 @@ func (b *gemmBench) checkedProduct(gc gemmCase, enq gemmEnqueue, impl string) []
 		var want, scale float64
 		for k := 0; k < s; k++ {
 			var x, y float64
-			if gc.kind == "bf16" {
+			switch gc.kind {
+			case "bf16", "bf16lt":
 				x, y = fromBF16(b.hostA16[i+k*s]), fromBF16(b.hostB16[k+j*s])
-			} else {
+			case "fp8":
+				// Row-major A and W, B = Wᵀ: B[k][j] = W[j][k].
+				x, y = float64(b.hostA8[i*s+k]), float64(b.hostB8[j*s+k])
+			default:
 				x, y = float64(b.hostA32[i+k*s]), float64(b.hostB32[k+j*s])
 			}
 			want += x * y
 			scale += math.Abs(x * y)
 		}
 		at := uint64(i + j*s)
-		if gc.kind == "bf16" {
+		if gc.kind == "fp8" {
+			at = uint64(i*s + j) // row-major C
+		}
+		if gc.kind != "f32" && gc.kind != "tf32" {
 			var h uint16
 			must("cuMemcpyDtoH", cu.MemcpyDtoH(unsafe.Pointer(&h), cPtr+cu.CUdeviceptr(2*at), 2))
 			got[p] = fromBF16(h)

@@ -2,8 +2,8 @@
 // package cu (-impl raw) or through package cuda (-impl cuda), and prints
 // lines in the same format. -impl nvrtc compares compiling a kernel with
 // NVRTC from C and from Go, needs no GPU and takes no PTX file. -impl gemm
-// times cuBLAS GEMMs called from C and from Go (gemm.go) and takes no PTX
-// file either.
+// times cuBLAS and cuBLASLt GEMMs called from C and from Go (gemm.go,
+// gemmlt.go, gemmblas.go) and takes no PTX file either.
 //
 //	go run ./bench/gobench -impl raw bench/kernels/empty.ptx
 //	GOCUDA_LIBNVRTC=/path/to/libnvrtc.so.12 go run ./bench/gobench -impl nvrtc
@@ -56,7 +56,7 @@ func main() {
 	flag.Parse()
 	noPTX := *impl == "nvrtc" || *impl == "gemm"
 	if flag.NArg() != 1 && !noPTX {
-		fmt.Fprintln(os.Stderr, "usage: gobench [-impl raw|cuda|pair|overhead|bindcost] empty.ptx | gobench -impl nvrtc | gobench -impl gemm [-gemm-sizes 4096,8192] [-gemm-types f32,tf32,bf16] [-gemm-samples n] [-gemm-ms ms]")
+		fmt.Fprintln(os.Stderr, "usage: gobench [-impl raw|cuda|pair|overhead|bindcost] empty.ptx | gobench -impl nvrtc | gobench -impl gemm [-gemm-sizes 4096,8192] [-gemm-types f32,tf32,bf16,bf16lt,fp8] [-gemm-samples n] [-gemm-ms ms]")
 		os.Exit(2)
 	}
 	if *cpuProfile != "" {

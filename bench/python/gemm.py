@@ -1,12 +1,19 @@
 """torch.matmul on the GEMMs of `gobench -impl gemm`, timed the same way.
 
     /opt/torch/.venv/bin/python bench/python/gemm.py [--sizes 4096,8192]
-        [--types f32,tf32,bf16] [--samples 15] [--ms 200]
+        [--types f32,tf32,bf16,bf16lt,fp8] [--samples 15] [--ms 200]
 
 Per case (M=N=K=size): f32 is float32 with
 torch.backends.cuda.matmul.allow_tf32 off, tf32 the same with it on, bf16
 is bfloat16 A, B and C (cuBLAS accumulates in float32). A and B are
-uniform in [-1, 1), C = A @ B into a preallocated output (out=). On one
+uniform in [-1, 1), C = A @ B into a preallocated output (out=). bf16lt is
+the same torch.matmul as bf16 (torch picks its own cuBLAS call; gobench's
+bf16lt row compares cuBLASLt from C and Go, and this gives it a torch
+column). fp8 is torch._scaled_mm: float8_e4m3fn A (row-major M×K) and B =
+W.t() (W row-major N×K, so B is column-major, as _scaled_mm and cuBLASLt's
+FP8 want), scales of 1.0, a bfloat16 C, use_fast_accum off (cuBLASLt's
+default, which gobench keeps); A and W are integers in [-8, 8], as in
+gobench, so that the check is exact up to C's rounding. On one
 stream of its own: a warm-up, a probe that sets n, the GEMMs per sample,
 so that a sample takes about --ms of GPU time, then --samples samples of
 n back-to-back matmuls between two CUDA events. Prints, per case, the
@@ -28,7 +35,7 @@ import torch
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--sizes", default="4096,8192")
-    p.add_argument("--types", default="f32,tf32,bf16")
+    p.add_argument("--types", default="f32,tf32,bf16,bf16lt,fp8")
     p.add_argument("--samples", type=int, default=15)
     p.add_argument("--ms", type=float, default=200.0)
     args = p.parse_args()
@@ -37,8 +44,8 @@ def main():
     sizes = [int(s) for s in args.sizes.split(",")]
     kinds = [k.strip() for k in args.types.split(",")]
     for k in kinds:
-        if k not in ("f32", "tf32", "bf16"):
-            raise SystemExit(f"gemm.py: unknown type {k!r} (f32, tf32, bf16)")
+        if k not in ("f32", "tf32", "bf16", "bf16lt", "fp8"):
+            raise SystemExit(f"gemm.py: unknown type {k!r} (f32, tf32, bf16, bf16lt, fp8)")
 
     dev = torch.device("cuda", 0)
     blas = getattr(torch.backends.cuda, "preferred_blas_library", lambda: "?")()
@@ -56,22 +63,45 @@ def main():
             a32 = torch.rand(size, size, device=dev, generator=gen) * 2 - 1
             b32 = torch.rand(size, size, device=dev, generator=gen) * 2 - 1
             for kind in kinds:
-                if kind == "bf16":
-                    a, b = a32.to(torch.bfloat16), b32.to(torch.bfloat16)
+                if kind == "fp8":
+                    if not hasattr(torch, "float8_e4m3fn") or torch.cuda.get_device_capability(dev) < (8, 9):
+                        print(f"INFO gemm op=gemm_{kind}_{size} impl=torch: no FP8 on this torch or GPU, left out", flush=True)
+                        continue
+                    def ints():
+                        return torch.randint(-8, 9, (size, size), device=dev, generator=gen, dtype=torch.float32)
+                    a = ints().to(torch.float8_e4m3fn)
+                    b = ints().to(torch.float8_e4m3fn).t()  # W.t(): column-major K×N
+                    one = torch.ones((), device=dev, dtype=torch.float32)
+                    c = torch.empty(size, size, device=dev, dtype=torch.bfloat16)
+
+                    def mm():
+                        torch._scaled_mm(a, b, scale_a=one, scale_b=one, out_dtype=torch.bfloat16, use_fast_accum=False, out=c)
                 else:
-                    a, b = a32, b32
+                    if kind in ("bf16", "bf16lt"):
+                        a, b = a32.to(torch.bfloat16), b32.to(torch.bfloat16)
+                    else:
+                        a, b = a32, b32
+                    c = torch.empty(size, size, device=dev, dtype=a.dtype)
+
+                    def mm():
+                        torch.matmul(a, b, out=c)
                 torch.backends.cuda.matmul.allow_tf32 = kind == "tf32"
-                c = torch.empty(size, size, device=dev, dtype=a.dtype)
 
                 def timed(n):
                     start.record(stream)
                     for _ in range(n):
-                        torch.matmul(a, b, out=c)
+                        mm()
                     stop.record(stream)
                     stop.synchronize()
                     return start.elapsed_time(stop)
 
-                timed(2)  # warm-up: cuBLAS picks and loads its kernels
+                try:
+                    timed(2)  # warm-up: cuBLAS picks and loads its kernels
+                except (RuntimeError, TypeError) as e:
+                    if kind != "fp8":
+                        raise
+                    print(f"INFO gemm op=gemm_{kind}_{size} impl=torch: torch._scaled_mm failed, left out: {e}", flush=True)
+                    continue
                 check(a, b, c, kind)
                 probe = 4
                 n = max(3, min(100000, math.ceil(args.ms * probe / timed(probe))))
@@ -88,10 +118,11 @@ def check(a, b, c, kind):
     stream = torch.cuda.current_stream()
     stream.synchronize()
     rows = [0, a.shape[0] - 1, a.shape[0] // 3]
-    ad, bd = a[rows].double(), b.double()
+    # Through float32 first: float8 tensors have few operations of their own.
+    ad, bd = a.float()[rows].double(), b.float().double()
     want = ad @ bd
     scale = ad.abs() @ bd.abs()
-    tol = {"f32": 1e-4, "tf32": 5e-3, "bf16": 1e-2}[kind]
+    tol = {"f32": 1e-4, "tf32": 5e-3, "bf16": 1e-2, "bf16lt": 1e-2, "fp8": 1e-2}[kind]
     err = ((c[rows].double() - want).abs() / scale).max().item()
     if not err <= tol:
         raise SystemExit(f"gemm.py: {kind} {a.shape[0]}: error {err:.3g} of the terms' magnitude, tolerance {tol}")

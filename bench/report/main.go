@@ -211,7 +211,7 @@ func gemmTable(ops []string, samples map[key][]float64, paired map[key][]float64
 		fmt.Println("| " + strings.Join(row, " | ") + " |")
 	}
 	fmt.Println()
-	fmt.Println("GEMM cells: median TFLOP/s over processes (min–max, number of processes); ops are gemm_<type>_<M=N=K>. Ratios are throughput over C's (above 1: faster than C). \"/ C\" divides medians of separate processes; \"/ C, paired\" is, per process, the median of the ratios of samples taken alternately in that process (gobench -impl gemm), then the median (min–max) over processes.")
+	fmt.Println("GEMM cells: median TFLOP/s over processes (min–max, number of processes); ops are gemm_<type>_<M=N=K>. Ratios are throughput over C's (above 1: faster than C). \"/ C\" divides medians of separate processes; \"/ C, paired\" is, per process, the median of the ratios of samples taken alternately in that process (gobench -impl gemm), then the median (min–max) over processes. C is cublasSgemm (f32, tf32) or cublasGemmEx (bf16, where Go cuda/ calls cuBLASLt), and cublasLtMatmul for bf16lt and fp8, as Go raw and Go cuda/ then are; torch's fp8 is torch._scaled_mm.")
 }
 
 func stats(s []float64) (median, lo, hi float64) {
