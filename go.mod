@@ -5,6 +5,7 @@ go 1.25.0
 require (
 	github.com/dave/jennifer v1.7.1
 	github.com/google/go-cmp v0.7.0
+	github.com/x448/float16 v0.8.4
 	golang.org/x/tools v0.49.0
 	modernc.org/cc/v4 v4.34.0
 )

@@ -23,6 +23,13 @@
 // against each other and against the size of the memory before cuBLAS is
 // called. A mismatch is an error naming both shapes.
 //
+// A Matrix with a Batch describes a batch of matrices of one shape, each
+// a fixed number of elements after the one before (packed, with gaps, or
+// interleaved like the heads of an attention layer); Gemm and
+// LtHandle.Run multiply whole batches in one call (strided-batched GEMM),
+// a single A or B serving every product. Host data in float16 and
+// bfloat16 is cuda.Float16 and cuda.BFloat16, copied like any number.
+//
 // Errors from cuBLAS carry its status (errors.Is(err,
 // cublas.CUBLAS_STATUS_NOT_SUPPORTED)) and the function that failed; a
 // missing library matches cublas.ErrNoLibrary.

@@ -18,6 +18,12 @@ type Float interface{ ~float32 | ~float64 }
 // M×N, each in its own layout; use T for a transposed operand. C must not
 // share memory with A or B. It returns when the work is queued: synchronize
 // the stream, or copy on it, to see C.
+//
+// When C is a batch (its Batch's Count above 1), Gemm computes
+// C[i] = alpha·A[i]·B[i] + beta·C[i] for each matrix of the batch in one
+// call (cublasSgemmStridedBatched, cublasDgemmStridedBatched); A and B
+// are batches of the same count, or single matrices used for every
+// product. See Batch.
 func Gemm[T Float](h *Handle, alpha T, a, b Matrix, beta T, c Matrix) error {
 	const op = "Gemm"
 	size := int(unsafe.Sizeof(alpha))
@@ -31,6 +37,9 @@ func Gemm[T Float](h *Handle, alpha T, a, b Matrix, beta T, c Matrix) error {
 		if g.m == 0 || g.n == 0 {
 			return nil
 		}
+		if g.batch > 1 {
+			return gemmStridedBatched(op, raw, g, alpha, beta, pa, pb, pc)
+		}
 		switch size {
 		case 4:
 			al, be := float32(alpha), float32(beta)
@@ -42,6 +51,22 @@ func Gemm[T Float](h *Handle, alpha T, a, b Matrix, beta T, c Matrix) error {
 				&al, (*float64)(devPtr(pa)), g.lda, (*float64)(devPtr(pb)), g.ldb, &be, (*float64)(devPtr(pc)), g.ldc))
 		}
 	}, a.Mem, b.Mem, c.Mem)
+}
+
+// gemmStridedBatched is Gemm's call for a batch.
+func gemmStridedBatched[T Float](op string, raw cublas.CublasHandle_t, g gemmPlan, alpha, beta T, pa, pb, pc cu.CUdeviceptr) error {
+	switch unsafe.Sizeof(alpha) {
+	case 4:
+		al, be := float32(alpha), float32(beta)
+		return check("blas."+op, "cublasSgemmStridedBatched", cublas.SgemmStridedBatched(raw, g.opA, g.opB, g.m, g.n, g.k,
+			&al, (*float32)(devPtr(pa)), g.lda, g.strideA, (*float32)(devPtr(pb)), g.ldb, g.strideB,
+			&be, (*float32)(devPtr(pc)), g.ldc, g.strideC, g.batch))
+	default:
+		al, be := float64(alpha), float64(beta)
+		return check("blas."+op, "cublasDgemmStridedBatched", cublas.DgemmStridedBatched(raw, g.opA, g.opB, g.m, g.n, g.k,
+			&al, (*float64)(devPtr(pa)), g.lda, g.strideA, (*float64)(devPtr(pb)), g.ldb, g.strideB,
+			&be, (*float64)(devPtr(pc)), g.ldc, g.strideC, g.batch))
+	}
 }
 
 // devPtr is a device address as the pointer type cuBLAS's bindings take.
@@ -85,7 +110,7 @@ func gemmShapes(op string, a, b, c Matrix) error {
 	case c.Rows != a.Rows || c.Cols != b.Cols:
 		return fmt.Errorf("blas: %s: A·B is %d×%d but C is %d×%d", op, a.Rows, b.Cols, c.Rows, c.Cols)
 	}
-	return nil
+	return batchShapes(op, a, b, c)
 }
 
 // gemmPlan is a checked Gemm as cuBLAS takes it, column-major.
@@ -94,6 +119,10 @@ type gemmPlan struct {
 	m, n, k       int32
 	a, b          Matrix // the first and second operands cuBLAS reads
 	lda, ldb, ldc int32
+	// batch is the number of products; with more than one, the strides
+	// between the matrices of a, b and C (0: one matrix for all).
+	batch                     int32
+	strideA, strideB, strideC int64
 }
 
 // plan maps C = A·B to cuBLAS's column-major GEMM. A column-major C is
@@ -118,5 +147,8 @@ func plan(a, b, c Matrix) gemmPlan {
 		g.m, g.n = int32(c.Cols), int32(c.Rows)
 	}
 	g.lda, g.ldb = int32(g.a.stride()), int32(g.b.stride())
+	if g.batch = int32(c.count()); g.batch > 1 {
+		g.strideA, g.strideB, g.strideC = g.a.operandStride(), g.b.operandStride(), c.batchStride()
+	}
 	return g
 }

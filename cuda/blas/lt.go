@@ -80,19 +80,21 @@ var epilogues = [...]cublaslt.CublasLtEpilogue_t{
 func (e Epilogue) hasBias() bool { return e == Bias || e == BiasReLU || e == BiasGELU }
 
 // Matmul describes C = alpha·A·B + beta·C (then the epilogue) for
-// cuBLASLt, with element types of its own per matrix: float16 or bfloat16
-// inputs accumulate in float32; FP8 inputs (AType and BType Float8E4M3, or
-// one of them Float8E5M2) need Hopper or later, and cuBLASLt takes them
-// only when, in its column-major terms, A is transposed and B is not: for
-// a row-major C, A row-major (M×K) and B given as the transpose of a
-// row-major N×K matrix (B = w.T(), a PyTorch Linear weight's layout).
+// cuBLASLt, or a batch of them as Gemm does (see Batch), with element
+// types of its own per matrix: float16 or bfloat16 (cuda.Float16 and
+// cuda.BFloat16 on the host) inputs accumulate in float32; FP8 inputs
+// (AType and BType Float8E4M3, or one of them Float8E5M2) need Hopper or
+// later, and cuBLASLt takes them only when, in its column-major terms, A
+// is transposed and B is not: for a row-major C, A row-major (M×K) and B
+// given as the transpose of a row-major N×K matrix (B = w.T(), a PyTorch
+// Linear weight's layout).
 type Matmul struct {
 	A, B, C             Matrix
 	AType, BType, CType DataType
 	Epilogue            Epilogue
 	// Bias holds one element of CType per element of a line of C: a row
 	// of a row-major C (bias[j] is added to C[i][j]), a column of a
-	// column-major one.
+	// column-major one. A batch shares one bias.
 	Bias *cuda.DeviceMemory
 	// TF32 lets float32 inputs use the tensor cores' TF32 format.
 	TF32 bool
@@ -292,6 +294,12 @@ func describe(op string, mm *Matmul, raw [4]uint64) (*descs, error) {
 		); err != nil {
 			return fail("cublasLtMatmulDescSetAttribute", err)
 		}
+		if d.g.batch > 1 {
+			var stride int64 // one bias for every product of the batch
+			if err := set(cublaslt.CUBLASLT_MATMUL_DESC_BIAS_BATCH_STRIDE, unsafe.Pointer(&stride), 8); err != nil {
+				return fail("cublasLtMatmulDescSetAttribute", err)
+			}
+		}
 	}
 	layout := func(l *cublaslt.CublasLtMatrixLayout_t, t DataType, x Matrix) error {
 		// The matrix as it lies in memory, in column-major terms, before
@@ -311,6 +319,19 @@ func describe(op string, mm *Matmul, raw [4]uint64) (*descs, error) {
 		layout(&d.c, mm.CType, mm.C),
 	); err != nil {
 		return fail("cublasLtMatrixLayoutCreate", err)
+	}
+	if d.g.batch > 1 {
+		// Every layout has the batch's count; a single A or B has stride
+		// 0, the one matrix for every product.
+		batch := func(l cublaslt.CublasLtMatrixLayout_t, stride int64) error {
+			count := d.g.batch
+			return errors.Join(
+				cublaslt.MatrixLayoutSetAttribute(l, cublaslt.CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, unsafe.Pointer(&count), 4),
+				cublaslt.MatrixLayoutSetAttribute(l, cublaslt.CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, unsafe.Pointer(&stride), 8))
+		}
+		if err := errors.Join(batch(d.a, d.g.strideA), batch(d.b, d.g.strideB), batch(d.c, d.g.strideC)); err != nil {
+			return fail("cublasLtMatrixLayoutSetAttribute", err)
+		}
 	}
 	return d, nil
 }

@@ -4,7 +4,6 @@ package blas_test
 
 import (
 	"bytes"
-	"encoding/binary"
 	"errors"
 	"math"
 	"math/rand/v2"
@@ -40,11 +39,6 @@ func needLt(t *testing.T) (*cuda.Context, *cuda.Stream, *blas.LtHandle) {
 	return ctx, s, lt
 }
 
-// Host encodings of the narrow types, for values the tests keep exact.
-func bf16(f float32) uint16 { return uint16(math.Float32bits(f) >> 16) }
-
-func fromBF16(b uint16) float32 { return math.Float32frombits(uint32(b) << 16) }
-
 // e4m3 encodes a small integer (|v| ≤ 15) exactly as FP8 E4M3.
 func e4m3(v float32) uint8 {
 	if v == 0 {
@@ -57,13 +51,9 @@ func e4m3(v float32) uint8 {
 	return sign | uint8(exp)<<3 | man
 }
 
-func upload[T any](t *testing.T, ctx *cuda.Context, v []T) *cuda.DeviceMemory {
+func upload[T cuda.Element](t *testing.T, ctx *cuda.Context, v []T) *cuda.DeviceMemory {
 	t.Helper()
-	var buf bytes.Buffer
-	if err := binary.Write(&buf, binary.LittleEndian, v); err != nil {
-		t.Fatal(err)
-	}
-	m, err := cuda.AllocFrom(ctx, buf.Bytes())
+	m, err := cuda.AllocFrom(ctx, v)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,13 +102,6 @@ func TestLtMatmulTypesAndEpilogues(t *testing.T) {
 	a, w, bias := smallInts(r, m*k), smallInts(r, n*k), smallInts(r, n)
 	want := cpuProduct(a, w, m, k, n, true, nil, false)
 	wantBiasReLU := cpuProduct(a, w, m, k, n, true, bias, true)
-	conv := func(v []float32, f func(float32) uint16) []uint16 {
-		out := make([]uint16, len(v))
-		for i, x := range v {
-			out[i] = f(x)
-		}
-		return out
-	}
 	conv8 := func(v []float32) []uint8 {
 		out := make([]uint8, len(v))
 		for i, x := range v {
@@ -134,7 +117,7 @@ func TestLtMatmulTypesAndEpilogues(t *testing.T) {
 		want       []float32
 	}{
 		{"float32", blas.Float32, blas.Float32, upload(t, ctx, a), upload(t, ctx, w), nil, blas.NoEpilogue, want},
-		{"bfloat16 bias ReLU", blas.BFloat16, blas.BFloat16, upload(t, ctx, conv(a, bf16)), upload(t, ctx, conv(w, bf16)), upload(t, ctx, conv(bias, bf16)), blas.BiasReLU, wantBiasReLU},
+		{"bfloat16 bias ReLU", blas.BFloat16, blas.BFloat16, upload(t, ctx, cuda.ToBFloat16s(a)), upload(t, ctx, cuda.ToBFloat16s(w)), upload(t, ctx, cuda.ToBFloat16s(bias)), blas.BiasReLU, wantBiasReLU},
 		{"fp8 e4m3 to bfloat16", blas.Float8E4M3, blas.BFloat16, upload(t, ctx, conv8(a)), upload(t, ctx, conv8(w)), nil, blas.NoEpilogue, want},
 		{"fp8 e4m3 to float32, bias", blas.Float8E4M3, blas.Float32, upload(t, ctx, conv8(a)), upload(t, ctx, conv8(w)), upload(t, ctx, bias), blas.Bias, cpuProduct(a, w, m, k, n, true, bias, false)},
 	}
@@ -163,13 +146,11 @@ func TestLtMatmulTypesAndEpilogues(t *testing.T) {
 				t.Fatal(err)
 			}
 		} else {
-			raw := make([]uint16, m*n)
-			if err := cuda.CopyFromDevice(raw, cmem); err != nil {
+			out := make([]cuda.BFloat16, m*n)
+			if err := cuda.CopyFromDevice(out, cmem); err != nil {
 				t.Fatal(err)
 			}
-			for i, b := range raw {
-				got[i] = fromBF16(b)
-			}
+			got = cuda.Float32s(out)
 		}
 		for i := range got {
 			// Products of small integers are exact in every type here,

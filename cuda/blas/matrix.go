@@ -40,6 +40,10 @@ type Matrix struct {
 	// dimension. 0 means packed: Cols for RowMajor, Rows for ColMajor.
 	Stride int
 	Layout Layout
+	// Batch makes the matrix the first of a batch of matrices of its
+	// shape and layout in Mem, for a strided-batched multiply. The zero
+	// Batch is one matrix.
+	Batch Batch
 }
 
 // T returns the transpose of m as a view of the same memory: a row-major
@@ -56,7 +60,11 @@ func (m Matrix) T() Matrix {
 }
 
 func (m Matrix) String() string {
-	return fmt.Sprintf("%d×%d %s (stride %d)", m.Rows, m.Cols, m.Layout, m.stride())
+	s := fmt.Sprintf("%d×%d %s (stride %d)", m.Rows, m.Cols, m.Layout, m.stride())
+	if m.Batch != (Batch{}) {
+		s += fmt.Sprintf(", a batch of %d every %d elements", m.Batch.Count, m.batchStride())
+	}
+	return s
 }
 
 // stride is the leading dimension m has in memory.
@@ -88,7 +96,7 @@ func (m Matrix) checkShape(op, name string) error {
 	if m.stride() < inner {
 		return fmt.Errorf("blas: %s: %s is %v: its stride is shorter than a %s", op, name, m, line)
 	}
-	return nil
+	return m.checkBatch(op, name)
 }
 
 // extent is how many elements m spans in memory, from its first.
@@ -106,10 +114,10 @@ func (m Matrix) extent() int64 {
 // checkMem checks that m's memory is open and holds every element of
 // elemSize bytes.
 func (m Matrix) checkMem(op, name string, elemSize int) error {
-	if m.extent() == 0 {
+	if m.span() == 0 {
 		return nil
 	}
-	need := m.extent() * int64(elemSize)
+	need := m.span() * int64(elemSize)
 	if size := m.Mem.Size(); int64(size) < need {
 		if m.Mem.Raw() == 0 {
 			return fmt.Errorf("blas: %s: %s: %w", op, name, cuda.ErrClosed)

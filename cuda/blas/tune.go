@@ -29,7 +29,11 @@ type Plan struct {
 // and epilogue of mm, not its memory.
 func PlanKey(mm Matmul) string {
 	m := func(x Matrix) string {
-		return fmt.Sprintf("%dx%d/%d/%d", x.Rows, x.Cols, x.stride(), int(x.Layout))
+		s := fmt.Sprintf("%dx%d/%d/%d", x.Rows, x.Cols, x.stride(), int(x.Layout))
+		if x.count() > 1 {
+			s += fmt.Sprintf("*%d/%d", x.count(), x.batchStride())
+		}
+		return s
 	}
 	return fmt.Sprintf("A=%v:%s B=%v:%s C=%v:%s epi=%d tf32=%v", mm.AType, m(mm.A), mm.BType, m(mm.B), mm.CType, m(mm.C), int(mm.Epilogue), mm.TF32)
 }
