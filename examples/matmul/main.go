@@ -119,7 +119,7 @@ func run(ordinal, m, k, n int) error {
 			scale += math.Abs(x)
 		}
 		if got := float64(hc[i*n+j]); math.Abs(got-want) > 1e-5*scale+1e-6 {
-			return fmt.Errorf("C[%d][%d] = %v, want %v", i, j, got, want)
+			return fmt.Errorf("entry C[%d][%d] = %v, want %v", i, j, got, want)
 		}
 		checked++
 	}
