@@ -69,6 +69,16 @@
 // own (NewMemPool), with its release threshold, trimming and usage
 // counters; DefaultMemPool is the device's.
 //
+// AllocManaged makes ManagedMemory (cuMemAllocManaged): one address for
+// the host and every device, whose pages the driver migrates; Prefetch
+// moves them to a DeviceLocation or the HostLocation in stream order, and
+// Advise gives the driver read-mostly, preferred-location and accessed-by
+// advice. ManagedSlice and AccessManaged give the host a typed view, valid
+// only while the memory is open and to be used only once the device work
+// that touches it is complete; ManagedMemory.DeviceMemory gives a
+// DeviceMemory handle to it for the copies, memsets and kernel arguments.
+// AllocManaged never asks for more than the device has free.
+//
 // # Modules and kernels
 //
 // LoadModule loads PTX, a cubin or a fatbin (cuModuleLoadDataEx); when the

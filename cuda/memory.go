@@ -31,7 +31,8 @@ func sizeOf[T Element]() int {
 var ErrNoMemoryPools = errors.New("device does not support memory pools (stream-ordered allocation)")
 
 // DeviceMemory is a shared handle to one allocation of device memory: Alloc
-// (cuMemAlloc) or the stream-ordered AllocAsync (cuMemAllocAsync). Clone
+// (cuMemAlloc) or the stream-ordered AllocAsync (cuMemAllocAsync), or
+// managed memory (ManagedMemory.DeviceMemory). Clone
 // returns another handle; the memory is freed when the last handle is
 // closed, or by a cleanup once every handle is unreachable. It holds a
 // reference on its Context (and, made by AllocAsync, on its Stream) until
@@ -75,6 +76,7 @@ type LiveCounts struct {
 	Modules                   int
 	Graphs, GraphExecs        int
 	MemPools                  int
+	ManagedMemory             int
 	// LibraryObjects counts the LibraryObjects of every library.
 	LibraryObjects int
 	// Deferred counts the objects above whose destroy the driver refused
@@ -92,6 +94,7 @@ func LiveObjects() LiveCounts {
 		Modules: int(liveModules.Load()),
 		Graphs:  int(liveGraphs.Load()), GraphExecs: int(liveGraphExecs.Load()),
 		MemPools:       int(liveMemPools.Load()),
+		ManagedMemory:  int(liveManagedMemory.Load()),
 		LibraryObjects: int(liveLibraryObjects.Load()),
 		Deferred:       int(deferredCount.Load()),
 	}

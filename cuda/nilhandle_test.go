@@ -39,6 +39,7 @@ func handleValues() []struct {
 		{"Graph", (*Graph)(nil), new(Graph)},
 		{"GraphExec", (*GraphExec)(nil), new(GraphExec)},
 		{"MemPool", (*MemPool)(nil), new(MemPool)},
+		{"ManagedMemory", (*ManagedMemory)(nil), new(ManagedMemory)},
 		{"LibraryObject", (*LibraryObject[uintptr])(nil), new(LibraryObject[uintptr])},
 	}
 }
@@ -123,9 +124,10 @@ func handleFuncCalls(t *testing.T) map[string][]error {
 		h    *HostBuffer[float32]
 		args *Args
 		pool *MemPool
+		mm   *ManagedMemory
 	}{
 		{},
-		{new(Context), new(Stream), new(Event), new(DeviceMemory), new(HostBuffer[float32]), new(Args), new(MemPool)},
+		{new(Context), new(Stream), new(Event), new(DeviceMemory), new(HostBuffer[float32]), new(Args), new(MemPool), new(ManagedMemory)},
 	} {
 		add("NewStream", second(NewStream(z.ctx)))
 		add("NewStreamWithPriority", second(NewStreamWithPriority(z.ctx, 0)))
@@ -149,6 +151,10 @@ func handleFuncCalls(t *testing.T) map[string][]error {
 		add("DisablePeerAccess", DisablePeerAccess(z.ctx, z.ctx))
 		add("SetArg", SetArg(z.args, 0, int32(1)))
 		add("AllocFromPool", second(AllocFromPool(z.s, z.pool, 16)))
+		add("AllocManaged", second(AllocManaged(z.ctx, 16, AttachGlobal)))
+		add("AllocManagedOf", second(AllocManagedOf[float32](z.ctx, 4, AttachGlobal)))
+		add("ManagedSlice", second(ManagedSlice[float32](z.mm)))
+		add("AccessManaged", AccessManaged(z.mm, func([]float32) error { return nil }))
 		add("NewLibraryObject", second(NewLibraryObject(z.s,
 			func() (uintptr, error) { return 1, nil }, func(uintptr) error { return nil })))
 	}

@@ -132,7 +132,8 @@ type Counts struct {
 	PrimaryRetains int // cuDevicePrimaryCtxRetain references not released
 	Streams        int
 	Events         int
-	DeviceAllocs   int // cuMemAlloc, cuMemAllocAsync
+	DeviceAllocs   int // cuMemAlloc, cuMemAllocAsync, cuMemAllocManaged
+	ManagedAllocs  int // cuMemAllocManaged (counted in DeviceAllocs too)
 	HostAllocs     int // cuMemAllocHost, cuMemHostAlloc, cuMemHostRegister
 	Graphs         int // captured (cuStreamEndCapture) and not destroyed
 	GraphExecs     int // instantiated and not destroyed
@@ -164,6 +165,7 @@ func Live() Counts {
 		Streams:        l.Live("streams"),
 		Events:         l.Live("events"),
 		DeviceAllocs:   l.Live("device"),
+		ManagedAllocs:  l.Live("managed"),
 		HostAllocs:     l.Live("host"),
 		Graphs:         l.Live("graphs"),
 		GraphExecs:     l.Live("graph_execs"),
@@ -248,6 +250,7 @@ func excess(before, now Counts) string {
 	add("streams", before.Streams, now.Streams)
 	add("events", before.Events, now.Events)
 	add("device allocations", before.DeviceAllocs, now.DeviceAllocs)
+	add("managed allocations", before.ManagedAllocs, now.ManagedAllocs)
 	add("host allocations", before.HostAllocs, now.HostAllocs)
 	add("graphs", before.Graphs, now.Graphs)
 	add("graph execs", before.GraphExecs, now.GraphExecs)

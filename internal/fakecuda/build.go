@@ -24,6 +24,11 @@
 //     events, unjoined streams, unsafe calls per capture mode), and graphs
 //     that instantiate, launch and update; page-locking of the caller's
 //     memory (cuMemHostRegister); peer access between devices;
+//   - managed memory (cuMemAllocManaged): attach flags checked, prefetches
+//     (cuMemPrefetchAsync, either ABI) queued in stream order, advice
+//     (cuMemAdvise, either ABI) and the last prefetch's destination kept
+//     for cuMemRangeGetAttribute; it does not count against cuMemGetInfo's
+//     free memory, as with the driver until it is resident;
 //   - accounting of live objects and calls, and injected faults
 //     (FAKECUDA_FAIL="cuStreamCreate:3:2" fails the third cuStreamCreate with
 //     result 2), read and set through Lib.

@@ -126,6 +126,13 @@ func TestProcAddress(t *testing.T) {
 		{"cuEventElapsedTime", 12040, "cuEventElapsedTime", 0},
 		{"cuStreamGetCtx", 13000, "cuStreamGetCtx", 0},
 		{"cuDeviceGetUuid", 13000, "cuDeviceGetUuid_v2", 0},
+		{"cuMemAllocManaged", 11080, "cuMemAllocManaged", 0},
+		{"cuMemPrefetchAsync", 12040, "cuMemPrefetchAsync", 0},
+		{"cuMemPrefetchAsync", 13000, "cuMemPrefetchAsync_v2", 0},
+		{"cuMemPrefetchAsync_v2", 12040, "cuMemPrefetchAsync_v2", 0},
+		{"cuMemAdvise", 12080, "cuMemAdvise", 0},
+		{"cuMemAdvise", 13000, "cuMemAdvise_v2", 0},
+		{"cuMemPrefetchAsync_v2", 12000, "", 2},
 		{"cuMemAlloc", 3000, "", 2},
 		{"cuModuleLoadData", 13000, "", 1},
 	} {

@@ -114,7 +114,8 @@ extern int g_initialized;    // cuInit succeeded
 	X(cuMemHostUnregister) X(cuCtxEnablePeerAccess) X(cuCtxDisablePeerAccess)                     \
 	X(cuStreamBeginCapture) X(cuStreamEndCapture) X(cuStreamIsCapturing) X(cuGraphGetNodes)       \
 	X(cuGraphGetEdges) X(cuGraphDestroy) X(cuGraphInstantiate) X(cuGraphInstantiateWithFlags)     \
-	X(cuGraphLaunch) X(cuGraphExecDestroy) X(cuGraphExecUpdate)
+	X(cuGraphLaunch) X(cuGraphExecDestroy) X(cuGraphExecUpdate) X(cuMemAllocManaged)            \
+	X(cuMemPrefetchAsync) X(cuMemAdvise) X(cuMemRangeGetAttribute)
 
 #define FAKE_ENUM(n) F_##n,
 enum { FAKE_FUNCS(FAKE_ENUM) F_COUNT };
@@ -159,6 +160,7 @@ enum live_kind {
 	L_REAPED,     // streams, events and allocations that were never freed
 	              // but went away with their context (counted since reset)
 	L_BOUND,      // threads with a context on their stack (context.c)
+	L_MANAGED,    // managed allocations not freed (counted in L_DEVICE too)
 	L_COUNT
 };
 extern long g_live[L_COUNT];
@@ -200,7 +202,7 @@ size_t device_total_mem(void);
 
 // ---- stream.c ----
 
-enum op_kind { OP_MEMSET, OP_COPY, OP_MARKER, OP_WAIT_EVENT, OP_WAIT_STREAM, OP_HOSTFN, OP_FREE };
+enum op_kind { OP_MEMSET, OP_COPY, OP_MARKER, OP_WAIT_EVENT, OP_WAIT_STREAM, OP_HOSTFN, OP_FREE, OP_PREFETCH };
 
 struct alloc;
 struct event;
@@ -302,6 +304,16 @@ struct alloc {
 	int registered; // host memory of the caller's, page-locked by cuMemHostRegister
 	int freed;      // unlinked: unmapped once no queued op uses it
 	int pending;    // queued ops that touch it
+	// Managed memory (cuMemAllocManaged) and what cuMemRangeGetAttribute
+	// reports of it: the advice, as CUdevice values (CU_DEVICE_CPU for the
+	// host, CU_DEVICE_INVALID for none; accessed_by has bit d for device d
+	// and bit 31 for the host), and the last prefetch's destination. The
+	// fake keeps them per allocation, where the driver keeps them per page.
+	int managed;
+	int read_mostly;
+	int preferred;
+	uint32_t accessed_by;
+	int last_prefetch;
 };
 
 void alloc_put(struct alloc *a);

@@ -8,6 +8,9 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#define CU_DEVICE_CPU (-1)
+#define CU_DEVICE_INVALID (-2)
+
 static struct alloc *g_allocs;
 static size_t g_used; // device bytes allocated, against the device's total
 
@@ -41,16 +44,19 @@ static void unlink_alloc(struct alloc *a) {
 		}
 	}
 	a->freed = 1;
-	if (!a->host)
+	if (!a->host && !a->managed)
 		g_used -= a->size;
+	if (a->managed)
+		g_live[L_MANAGED]--;
 	if (a->pending == 0)
 		destroy(a);
 }
 
 // new_alloc maps lazily (MAP_NORESERVE): a test may allocate a gigabyte
-// and touch little of it.
-static CUresult new_alloc(struct ctx *c, size_t bytes, int host, struct alloc **out) {
-	if (!host && bytes > device_total_mem() - g_used)
+// and touch little of it. Managed memory is device memory that does not
+// count against the device's (see cuMemAllocManaged).
+static CUresult new_alloc(struct ctx *c, size_t bytes, int host, int managed, struct alloc **out) {
+	if (!host && !managed && bytes > device_total_mem() - g_used)
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (p == MAP_FAILED)
@@ -64,9 +70,15 @@ static CUresult new_alloc(struct ctx *c, size_t bytes, int host, struct alloc **
 	a->host = host;
 	a->next = g_allocs;
 	g_allocs = a;
-	if (!host)
+	if (!host && !managed)
 		g_used += bytes;
 	g_live[host ? L_HOST : L_DEVICE]++;
+	if (managed) {
+		a->managed = 1;
+		a->preferred = CU_DEVICE_INVALID;
+		a->last_prefetch = CU_DEVICE_INVALID;
+		g_live[L_MANAGED]++;
+	}
 	*out = a;
 	return CUDA_SUCCESS;
 }
@@ -117,7 +129,7 @@ static CUresult alloc_in_current(void **out, size_t bytes, int host) {
 	if (r == CUDA_SUCCESS)
 		r = current_ctx(&c);
 	if (r == CUDA_SUCCESS)
-		r = new_alloc(c, bytes, host, &a);
+		r = new_alloc(c, bytes, host, 0, &a);
 	if (r == CUDA_SUCCESS)
 		*out = a->base;
 	unlock();
@@ -264,7 +276,7 @@ EXPORT CUresult cuMemAllocAsync(CUdeviceptr *dptr, size_t bytes, CUstream hs) {
 		r = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
 	}
 	if (r == CUDA_SUCCESS)
-		r = new_alloc(s->ctx, bytes, 0, &a);
+		r = new_alloc(s->ctx, bytes, 0, 0, &a);
 	if (r == CUDA_SUCCESS)
 		*dptr = (CUdeviceptr)(uintptr_t)a->base;
 	unlock();
@@ -448,4 +460,232 @@ EXPORT CUresult cuMemsetD16Async(CUdeviceptr d, unsigned short v, size_t n, CUst
 EXPORT CUresult cuMemsetD32Async(CUdeviceptr d, unsigned int v, size_t n, CUstream hs) {
 	ENTER(cuMemsetD32Async);
 	return set(d, v, 4, n, hs, 1);
+}
+
+// ---- managed memory ----
+
+// Managed memory is host memory like the rest, so the host and "kernels"
+// see the same bytes whatever was prefetched where. What the fake models
+// is the interface: the attach flags, prefetches queued in stream order
+// and taking the modeled time of the bytes they move, advice and the last
+// prefetch's destination kept for cuMemRangeGetAttribute. Managed memory
+// does not count against the device's free memory (cuMemGetInfo), as with
+// the driver, which counts it only once it is resident on the device.
+// Stream capture of a prefetch is not modeled: it invalidates the capture.
+
+#define CU_MEM_ATTACH_GLOBAL 0x1
+#define CU_MEM_ATTACH_HOST 0x2
+
+enum {
+	ADVISE_SET_READ_MOSTLY = 1,
+	ADVISE_UNSET_READ_MOSTLY,
+	ADVISE_SET_PREFERRED_LOCATION,
+	ADVISE_UNSET_PREFERRED_LOCATION,
+	ADVISE_SET_ACCESSED_BY,
+	ADVISE_UNSET_ACCESSED_BY,
+};
+
+enum {
+	RANGE_READ_MOSTLY = 1,
+	RANGE_PREFERRED_LOCATION,
+	RANGE_ACCESSED_BY,
+	RANGE_LAST_PREFETCH_LOCATION,
+};
+
+// CUmemLocation of cuda.h (12.2 and later) and its types.
+typedef struct {
+	int type;
+	int id;
+} CUmemLocation;
+enum { LOC_INVALID, LOC_DEVICE, LOC_HOST, LOC_HOST_NUMA, LOC_HOST_NUMA_CURRENT };
+
+EXPORT CUresult cuMemAllocManaged(CUdeviceptr *dptr, size_t bytes, unsigned int flags) {
+	ENTER(cuMemAllocManaged);
+	CUresult r = driver_ready();
+	if (r != CUDA_SUCCESS)
+		return r;
+	if (dptr == NULL || bytes == 0 || (flags != CU_MEM_ATTACH_GLOBAL && flags != CU_MEM_ATTACH_HOST))
+		return CUDA_ERROR_INVALID_VALUE;
+	lock();
+	struct ctx *c;
+	struct alloc *a;
+	r = capture_guard();
+	if (r == CUDA_SUCCESS)
+		r = current_ctx(&c);
+	if (r == CUDA_SUCCESS)
+		r = new_alloc(c, bytes, 0, 1, &a);
+	if (r == CUDA_SUCCESS)
+		*dptr = (CUdeviceptr)(uintptr_t)a->base;
+	unlock();
+	return r;
+}
+
+// location_device turns a CUmemLocation into the CUdevice of the older
+// calls: a device, or CU_DEVICE_CPU for every host location.
+static CUresult location_device(CUmemLocation loc, CUdevice *dev) {
+	switch (loc.type) {
+	case LOC_DEVICE:
+		*dev = loc.id;
+		return CUDA_SUCCESS;
+	case LOC_HOST:
+	case LOC_HOST_NUMA_CURRENT:
+		*dev = CU_DEVICE_CPU;
+		return CUDA_SUCCESS;
+	case LOC_HOST_NUMA:
+		*dev = CU_DEVICE_CPU;
+		return loc.id >= 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+	default:
+		return CUDA_ERROR_INVALID_VALUE;
+	}
+}
+
+// managed_range finds the managed allocation holding [p, p+n), n > 0.
+// Under the lock.
+static CUresult managed_range(CUdeviceptr d, size_t n, struct alloc **out) {
+	struct alloc *a = n == 0 ? NULL : alloc_find(DPTR(d), n);
+	if (a == NULL || !a->managed)
+		return CUDA_ERROR_INVALID_VALUE;
+	*out = a;
+	return CUDA_SUCCESS;
+}
+
+// prefetch queues a prefetch of [d, d+n) to dev on hs; devr is the result
+// of finding dev (cuMemPrefetchAsync_v2's location).
+static CUresult prefetch(CUdeviceptr d, size_t n, CUdevice dev, CUresult devr, unsigned flags, CUstream hs) {
+	CUresult r = driver_ready();
+	if (r != CUDA_SUCCESS)
+		return r;
+	if (devr != CUDA_SUCCESS || flags != 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (dev != CU_DEVICE_CPU && !device_valid(dev))
+		return CUDA_ERROR_INVALID_DEVICE;
+	lock();
+	struct alloc *a;
+	struct stream *s;
+	r = managed_range(d, n, &a);
+	if (r == CUDA_SUCCESS)
+		r = stream_of(hs, &s);
+	if (r == CUDA_SUCCESS) {
+		struct op *op = op_new(OP_PREFETCH);
+		op->dst = DPTR(d);
+		op->bytes = n;
+		op->a[0] = a;
+		r = enqueue(s, op, 0);
+	}
+	if (r == CUDA_SUCCESS)
+		a->last_prefetch = dev;
+	unlock();
+	return r;
+}
+
+EXPORT CUresult cuMemPrefetchAsync(CUdeviceptr d, size_t n, CUdevice dev, CUstream hs) {
+	ENTER(cuMemPrefetchAsync);
+	return prefetch(d, n, dev, CUDA_SUCCESS, 0, hs);
+}
+
+EXPORT CUresult cuMemPrefetchAsync_v2(CUdeviceptr d, size_t n, CUmemLocation loc, unsigned int flags, CUstream hs) {
+	ENTER(cuMemPrefetchAsync);
+	CUdevice dev = CU_DEVICE_INVALID;
+	CUresult devr = location_device(loc, &dev);
+	return prefetch(d, n, dev, devr, flags, hs);
+}
+
+static uint32_t device_bit(CUdevice dev) { return dev == CU_DEVICE_CPU ? 1u << 31 : 1u << dev; }
+
+// advise applies advice to [d, d+n); dev is its device, where it has one,
+// and devr the result of finding it (cuMemAdvise_v2's location).
+static CUresult advise(CUdeviceptr d, size_t n, int advice, CUdevice dev, CUresult devr) {
+	CUresult r = driver_ready();
+	if (r != CUDA_SUCCESS)
+		return r;
+	if (advice < ADVISE_SET_READ_MOSTLY || advice > ADVISE_UNSET_ACCESSED_BY)
+		return CUDA_ERROR_INVALID_VALUE;
+	int needs_device = advice == ADVISE_SET_PREFERRED_LOCATION || advice == ADVISE_SET_ACCESSED_BY ||
+	                   advice == ADVISE_UNSET_ACCESSED_BY;
+	if (needs_device && devr != CUDA_SUCCESS)
+		return devr;
+	if (needs_device && dev != CU_DEVICE_CPU && !device_valid(dev))
+		return CUDA_ERROR_INVALID_DEVICE;
+	lock();
+	struct alloc *a;
+	r = managed_range(d, n, &a);
+	if (r == CUDA_SUCCESS) {
+		switch (advice) {
+		case ADVISE_SET_READ_MOSTLY:
+			a->read_mostly = 1;
+			break;
+		case ADVISE_UNSET_READ_MOSTLY:
+			a->read_mostly = 0;
+			break;
+		case ADVISE_SET_PREFERRED_LOCATION:
+			a->preferred = dev;
+			break;
+		case ADVISE_UNSET_PREFERRED_LOCATION:
+			a->preferred = CU_DEVICE_INVALID;
+			break;
+		case ADVISE_SET_ACCESSED_BY:
+			a->accessed_by |= device_bit(dev);
+			break;
+		case ADVISE_UNSET_ACCESSED_BY:
+			a->accessed_by &= ~device_bit(dev);
+			break;
+		}
+	}
+	unlock();
+	return r;
+}
+
+EXPORT CUresult cuMemAdvise(CUdeviceptr d, size_t n, int advice, CUdevice dev) {
+	ENTER(cuMemAdvise);
+	return advise(d, n, advice, dev, CUDA_SUCCESS);
+}
+
+EXPORT CUresult cuMemAdvise_v2(CUdeviceptr d, size_t n, int advice, CUmemLocation loc) {
+	ENTER(cuMemAdvise);
+	CUdevice dev = CU_DEVICE_INVALID;
+	CUresult devr = location_device(loc, &dev);
+	return advise(d, n, advice, dev, devr);
+}
+
+// cuMemRangeGetAttribute reports the four attributes every version has;
+// 13.0's location type and id attributes are not modeled.
+EXPORT CUresult cuMemRangeGetAttribute(void *data, size_t size, int attribute, CUdeviceptr d, size_t n) {
+	ENTER(cuMemRangeGetAttribute);
+	CUresult r = driver_ready();
+	if (r != CUDA_SUCCESS)
+		return r;
+	if (data == NULL || size == 0 || size % 4 != 0 || attribute < RANGE_READ_MOSTLY || attribute > RANGE_LAST_PREFETCH_LOCATION)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (attribute != RANGE_ACCESSED_BY && size != 4)
+		return CUDA_ERROR_INVALID_VALUE;
+	lock();
+	struct alloc *a;
+	r = managed_range(d, n, &a);
+	if (r == CUDA_SUCCESS) {
+		int *out = data;
+		switch (attribute) {
+		case RANGE_READ_MOSTLY:
+			*out = a->read_mostly;
+			break;
+		case RANGE_PREFERRED_LOCATION:
+			*out = a->preferred;
+			break;
+		case RANGE_LAST_PREFETCH_LOCATION:
+			*out = a->last_prefetch;
+			break;
+		case RANGE_ACCESSED_BY: {
+			size_t k = 0, max = size / 4;
+			for (int dev = 0; dev < g_devices && k < max; dev++)
+				if (a->accessed_by & device_bit(dev))
+					out[k++] = dev;
+			if (k < max && (a->accessed_by & device_bit(CU_DEVICE_CPU)))
+				out[k++] = CU_DEVICE_CPU;
+			while (k < max)
+				out[k++] = CU_DEVICE_INVALID;
+			break;
+		}
+		}
+	}
+	unlock();
+	return r;
 }

@@ -26,7 +26,8 @@ P(cuMemsetD16Async) P(cuMemsetD32Async) P(cuMemHostRegister_v2) P(cuMemHostUnreg
 P(cuCtxEnablePeerAccess) P(cuCtxDisablePeerAccess) P(cuStreamBeginCapture_v2) P(cuStreamEndCapture)
 P(cuStreamIsCapturing) P(cuGraphGetNodes) P(cuGraphGetEdges) P(cuGraphGetEdges_v2) P(cuGraphDestroy)
 P(cuGraphInstantiateWithFlags) P(graph_instantiate_12) P(cuGraphLaunch) P(cuGraphExecDestroy)
-P(cuGraphExecUpdate) P(cuGraphExecUpdate_v2)
+P(cuGraphExecUpdate) P(cuGraphExecUpdate_v2) P(cuMemAllocManaged) P(cuMemPrefetchAsync)
+P(cuMemPrefetchAsync_v2) P(cuMemAdvise) P(cuMemAdvise_v2) P(cuMemRangeGetAttribute)
 #undef P
 
 EXPORT CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion, uint64_t flags);
@@ -133,6 +134,16 @@ static const struct proc {
 	{"cuGraphExecDestroy", 10000, cuGraphExecDestroy},
 	{"cuGraphExecUpdate", 10020, cuGraphExecUpdate},
 	{"cuGraphExecUpdate", 12000, cuGraphExecUpdate_v2},
+	{"cuMemAllocManaged", 6000, cuMemAllocManaged},
+	// 13.0's header binds the names to the CUmemLocation ABIs, which 12.2
+	// introduced as the _v2 symbols.
+	{"cuMemPrefetchAsync", 8000, cuMemPrefetchAsync},
+	{"cuMemPrefetchAsync", 13000, cuMemPrefetchAsync_v2},
+	{"cuMemPrefetchAsync_v2", 12020, cuMemPrefetchAsync_v2},
+	{"cuMemAdvise", 8000, cuMemAdvise},
+	{"cuMemAdvise", 13000, cuMemAdvise_v2},
+	{"cuMemAdvise_v2", 12020, cuMemAdvise_v2},
+	{"cuMemRangeGetAttribute", 8000, cuMemRangeGetAttribute},
 	{"cuGetProcAddress", 11030, (void (*)(void))cuGetProcAddress},
 	{"cuGetProcAddress", 12000, (void (*)(void))cuGetProcAddress_v2},
 };
