@@ -78,6 +78,7 @@ type Kernel struct {
 	name        string
 	params      []uint32 // parameter sizes in bytes, where paramsKnown
 	paramsKnown bool
+	ex          launchExState // what LaunchEx's checks keep (launchex.go)
 }
 
 // Name returns the name the kernel was looked up by ("" for a nil Kernel).

@@ -29,14 +29,21 @@
 //     (cuMemAdvise, either ABI) and the last prefetch's destination kept
 //     for cuMemRangeGetAttribute; it does not count against cuMemGetInfo's
 //     free memory, as with the driver until it is resident;
+//   - kernel functions without code, made by Lib.NewFunction with the
+//     registers, shared memory and parameters a test gives them:
+//     cuFuncGetAttribute, cuFuncSetAttribute and
+//     cuOccupancyMaxActiveBlocksPerMultiprocessor answer from those, and
+//     cuLaunchKernelEx checks a launch (shape, stream, cluster dimensions,
+//     the size of a cooperative grid) and records it for Lib.LastLaunch,
+//     without running anything;
 //   - accounting of live objects and calls, and injected faults
 //     (FAKECUDA_FAIL="cuStreamCreate:3:2" fails the third cuStreamCreate with
 //     result 2), read and set through Lib.
 //
 // Every other driver function is absent, as in a driver too old for it:
-// modules and kernels above all, so code that launches kernels gets an
-// error matching cu.ErrMissingFunction. The sources, in csrc/, say what
-// each part models and where it is simpler than the driver.
+// modules and cuLaunchKernel above all, so code that loads and launches
+// kernels gets an error matching cu.ErrMissingFunction. The sources, in
+// csrc/, say what each part models and where it is simpler than the driver.
 package fakecuda
 
 import (

@@ -47,6 +47,8 @@ enum {
 	CUDA_ERROR_NOT_FOUND = 500,
 	CUDA_ERROR_NOT_READY = 600,
 	CUDA_ERROR_PEER_ACCESS_UNSUPPORTED = 217,
+	CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE = 720,
+	CUDA_ERROR_INVALID_CLUSTER_SIZE = 912,
 	CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED = 704,
 	CUDA_ERROR_PEER_ACCESS_NOT_ENABLED = 705,
 	CUDA_ERROR_CONTEXT_IS_DESTROYED = 709,
@@ -115,7 +117,9 @@ extern int g_initialized;    // cuInit succeeded
 	X(cuStreamBeginCapture) X(cuStreamEndCapture) X(cuStreamIsCapturing) X(cuGraphGetNodes)       \
 	X(cuGraphGetEdges) X(cuGraphDestroy) X(cuGraphInstantiate) X(cuGraphInstantiateWithFlags)     \
 	X(cuGraphLaunch) X(cuGraphExecDestroy) X(cuGraphExecUpdate) X(cuMemAllocManaged)            \
-	X(cuMemPrefetchAsync) X(cuMemAdvise) X(cuMemRangeGetAttribute)
+	X(cuMemPrefetchAsync) X(cuMemAdvise) X(cuMemRangeGetAttribute)                               \
+	X(cuFuncGetAttribute) X(cuFuncSetAttribute) X(cuOccupancyMaxActiveBlocksPerMultiprocessor)    \
+	X(cuLaunchKernelEx)
 
 #define FAKE_ENUM(n) F_##n,
 enum { FAKE_FUNCS(FAKE_ENUM) F_COUNT };
@@ -136,7 +140,7 @@ CUresult enter(int f);
 // slot's generation, never by pointers: a stale or forged handle is found
 // invalid instead of being dereferenced, and a recycled slot does not make
 // an old handle valid again.
-enum kind { K_CTX = 1, K_STREAM = 2, K_EVENT = 3, K_GRAPH = 4, K_EXEC = 5, K_NODE = 6 };
+enum kind { K_CTX = 1, K_STREAM = 2, K_EVENT = 3, K_GRAPH = 4, K_EXEC = 5, K_NODE = 6, K_FUNC = 7 };
 uint64_t handle_new(enum kind k, void *obj);
 void handle_free(uint64_t h);
 void *handle_get(uint64_t h, enum kind k);

@@ -28,6 +28,8 @@ P(cuStreamIsCapturing) P(cuGraphGetNodes) P(cuGraphGetEdges) P(cuGraphGetEdges_v
 P(cuGraphInstantiateWithFlags) P(graph_instantiate_12) P(cuGraphLaunch) P(cuGraphExecDestroy)
 P(cuGraphExecUpdate) P(cuGraphExecUpdate_v2) P(cuMemAllocManaged) P(cuMemPrefetchAsync)
 P(cuMemPrefetchAsync_v2) P(cuMemAdvise) P(cuMemAdvise_v2) P(cuMemRangeGetAttribute)
+P(cuFuncGetAttribute) P(cuFuncSetAttribute) P(cuOccupancyMaxActiveBlocksPerMultiprocessor)
+P(cuLaunchKernelEx)
 #undef P
 
 EXPORT CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion, uint64_t flags);
@@ -144,6 +146,10 @@ static const struct proc {
 	{"cuMemAdvise", 13000, cuMemAdvise_v2},
 	{"cuMemAdvise_v2", 12020, cuMemAdvise_v2},
 	{"cuMemRangeGetAttribute", 8000, cuMemRangeGetAttribute},
+	{"cuFuncGetAttribute", 2020, cuFuncGetAttribute},
+	{"cuFuncSetAttribute", 9000, cuFuncSetAttribute},
+	{"cuOccupancyMaxActiveBlocksPerMultiprocessor", 6050, cuOccupancyMaxActiveBlocksPerMultiprocessor},
+	{"cuLaunchKernelEx", 11080, cuLaunchKernelEx},
 	{"cuGetProcAddress", 11030, (void (*)(void))cuGetProcAddress},
 	{"cuGetProcAddress", 12000, (void (*)(void))cuGetProcAddress_v2},
 };
