@@ -120,7 +120,7 @@ func compileKernels(t *testing.T, arch, src string) []byte {
 	if strings.Contains(src, "<cooperative_groups.h>") {
 		inc = cudaInclude()
 		if inc != "" {
-			opts = append(opts, nvrtc.WithOptions("-I"+inc))
+			opts = append(opts, nvrtc.WithOptions(includeFlags(inc)...))
 		}
 	}
 	res, err := nvrtc.Compile(src, opts...)
@@ -508,4 +508,15 @@ func TestLaunchExProgrammaticAndPriority(t *testing.T) {
 			}
 		}
 	}
+}
+
+// includeFlags are NVRTC's -I options for a toolkit's include directory:
+// from CUDA 13, cooperative_groups.h includes libcu++ (<cuda/std/...>),
+// which the toolkit keeps in include/cccl.
+func includeFlags(dir string) []string {
+	flags := []string{"-I" + dir}
+	if st, err := os.Stat(filepath.Join(dir, "cccl")); err == nil && st.IsDir() {
+		flags = append(flags, "-I"+filepath.Join(dir, "cccl"))
+	}
+	return flags
 }

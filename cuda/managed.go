@@ -491,6 +491,11 @@ func (m *ManagedMemory) advise(op string, a Advice, loc Location, whole bool, of
 	if a.needsLocation() && loc.IsZero() {
 		return invalidArg(op, "%v needs a location", a)
 	}
+	if loc.IsZero() {
+		// Read-mostly ignores the location, but CUDA 13's cuMemAdvise
+		// refuses an invalid one: give it the memory's device.
+		loc = DeviceLocation(st.ctx.core.val.dev)
+	}
 	p := st.ptr + cu.CUdeviceptr(offset)
 	return bind(op, st.ctx.raw(), func() error {
 		return check(op, "cuMemAdvise", adviseWith(cu.MemAdvise, p, uint64(bytes), cu.CUmem_advise(a), loc))

@@ -117,7 +117,7 @@ func run(ordinal, n int, include string) error {
 	if err != nil {
 		return err
 	}
-	prog, err := nvrtc.Compile(source, nvrtc.WithArch(arch), nvrtc.WithOptions("-I"+include))
+	prog, err := nvrtc.Compile(source, nvrtc.WithArch(arch), nvrtc.WithOptions(includeFlags(include)...))
 	if err != nil {
 		return err // a compile error carries NVRTC's log
 	}
@@ -192,4 +192,15 @@ func run(ordinal, n int, include string) error {
 		return fmt.Errorf("a cooperative launch of %d blocks was not refused", blocks+1)
 	}
 	return nil
+}
+
+// includeFlags are NVRTC's -I options for a toolkit's include directory:
+// from CUDA 13, cooperative_groups.h includes libcu++ (<cuda/std/...>),
+// which the toolkit keeps in include/cccl.
+func includeFlags(dir string) []string {
+	flags := []string{"-I" + dir}
+	if st, err := os.Stat(filepath.Join(dir, "cccl")); err == nil && st.IsDir() {
+		flags = append(flags, "-I"+filepath.Join(dir, "cccl"))
+	}
+	return flags
 }
