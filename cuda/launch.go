@@ -148,8 +148,9 @@ const (
 	argClosedMemory
 )
 
-// encodeArg gives the C bits of a kernel argument: a fixed-size number,
-// bool (1 byte), cu.CUdeviceptr or *DeviceMemory (its address). It is
+// encodeArg gives the C bits of a kernel argument: a fixed-size number
+// (Float16 and BFloat16 included), bool (1 byte), cu.CUdeviceptr,
+// *DeviceMemory or *ManagedMemory (its address). It is
 // written not to let v escape, so boxing an argument need not allocate.
 func encodeArg(v any) (bits uint64, size uint8, why int) {
 	switch x := v.(type) {
@@ -159,8 +160,18 @@ func encodeArg(v any) (bits uint64, size uint8, why int) {
 			return 0, 8, argClosedMemory
 		}
 		return uint64(st.ptr), 8, argOK
+	case *ManagedMemory:
+		st, ok := x.handle().peek()
+		if !ok {
+			return 0, 8, argClosedMemory
+		}
+		return uint64(st.ptr), 8, argOK
 	case cu.CUdeviceptr:
 		return uint64(x), 8, argOK
+	case Float16:
+		return uint64(x.Bits()), 2, argOK
+	case BFloat16:
+		return uint64(x.Bits()), 2, argOK
 	case float32:
 		return uint64(math.Float32bits(x)), 4, argOK
 	case float64:

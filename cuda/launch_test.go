@@ -260,6 +260,7 @@ func TestArgsWithoutDriver(t *testing.T) {
 	for v, size := range map[any]uint8{
 		int8(1): 1, uint8(1): 1, true: 1, int16(1): 2, uint16(1): 2, int32(1): 4, uint32(1): 4,
 		float32(1): 4, int64(1): 8, uint64(1): 8, float64(1): 8, uintptr(1): 8, cu.CUdeviceptr(1): 8,
+		ToFloat16(1): 2, ToBFloat16(1): 2,
 	} {
 		if _, got, why := encodeArg(v); why != argOK || got != size {
 			t.Errorf("encodeArg(%T) = size %d (%d), want %d", v, got, why, size)
@@ -270,6 +271,12 @@ func TestArgsWithoutDriver(t *testing.T) {
 	}
 	if bits, _, _ := encodeArg(int8(-1)); bits != 0xff {
 		t.Errorf("int8(-1) bits %#x", bits)
+	}
+	if bits, _, _ := encodeArg(ToFloat16(1.5)); bits != 0x3e00 {
+		t.Errorf("Float16(1.5) bits %#x", bits)
+	}
+	if bits, _, _ := encodeArg(ToBFloat16(1.5)); bits != 0x3fc0 {
+		t.Errorf("BFloat16(1.5) bits %#x", bits)
 	}
 
 	// Unknown parameters: anything encodable goes.
