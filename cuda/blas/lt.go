@@ -98,6 +98,21 @@ type Matmul struct {
 	Bias *cuda.DeviceMemory
 	// TF32 lets float32 inputs use the tensor cores' TF32 format.
 	TF32 bool
+	// AScale and BScale, for FP8 inputs only, each hold one float32 that
+	// A's or B's elements are multiplied by (the dequantization scales
+	// of FP8 formats); nil is 1.
+	AScale, BScale *cuda.DeviceMemory
+}
+
+// holders are the memory of mm a call holds.
+func (mm *Matmul) holders(extra ...cuda.Holder) []cuda.Holder {
+	h := append([]cuda.Holder{mm.A.Mem, mm.B.Mem, mm.C.Mem}, extra...)
+	for _, m := range []*cuda.DeviceMemory{mm.Bias, mm.AScale, mm.BScale} {
+		if m != nil {
+			h = append(h, m)
+		}
+	}
+	return h
 }
 
 // check validates mm before cuBLASLt is reached.
@@ -131,6 +146,18 @@ func (mm *Matmul) check(op string) error {
 		}
 		if mm.CType.isFP8() {
 			return fmt.Errorf("blas: %s: FP8 products are written as float32, float16 or bfloat16, not %v", op, mm.CType)
+		}
+	}
+	for _, sc := range []struct {
+		name string
+		m    *cuda.DeviceMemory
+	}{{"AScale", mm.AScale}, {"BScale", mm.BScale}} {
+		switch {
+		case sc.m == nil:
+		case !mm.AType.isFP8():
+			return fmt.Errorf("blas: %s: %s is for FP8 inputs, and A is %v", op, sc.name, mm.AType)
+		case sc.m.Size() < 4:
+			return fmt.Errorf("blas: %s: %s holds one float32 (4 bytes); its memory has %d", op, sc.name, sc.m.Size())
 		}
 	}
 	switch {
@@ -250,12 +277,13 @@ func (d *descs) destroy() {
 
 // describe makes the descriptors of mm, whose device addresses were taken
 // before the call holds them.
-func describe(op string, mm *Matmul, raw [4]uint64) (*descs, error) {
+func describe(op string, mm *Matmul, raw [6]uint64) (*descs, error) {
 	d := &descs{g: plan(mm.A, mm.B, mm.C)}
 	first, second := mm.AType, mm.BType
 	if mm.C.Layout == RowMajor {
 		first, second = second, first
 		raw[0], raw[1] = raw[1], raw[0]
+		raw[4], raw[5] = raw[5], raw[4]
 	}
 	d.pa, d.pb, d.pc, d.bias = devPtr(cu.CUdeviceptr(raw[0])), devPtr(cu.CUdeviceptr(raw[1])), devPtr(cu.CUdeviceptr(raw[2])), raw[3]
 	compute := cublas.CUBLAS_COMPUTE_32F
@@ -297,6 +325,14 @@ func describe(op string, mm *Matmul, raw [4]uint64) (*descs, error) {
 		if d.g.batch > 1 {
 			var stride int64 // one bias for every product of the batch
 			if err := set(cublaslt.CUBLASLT_MATMUL_DESC_BIAS_BATCH_STRIDE, unsafe.Pointer(&stride), 8); err != nil {
+				return fail("cublasLtMatmulDescSetAttribute", err)
+			}
+		}
+	}
+	// FP8 scales, in cuBLASLt's terms: its A is the first operand.
+	for i, attr := range []cublaslt.CublasLtMatmulDescAttributes_t{cublaslt.CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, cublaslt.CUBLASLT_MATMUL_DESC_B_SCALE_POINTER} {
+		if p := raw[4+i]; p != 0 {
+			if err := set(attr, unsafe.Pointer(&p), 8); err != nil {
 				return fail("cublasLtMatmulDescSetAttribute", err)
 			}
 		}
@@ -387,8 +423,9 @@ func heuristic(op string, st ltState, d *descs, n int) ([]Algo, error) {
 
 // rawAddrs takes the device addresses of mm's memory before a call holds
 // them (see cuda.LibraryObject.Call).
-func rawAddrs(mm *Matmul) [4]uint64 {
-	return [4]uint64{uint64(mm.A.Mem.Raw()), uint64(mm.B.Mem.Raw()), uint64(mm.C.Mem.Raw()), uint64(mm.Bias.Raw())}
+func rawAddrs(mm *Matmul) [6]uint64 {
+	return [6]uint64{uint64(mm.A.Mem.Raw()), uint64(mm.B.Mem.Raw()), uint64(mm.C.Mem.Raw()), uint64(mm.Bias.Raw()),
+		uint64(mm.AScale.Raw()), uint64(mm.BScale.Raw())}
 }
 
 // Run computes mm on the handle's stream with algo, or with the heuristic's
@@ -400,10 +437,6 @@ func (lt *LtHandle) Run(mm Matmul, alpha, beta float32, algo *Algo) error {
 		return err
 	}
 	raw := rawAddrs(&mm)
-	hold := []cuda.Holder{mm.A.Mem, mm.B.Mem, mm.C.Mem}
-	if mm.Bias != nil {
-		hold = append(hold, mm.Bias)
-	}
 	return lt.object().CallOnStream("blas."+op, func(st ltState, stream cu.CUstream) error {
 		d, err := describe(op, &mm, raw)
 		if err != nil {
@@ -422,7 +455,7 @@ func (lt *LtHandle) Run(mm Matmul, alpha, beta float32, algo *Algo) error {
 			return nil
 		}
 		return matmul(op, st, d, a, alpha, beta, stream)
-	}, hold...)
+	}, mm.holders()...)
 }
 
 func matmul(op string, st ltState, d *descs, a *Algo, alpha, beta float32, stream cu.CUstream) error {

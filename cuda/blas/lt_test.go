@@ -120,6 +120,7 @@ func TestLtMatmulTypesAndEpilogues(t *testing.T) {
 		{"bfloat16 bias ReLU", blas.BFloat16, blas.BFloat16, upload(t, ctx, cuda.ToBFloat16s(a)), upload(t, ctx, cuda.ToBFloat16s(w)), upload(t, ctx, cuda.ToBFloat16s(bias)), blas.BiasReLU, wantBiasReLU},
 		{"fp8 e4m3 to bfloat16", blas.Float8E4M3, blas.BFloat16, upload(t, ctx, conv8(a)), upload(t, ctx, conv8(w)), nil, blas.NoEpilogue, want},
 		{"fp8 e4m3 to float32, bias", blas.Float8E4M3, blas.Float32, upload(t, ctx, conv8(a)), upload(t, ctx, conv8(w)), upload(t, ctx, bias), blas.Bias, cpuProduct(a, w, m, k, n, true, bias, false)},
+		{"fp8 e4m3 scaled 2×0.25 to bfloat16", blas.Float8E4M3, blas.BFloat16, upload(t, ctx, conv8(a)), upload(t, ctx, conv8(w)), nil, blas.NoEpilogue, scaled(want, 0.5)},
 	}
 	for _, tc := range cases {
 		cmem := alloc(t, ctx, m*n*tc.out.Size())
@@ -129,6 +130,9 @@ func TestLtMatmulTypesAndEpilogues(t *testing.T) {
 			C:     blas.Matrix{Mem: cmem, Rows: m, Cols: n},
 			AType: tc.in, BType: tc.in, CType: tc.out,
 			Epilogue: tc.epi, Bias: tc.bias,
+		}
+		if strings.Contains(tc.name, "scaled") {
+			mm.AScale, mm.BScale = upload(t, ctx, []float32{2}), upload(t, ctx, []float32{0.25})
 		}
 		if err := lt.Run(mm, 1, 0, nil); err != nil {
 			if tc.in.Size() == 1 && errors.Is(err, cublas.CUBLAS_STATUS_NOT_SUPPORTED) {
@@ -223,6 +227,7 @@ func TestMatmulRejectsWhatCuBLASLtCannotDo(t *testing.T) {
 		"short bias":         {blas.Matmul{A: a, B: b, C: c, Epilogue: blas.Bias, Bias: alloc(t, ctx, 12)}, "needs 4 elements"},
 		"unknown type":       {blas.Matmul{A: a, B: b, C: c, CType: 9}, "unknown element type"},
 		"shapes":             {blas.Matmul{A: a, B: a, C: c}, "A is 2×3 and B is 2×3"},
+		"scale of bfloat16":  {blas.Matmul{A: a, B: b, C: c, AType: blas.BFloat16, BType: blas.BFloat16, AScale: alloc(t, ctx, 4)}, "AScale is for FP8 inputs"},
 		"memory of the type": {blas.Matmul{A: blas.Matrix{Mem: alloc(t, ctx, 6), Rows: 2, Cols: 3}, B: b, C: c, AType: blas.BFloat16}, "12 bytes of 2-byte elements, but its memory has 6"},
 	} {
 		err := (*blas.LtHandle)(nil).Run(tc.mm, 1, 0, nil)
@@ -233,4 +238,12 @@ func TestMatmulRejectsWhatCuBLASLtCannotDo(t *testing.T) {
 	if err := (*blas.LtHandle)(nil).Run(blas.Matmul{A: a, B: b, C: c}, 1, 0, nil); !errors.Is(err, cuda.ErrClosed) {
 		t.Errorf("Run on a nil handle = %v, want ErrClosed", err)
 	}
+}
+
+func scaled(v []float32, f float32) []float32 {
+	out := make([]float32, len(v))
+	for i, x := range v {
+		out[i] = x * f
+	}
+	return out
 }
