@@ -2,10 +2,13 @@
 // inference servers run: for each shape, cuda/blas's Tune times cuBLASLt's
 // candidate algorithms, interleaved in one process, and the result is the
 // tuned algorithm's median against the heuristic's first choice (what a C
-// program calling cuBLASLt gets). It prints one RESULT line per shape and a
-// summary; bench/python/tune.py times torch.matmul on the same shapes.
+// program calling cuBLASLt gets). By default Tune also searches cuBLASLt's
+// algorithms beyond the heuristic's (tiles, stages, split-K: -search
+// configurations, 0 for the heuristic's alone). It prints one RESULT line
+// per shape and a summary; bench/python/tune.py times torch.matmul on the
+// same shapes.
 //
-//	go run ./bench/tune [-runs 30] [-plans plans.json]
+//	go run ./bench/tune [-runs 30] [-search 96] [-plans plans.json]
 package main
 
 import (
@@ -33,6 +36,8 @@ var shapes = []shape{
 func main() {
 	runs := flag.Int("runs", 30, "timed rounds per shape (each times every candidate once)")
 	candidates := flag.Int("candidates", 16, "algorithms asked of the heuristic")
+	search := flag.Int("search", 96, "configurations from cuBLASLt's algorithm search besides the heuristic's (0: none)")
+	finalists := flag.Int("finalists", 8, "with -search: candidates re-timed in the second pass besides the default")
 	plansOut := flag.String("plans", "", "write the tuned plans here (JSON)")
 	flag.Parse()
 	log.SetFlags(0)
@@ -50,7 +55,7 @@ func main() {
 	must(err)
 	defer lt.Close()
 	name, _ := devs[0].Name()
-	fmt.Printf("# tune: %s, bfloat16 in and out, float32 accumulate; %d rounds, up to %d candidates\n", name, *runs, *candidates)
+	fmt.Printf("# tune: %s, bfloat16 in and out, float32 accumulate; %d rounds, up to %d candidates from the heuristic and %d from the search\n", name, *runs, *candidates, *search)
 	var plans []blas.Plan
 	wins, slower := 0, 0
 	for _, sh := range shapes {
@@ -70,14 +75,20 @@ func main() {
 		// Small shapes take microseconds: time a batch per sample.
 		batch := max(1, int(2e9/float64(2*sh.m*sh.k*sh.n)))
 		batch = min(batch, 50)
-		opt := blas.TuneOptions{Candidates: *candidates, Runs: *runs, Batch: batch}
+		opt := blas.TuneOptions{Candidates: *candidates, Runs: *runs, Batch: batch, Search: *search, Finalists: *finalists}
 		p, err := lt.Tune(mm, 1, 0, opt)
 		must(err)
 		plans = append(plans, *p)
 		// Tune picked the lowest of many noisy medians: time its choice
 		// against the default again, in a run of their own.
-		algos, err := lt.Algorithms(mm, 1)
+		algos, err := lt.Algorithms(mm, *candidates)
 		must(err)
+		fromSearch := true // the tuned algorithm is none of the heuristic's
+		for _, a := range algos {
+			if a.Data == p.Algo.Data {
+				fromSearch = false
+			}
+		}
 		med, err := lt.Time(mm, 1, 0, []blas.Algo{algos[0], p.Algo}, opt)
 		must(err)
 		ratio := float64(med[0]) / float64(med[1])
@@ -88,9 +99,9 @@ func main() {
 			slower++
 		}
 		flops := 2 * float64(sh.m) * float64(sh.k) * float64(sh.n)
-		fmt.Printf("RESULT impl=go-tuned op=gemm_bf16_m%d_k%d_n%d value=%.3f unit=us default_us=%.3f speedup=%.4f candidates=%d tuned_tflops=%.1f default_tflops=%.1f same_algo=%v\n",
-			sh.m, sh.k, sh.n, med[1].Seconds()*1e6, med[0].Seconds()*1e6, ratio, p.Candidates,
-			flops/med[1].Seconds()/1e12, flops/med[0].Seconds()/1e12, p.Algo.Data == algos[0].Data)
+		fmt.Printf("RESULT impl=go-tuned op=gemm_bf16_m%d_k%d_n%d value=%.3f unit=us default_us=%.3f speedup=%.4f candidates=%d searched=%d tuned_tflops=%.1f default_tflops=%.1f same_algo=%v from_search=%v\n",
+			sh.m, sh.k, sh.n, med[1].Seconds()*1e6, med[0].Seconds()*1e6, ratio, p.Candidates, p.Searched,
+			flops/med[1].Seconds()/1e12, flops/med[0].Seconds()/1e12, p.Algo.Data == algos[0].Data, fromSearch)
 		for _, m := range []*cuda.DeviceMemory{a, w, c} {
 			must(m.Close())
 		}

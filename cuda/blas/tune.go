@@ -23,6 +23,7 @@ type Plan struct {
 	// the heuristic's first choice's, in the same run.
 	Median, Default time.Duration
 	Candidates      int // algorithms timed
+	Searched        int `json:",omitempty"` // of Candidates, those from the algorithm search (TuneOptions.Search)
 }
 
 // PlanKey says what a plan is for: the types, shapes, layouts, strides
@@ -43,6 +44,19 @@ type TuneOptions struct {
 	Candidates int // algorithms asked of the heuristic (default 16)
 	Runs       int // timed rounds, each one multiply per candidate (default 20)
 	Batch      int // multiplies per timing, for shapes that take microseconds (default 1)
+	// Search, when above 0, adds up to Search configurations of cuBLASLt's
+	// algorithms beyond the heuristic's (at most MaxSearch): every
+	// algorithm id for the Matmul's types, with the tiles and stages it
+	// supports and split-K factors 1 to 16 where it supports split-K, those
+	// cublasLtMatmulAlgoCheck accepts with the handle's workspace, chosen
+	// deterministically spread over ids, split-K factors and tiles. With a
+	// search, Tune times every candidate in a short first pass (a quarter
+	// of Runs, at least 5) and the heuristic's first choice with the
+	// Finalists fastest others in a second pass of Runs.
+	Search int
+	// Finalists is how many of the first pass's fastest go on to the
+	// second (default 8); only with Search.
+	Finalists int
 }
 
 // TuneMargin is how much faster than the heuristic's first choice (by
@@ -53,19 +67,47 @@ const TuneMargin = 0.02
 // each on the handle's stream with events, interleaved round by round so
 // that drift hits all alike, and returns the plan of the one with the
 // lowest median, if that is at least TuneMargin below the heuristic's
-// first choice's, else the first choice. It runs mm (overwriting C) many
-// times.
+// first choice's, else the first choice. With opt.Search, the candidates
+// also include configurations from cuBLASLt's algorithm search, timed in
+// two passes (see TuneOptions). It runs mm (overwriting C) many times.
 func (lt *LtHandle) Tune(mm Matmul, alpha, beta float32, opt TuneOptions) (*Plan, error) {
-	if opt.Candidates <= 0 {
-		opt.Candidates = 16
+	const op = "LtHandle.Tune"
+	if err := opt.check(op); err != nil {
+		return nil, err
 	}
 	algos, err := lt.Algorithms(mm, opt.Candidates)
 	if err != nil {
 		return nil, err
 	}
-	medians, err := lt.Time(mm, alpha, beta, algos, opt)
+	heuristic := len(algos)
+	if opt.Search > 0 {
+		extra, _, err := lt.search(op, &mm, alpha, beta, algos, opt.Search)
+		if err != nil {
+			return nil, err
+		}
+		algos = append(algos, extra...)
+	}
+	timed := algos
+	first := opt
+	twoPass := opt.Search > 0 && len(algos) > 1+opt.Finalists
+	if twoPass {
+		first.Runs = max(5, opt.Runs/4)
+	}
+	medians, err := lt.Time(mm, alpha, beta, algos, first)
 	if err != nil {
 		return nil, err
+	}
+	if twoPass {
+		// The second pass: the default and the first pass's fastest, timed
+		// as long as without a search.
+		idx := finalists(medians, opt.Finalists)
+		timed = make([]Algo, len(idx))
+		for j, i := range idx {
+			timed[j] = algos[i]
+		}
+		if medians, err = lt.Time(mm, alpha, beta, timed, opt); err != nil {
+			return nil, err
+		}
 	}
 	// The lowest of many noisy medians is biased low: a candidate replaces
 	// the default only when it is clearly faster.
@@ -75,7 +117,7 @@ func (lt *LtHandle) Tune(mm Matmul, alpha, beta float32, opt TuneOptions) (*Plan
 			best = i
 		}
 	}
-	return &Plan{Key: PlanKey(mm), Algo: algos[best], Median: medians[best], Default: medians[0], Candidates: len(algos)}, nil
+	return &Plan{Key: PlanKey(mm), Algo: timed[best], Median: medians[best], Default: medians[0], Candidates: len(algos), Searched: len(algos) - heuristic}, nil
 }
 
 // Time runs mm with each of algos, interleaved round by round on the
