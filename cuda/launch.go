@@ -150,8 +150,9 @@ const (
 
 // encodeArg gives the C bits of a kernel argument: a fixed-size number
 // (Float16 and BFloat16 included), bool (1 byte), cu.CUdeviceptr,
-// *DeviceMemory or *ManagedMemory (its address). It is
-// written not to let v escape, so boxing an argument need not allocate.
+// *DeviceMemory, *ManagedMemory (its address) or *Slice[T] (the address of
+// its first element). It is written not to let v escape, so boxing an
+// argument need not allocate.
 func encodeArg(v any) (bits uint64, size uint8, why int) {
 	switch x := v.(type) {
 	case *DeviceMemory:
@@ -202,8 +203,20 @@ func encodeArg(v any) (bits uint64, size uint8, why int) {
 	case int, uint:
 		return 0, 0, argPlatformInt
 	}
+	// The generic *Slice[T], which no case can name: after the concrete
+	// types, so that they pay nothing for it.
+	if a, ok := v.(deviceArg); ok {
+		p, ok := a.kernelArg()
+		if !ok {
+			return 0, 8, argClosedMemory
+		}
+		return p, 8, argOK
+	}
 	return 0, 0, argUnsupported
 }
+
+// deviceArg is a kernel argument that passes a device address: *Slice[T].
+type deviceArg interface{ kernelArg() (uint64, bool) }
 
 // argError explains why argument i could not be encoded.
 func argError(op string, i int, v any, why int) error {
@@ -214,7 +227,7 @@ func argError(op string, i int, v any, why int) error {
 	case argClosedMemory:
 		return &Error{Op: op, Err: fmt.Errorf("argument %d is closed or nil device memory: %w", i, ErrClosed)}
 	}
-	return argsErr(op, "argument %d is a %v: a kernel argument is a fixed-size number (int8 to uint64, float32, float64), bool, cu.CUdeviceptr or *DeviceMemory", i, t)
+	return argsErr(op, "argument %d is a %v: a kernel argument is a fixed-size number (int8 to uint64, float32, float64), bool, cu.CUdeviceptr, *DeviceMemory or *Slice", i, t)
 }
 
 func writeArg(slot unsafe.Pointer, bits uint64, size uint8) {
@@ -326,9 +339,9 @@ func (k *Kernel) paramList() string {
 
 // NewArgs prepares args for launches of k with LaunchArgs: numbers of a
 // fixed size (int8 to uint64, float32, float64), bool (1 byte),
-// cu.CUdeviceptr, or *DeviceMemory (its address, taken now: the memory must
-// stay allocated while launches use it). Where the kernel knows its
-// parameters (see ParamSizes), their number and sizes are checked here.
+// cu.CUdeviceptr, *DeviceMemory or *Slice[T] (its address, taken now: the
+// memory must stay allocated while launches use it). Where the kernel knows
+// its parameters (see ParamSizes), their number and sizes are checked here.
 func (k *Kernel) NewArgs(args ...any) (*Args, error) {
 	if _, ok := k.module().peek(); !ok {
 		return nil, closedError("Kernel.NewArgs")

@@ -41,6 +41,7 @@ func handleValues() []struct {
 		{"MemPool", (*MemPool)(nil), new(MemPool)},
 		{"ManagedMemory", (*ManagedMemory)(nil), new(ManagedMemory)},
 		{"LibraryObject", (*LibraryObject[uintptr])(nil), new(LibraryObject[uintptr])},
+		{"Slice", (*Slice[float32])(nil), new(Slice[float32])},
 	}
 }
 
@@ -125,9 +126,10 @@ func handleFuncCalls(t *testing.T) map[string][]error {
 		args *Args
 		pool *MemPool
 		mm   *ManagedMemory
+		sl   *Slice[float32]
 	}{
 		{},
-		{new(Context), new(Stream), new(Event), new(DeviceMemory), new(HostBuffer[float32]), new(Args), new(MemPool), new(ManagedMemory)},
+		{new(Context), new(Stream), new(Event), new(DeviceMemory), new(HostBuffer[float32]), new(Args), new(MemPool), new(ManagedMemory), new(Slice[float32])},
 	} {
 		add("NewStream", second(NewStream(z.ctx)))
 		add("NewStreamWithPriority", second(NewStreamWithPriority(z.ctx, 0)))
@@ -155,6 +157,11 @@ func handleFuncCalls(t *testing.T) map[string][]error {
 		add("AllocManagedOf", second(AllocManagedOf[float32](z.ctx, 4, AttachGlobal)))
 		add("ManagedSlice", second(ManagedSlice[float32](z.mm)))
 		add("AccessManaged", AccessManaged(z.mm, func([]float32) error { return nil }))
+		add("SliceOf", second(SliceOf[float32](z.m)))
+		add("AllocSlice", second(AllocSlice[float32](z.ctx, 16)))
+		add("AllocSliceFrom", second(AllocSliceFrom(z.ctx, []float32{1})))
+		add("CopySlice", CopySlice(z.sl, z.sl))
+		add("CopySliceAsync", CopySliceAsync(z.s, z.sl, z.sl))
 		add("NewLibraryObject", second(NewLibraryObject(z.s,
 			func() (uintptr, error) { return 1, nil }, func(uintptr) error { return nil })))
 	}

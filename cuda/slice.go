@@ -1,0 +1,399 @@
+package cuda
+
+import (
+	"math"
+	"unsafe"
+
+	"github.com/gocuda/gocuda/generated/cu"
+)
+
+// Slice is a typed view of device memory: Len elements of T starting at an
+// element offset of one allocation. It is a handle of its own on that
+// allocation: the memory stays allocated while any Slice or DeviceMemory
+// handle on it is open, and Sub returns views of a part of it that keep it
+// alive too. Lengths and offsets are in elements, never bytes.
+//
+// A *Slice[T] is a kernel argument (Kernel.Launch, Kernel.NewArgs,
+// Args.Set): the device address of its first element.
+//
+// As with DeviceMemory, the last Close frees the memory without waiting
+// for the device. All methods are safe for concurrent use.
+type Slice[T Element] struct {
+	h handle[memState]
+	// off and n are the view's first element and length, fixed before the
+	// handle is shared.
+	off, n int
+}
+
+func (s *Slice[T]) handle() *handle[memState] {
+	if s == nil {
+		return nil
+	}
+	return &s.h
+}
+
+func newSliceHandle[T Element](core *shared[memState], off, n int) *Slice[T] {
+	s := &Slice[T]{off: off, n: n}
+	attach(s, &s.h, core)
+	return s
+}
+
+// SliceOf returns a typed view of the whole of m, as a handle of its own:
+// close both. m's size must be a whole number of elements of T.
+func SliceOf[T Element](m *DeviceMemory) (*Slice[T], error) {
+	const op = "SliceOf"
+	st, ok := m.handle().peek()
+	if !ok {
+		return nil, closedError(op)
+	}
+	size := sizeOf[T]()
+	if st.size%size != 0 {
+		return nil, invalidArg(op, "device memory of %d bytes is not a whole number of %d-byte elements", st.size, size)
+	}
+	core, ok := m.handle().clone()
+	if !ok {
+		return nil, closedError(op)
+	}
+	return newSliceHandle[T](core, 0, st.size/size), nil
+}
+
+// AllocSlice allocates device memory for n elements of T in ctx
+// (cuMemAlloc). The memory is not initialized.
+func AllocSlice[T Element](ctx *Context, n int) (*Slice[T], error) {
+	const op = "AllocSlice"
+	if _, ok := ctx.handle().peek(); !ok {
+		return nil, closedError(op)
+	}
+	size := sizeOf[T]()
+	if n <= 0 || n > math.MaxInt/size {
+		return nil, invalidArg(op, "length %d of %d-byte elements is not positive or overflows", n, size)
+	}
+	m, err := Alloc(ctx, n*size)
+	if err != nil {
+		return nil, err
+	}
+	defer m.Close()
+	return SliceOf[T](m)
+}
+
+// AllocSliceFrom allocates device memory in ctx for src and copies src into
+// it (cuMemAlloc, cuMemcpyHtoD).
+func AllocSliceFrom[T Element](ctx *Context, src []T) (*Slice[T], error) {
+	s, err := AllocSlice[T](ctx, len(src))
+	if err != nil {
+		return nil, err
+	}
+	if err := s.CopyFrom(src); err != nil {
+		_ = s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Len returns the number of elements, or 0 once this handle is closed.
+func (s *Slice[T]) Len() int {
+	if _, ok := s.handle().peek(); !ok {
+		return 0
+	}
+	return s.n
+}
+
+// Ptr returns the device address of the first element, or 0 once this
+// handle is closed. It stays owned by the handles: do not free it.
+func (s *Slice[T]) Ptr() cu.CUdeviceptr {
+	st, ok := s.handle().peek()
+	if !ok {
+		return 0
+	}
+	return st.ptr + cu.CUdeviceptr(s.off*sizeOf[T]())
+}
+
+// Context returns the memory's context, owned by the memory; nil once this
+// handle is closed.
+func (s *Slice[T]) Context() *Context {
+	return contextOf(s.handle(), func(st *memState) *ctxRef { return &st.ctx })
+}
+
+// kernelArg is the address a Slice passes to a kernel (encodeArg).
+func (s *Slice[T]) kernelArg() (uint64, bool) {
+	st, ok := s.handle().peek()
+	if !ok {
+		return 0, false
+	}
+	return uint64(st.ptr) + uint64(s.off*sizeOf[T]()), true
+}
+
+// Sub returns the view of elements i to j-1 of s (0 <= i <= j <= s.Len()),
+// as a new handle on the same allocation that keeps it alive: close it on
+// its own. Element 0 of the result is element i of s.
+func (s *Slice[T]) Sub(i, j int) (*Slice[T], error) {
+	const op = "Slice.Sub"
+	if _, ok := s.handle().peek(); !ok {
+		return nil, closedError(op)
+	}
+	if i < 0 || j < i || j > s.n {
+		return nil, invalidArg(op, "range [%d:%d] of a slice of length %d", i, j, s.n)
+	}
+	core, ok := s.h.clone()
+	if !ok {
+		return nil, closedError(op)
+	}
+	return newSliceHandle[T](core, s.off+i, j-i), nil
+}
+
+// Clone returns another handle to the same view, to be closed on its own.
+func (s *Slice[T]) Clone() (*Slice[T], error) {
+	const op = "Slice.Clone"
+	core, ok := s.handle().clone()
+	if !ok {
+		return nil, closedError(op)
+	}
+	return newSliceHandle[T](core, s.off, s.n), nil
+}
+
+// Close releases this handle, after the calls in flight on it have
+// returned. Closing again returns nil. The last handle on the allocation,
+// Slice or DeviceMemory, frees it.
+func (s *Slice[T]) Close() error { return s.handle().close("Slice.Close") }
+
+// addr is the address of element i of the view, for a caller holding s.
+func (s *Slice[T]) addr(st *memState, i int) cu.CUdeviceptr {
+	return st.ptr + cu.CUdeviceptr((s.off+i)*sizeOf[T]())
+}
+
+// CopyFrom copies src to the start of s (cuMemcpyHtoD) and returns when
+// the data is in device memory; len(src) must be at most s.Len(). Like
+// CopyToDevice it runs on the legacy default stream, which does not wait
+// for streams made by NewStream.
+func (s *Slice[T]) CopyFrom(src []T) error {
+	const op = "Slice.CopyFrom"
+	h := s.handle()
+	st, ok := h.enter()
+	if !ok {
+		return closedError(op)
+	}
+	defer h.exit()
+	if len(src) > s.n {
+		return invalidArg(op, "copy of %d elements into a slice of %d", len(src), s.n)
+	}
+	if len(src) == 0 {
+		return nil
+	}
+	f, err := procs(op, "cuMemcpyHtoD")
+	if err != nil {
+		return err
+	}
+	return boundHtoD(op, st.ctx.raw(), f, s.addr(st, 0), unsafe.Pointer(&src[0]), len(src)*sizeOf[T]())
+}
+
+// CopyTo fills dst from the start of s (cuMemcpyDtoH) and returns when dst
+// holds the data; len(dst) must be at most s.Len(). Like CopyFromDevice it
+// does not wait for streams made by NewStream.
+func (s *Slice[T]) CopyTo(dst []T) error {
+	const op = "Slice.CopyTo"
+	h := s.handle()
+	st, ok := h.enter()
+	if !ok {
+		return closedError(op)
+	}
+	defer h.exit()
+	if len(dst) > s.n {
+		return invalidArg(op, "copy of %d elements from a slice of %d", len(dst), s.n)
+	}
+	if len(dst) == 0 {
+		return nil
+	}
+	f, err := procs(op, "cuMemcpyDtoH")
+	if err != nil {
+		return err
+	}
+	return boundDtoH(op, st.ctx.raw(), f, unsafe.Pointer(&dst[0]), s.addr(st, 0), len(dst)*sizeOf[T]())
+}
+
+// CopyFromAsync enqueues on st a copy of the whole of src to the start of
+// s (cuMemcpyHtoDAsync); src.Len() must be at most s.Len(). As with
+// CopyToDeviceAsync, src must stay open and unchanged until the copy has
+// run.
+func (s *Slice[T]) CopyFromAsync(st *Stream, src *HostBuffer[T]) error {
+	const op = "Slice.CopyFromAsync"
+	var hs holds
+	defer hs.release()
+	th, dh, hh := st.handle(), s.handle(), src.handle()
+	if err := hs.all(op, arg{"stream", th}, arg{"destination", dh}, arg{"source", hh}); err != nil {
+		return err
+	}
+	ss, dm, hb := &th.core.val, &dh.core.val, &hh.core.val
+	n := hb.bytes / sizeOf[T]()
+	if n > s.n {
+		return invalidArg(op, "copy of %d elements into a slice of %d", n, s.n)
+	}
+	if n == 0 {
+		return nil
+	}
+	return bind(op, dm.ctx.raw(), func() error {
+		return check(op, "cuMemcpyHtoDAsync", cu.MemcpyHtoDAsync(s.addr(dm, 0), hb.ptr, uint64(hb.bytes), ss.raw))
+	})
+}
+
+// CopyToAsync enqueues on st a copy filling the whole of dst from the
+// start of s (cuMemcpyDtoHAsync); dst.Len() must be at most s.Len(). Read
+// dst after the copy has run.
+func (s *Slice[T]) CopyToAsync(st *Stream, dst *HostBuffer[T]) error {
+	const op = "Slice.CopyToAsync"
+	var hs holds
+	defer hs.release()
+	th, hh, sh := st.handle(), dst.handle(), s.handle()
+	if err := hs.all(op, arg{"stream", th}, arg{"destination", hh}, arg{"source", sh}); err != nil {
+		return err
+	}
+	ss, hb, sm := &th.core.val, &hh.core.val, &sh.core.val
+	n := hb.bytes / sizeOf[T]()
+	if n > s.n {
+		return invalidArg(op, "copy of %d elements from a slice of %d", n, s.n)
+	}
+	if n == 0 {
+		return nil
+	}
+	return bind(op, sm.ctx.raw(), func() error {
+		return check(op, "cuMemcpyDtoHAsync", cu.MemcpyDtoHAsync(hb.ptr, s.addr(sm, 0), uint64(hb.bytes), ss.raw))
+	})
+}
+
+// CopySlice copies the whole of src to the start of dst (cuMemcpyDtoD) and
+// returns when the copy is done; src.Len() must be at most dst.Len(). The
+// two may be views of one allocation, but must not overlap. Like
+// CopyDevice it does not wait for streams made by NewStream.
+func CopySlice[T Element](dst, src *Slice[T]) error {
+	const op = "CopySlice"
+	var hs holds
+	defer hs.release()
+	dh, sh := dst.handle(), src.handle()
+	if err := hs.all(op, arg{"destination", dh}, arg{"source", sh}); err != nil {
+		return err
+	}
+	d, s := &dh.core.val, &sh.core.val
+	if err := checkSliceCopy(op, dst, src); err != nil || src.n == 0 {
+		return err
+	}
+	f, err := procs(op, "cuMemcpyDtoD")
+	if err != nil {
+		return err
+	}
+	return boundDtoD(op, d.ctx.raw(), f, dst.addr(d, 0), src.addr(s, 0), src.n*sizeOf[T]())
+}
+
+// CopySliceAsync enqueues on st a copy of the whole of src to the start of
+// dst (cuMemcpyDtoDAsync), under CopySlice's rules.
+func CopySliceAsync[T Element](st *Stream, dst, src *Slice[T]) error {
+	const op = "CopySliceAsync"
+	var hs holds
+	defer hs.release()
+	th, dh, sh := st.handle(), dst.handle(), src.handle()
+	if err := hs.all(op, arg{"stream", th}, arg{"destination", dh}, arg{"source", sh}); err != nil {
+		return err
+	}
+	ss, d, s := &th.core.val, &dh.core.val, &sh.core.val
+	if err := checkSliceCopy(op, dst, src); err != nil || src.n == 0 {
+		return err
+	}
+	return bind(op, d.ctx.raw(), func() error {
+		return check(op, "cuMemcpyDtoDAsync", cu.MemcpyDtoDAsync(dst.addr(d, 0), src.addr(s, 0), uint64(src.n*sizeOf[T]()), ss.raw))
+	})
+}
+
+// checkSliceCopy refuses a device copy that does not fit or whose views of
+// one allocation overlap (cuMemcpyDtoD's result is undefined for those).
+func checkSliceCopy[T Element](op string, dst, src *Slice[T]) error {
+	if src.n > dst.n {
+		return invalidArg(op, "copy of %d elements into a slice of %d", src.n, dst.n)
+	}
+	if dst.h.core == src.h.core && src.n > 0 && dst.off < src.off+src.n && src.off < dst.off+src.n {
+		return invalidArg(op, "overlapping copy of elements [%d:%d] to [%d:%d] of one allocation",
+			src.off, src.off+src.n, dst.off, dst.off+src.n)
+	}
+	return nil
+}
+
+// fillBits returns v's bits and the memset width for T, or false when T
+// is 8 bytes wide (no cuMemset sets 8-byte patterns).
+func fillBits[T Element](v T) (uint32, int, bool) {
+	switch sizeOf[T]() {
+	case 1:
+		return uint32(*(*uint8)(unsafe.Pointer(&v))), 1, true
+	case 2:
+		return uint32(*(*uint16)(unsafe.Pointer(&v))), 2, true
+	case 4:
+		return *(*uint32)(unsafe.Pointer(&v)), 4, true
+	}
+	return 0, 0, false
+}
+
+var memsetFns = [...]string{1: "cuMemsetD8", 2: "cuMemsetD16", 4: "cuMemsetD32"}
+
+// Fill sets every element of s to v (cuMemsetD8, D16 or D32 for 1-, 2- and
+// 4-byte elements) and returns when it is done. 8-byte elements are
+// refused: the driver has no 8-byte memset. Like CopyToDevice it does not
+// wait for streams made by NewStream.
+func (s *Slice[T]) Fill(v T) error {
+	const op = "Slice.Fill"
+	h := s.handle()
+	st, ok := h.enter()
+	if !ok {
+		return closedError(op)
+	}
+	defer h.exit()
+	bits, width, ok := fillBits(v)
+	if !ok {
+		return invalidArg(op, "no memset for %d-byte elements", sizeOf[T]())
+	}
+	if s.n == 0 {
+		return nil
+	}
+	fn := memsetFns[width]
+	f, err := procs(op, fn)
+	if err != nil {
+		return err
+	}
+	entry := f.memsetD8
+	switch width {
+	case 2:
+		entry = f.memsetD16
+	case 4:
+		entry = f.memsetD32
+	}
+	return boundMemset(op, fn, st.ctx.raw(), entry, f.syncStream, s.addr(st, 0), bits, s.n)
+}
+
+// FillAsync enqueues on st setting every element of s to v
+// (cuMemsetD8Async, D16Async or D32Async), under Fill's rules.
+func (s *Slice[T]) FillAsync(st *Stream, v T) error {
+	const op = "Slice.FillAsync"
+	var hs holds
+	defer hs.release()
+	mh, th := s.handle(), st.handle()
+	if err := hs.all(op, arg{"slice", mh}, arg{"stream", th}); err != nil {
+		return err
+	}
+	m, ss := &mh.core.val, &th.core.val
+	bits, width, ok := fillBits(v)
+	if !ok {
+		return invalidArg(op, "no memset for %d-byte elements", sizeOf[T]())
+	}
+	if s.n == 0 {
+		return nil
+	}
+	fn := memsetFns[width] + "Async"
+	p, n := s.addr(m, 0), uint64(s.n)
+	return bind(op, m.ctx.raw(), func() error {
+		var err error
+		switch width {
+		case 1:
+			err = cu.MemsetD8Async(p, uint8(bits), n, ss.raw)
+		case 2:
+			err = cu.MemsetD16Async(p, uint16(bits), n, ss.raw)
+		default:
+			err = cu.MemsetD32Async(p, bits, n, ss.raw)
+		}
+		return check(op, fn, err)
+	})
+}
