@@ -504,16 +504,22 @@ func (k *Kernel) exitLaunch(s *Stream) {
 }
 
 func (k *Kernel) launch(op string, s *Stream, cfg LaunchConfig, a *Args) error {
+	fn, err := launchProc()
+	if err != nil {
+		return newError(op, "cuLaunchKernel", err)
+	}
 	st, err := k.enterLaunch(op, s)
 	if err != nil {
 		return err
 	}
-	g, b := cfg.Grid.norm(), cfg.Block.norm()
-	var params *unsafe.Pointer
+	var params unsafe.Pointer
 	if len(a.sizes) > 0 {
-		params = (*unsafe.Pointer)(a.mem)
+		params = a.mem
 	}
-	err = cu.LaunchKernel(k.raw, g.X, g.Y, g.Z, b.X, b.Y, b.Z, cfg.SharedMemBytes, st.raw, params, nil)
+	r := launchRaw(fn, k.raw, cfg, st.raw, params)
 	k.exitLaunch(s)
-	return check(op, "cuLaunchKernel", err)
+	if r != 0 {
+		return newError(op, "cuLaunchKernel", r)
+	}
+	return nil
 }

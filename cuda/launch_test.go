@@ -380,3 +380,37 @@ func TestKernelOccupancy(t *testing.T) {
 	must(t, s.Synchronize())
 	checkSum(t, "launch sized by SuggestedBlockSize", z, n)
 }
+
+// TestEncodeValues holds Launch's encoding (its fast path by type word
+// and its fallback to encodeArg) to encodeArg's, and its size check to
+// checkSizes's.
+func TestEncodeValues(t *testing.T) {
+	k, _ := fakeKernel(t, false)
+	vs := []any{uint64(1<<63 + 5), cu.CUdeviceptr(0x7000), int64(-3), float64(1.5), uintptr(42),
+		float32(-2.25), int32(-7), uint32(0xfffffffe), int8(-1), uint8(200), int16(-300), uint16(65000),
+		true, Float16FromBits(0x3c00), BFloat16FromBits(0x3f80), uint64(300)}
+	var vals [maxLaunchValues]uint64
+	must(t, k.encodeValues("test", vs, &vals))
+	for i, v := range vs {
+		want, _, _ := encodeArg(v)
+		if vals[i] != want {
+			t.Errorf("argument %d (%T %v): %#x, encodeArg %#x", i, v, v, vals[i], want)
+		}
+	}
+	known, _ := fakeKernel(t, true) // 8, 8, 8, 4 bytes
+	p := cu.CUdeviceptr(0x7000)
+	must(t, known.encodeValues("test", []any{p, uint64(1), int64(2), float32(3)}, &vals))
+	for name, args := range map[string][]any{
+		"3 args":  {p, p, p},
+		"5 args":  {p, p, p, uint32(1), uint32(1)},
+		"size":    {p, p, p, float64(1)},
+		"size 1":  {p, int32(1), p, uint32(1)},
+		"int":     {p, p, p, 1},
+		"string":  {p, p, p, "1"},
+		"count+1": {p, p, p, uint32(1), "1"},
+	} {
+		if err := known.encodeValues("test", args, &vals); !errors.Is(err, ErrKernelArgs) {
+			t.Errorf("%s: %v, want ErrKernelArgs", name, err)
+		}
+	}
+}

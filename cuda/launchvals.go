@@ -22,11 +22,21 @@ static int gocuda_launch_values(uintptr_t fn, uintptr_t f, unsigned gx, unsigned
 	return ((int (*)(uintptr_t, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
 		uintptr_t, void **, void **))fn)(f, gx, gy, gz, bx, by, bz, shmem, stream, n ? params : 0, 0);
 }
+
+// gocuda_launch_params launches f with the kernelParams array params (C
+// memory, or null, passed as an integer: C memory needs no cgo pointer
+// check): LaunchArgs's call, through the same entry point.
+static int gocuda_launch_params(uintptr_t fn, uintptr_t f, unsigned gx, unsigned gy, unsigned gz,
+		unsigned bx, unsigned by, unsigned bz, unsigned shmem, uintptr_t stream, uintptr_t params) {
+	return ((int (*)(uintptr_t, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+		uintptr_t, void **, void **))fn)(f, gx, gy, gz, bx, by, bz, shmem, stream, (void **)params, 0);
+}
 */
 import "C"
 
 import (
 	"sync"
+	"unsafe"
 
 	"github.com/gocuda/gocuda/generated/cu"
 )
@@ -42,20 +52,16 @@ const maxLaunchValues = 16
 
 // launchValues is Launch for up to maxLaunchValues arguments: encoded into
 // an array on the stack and launched in one C call, without allocating.
+// The common fixed-size numbers are read straight from the interface by
+// their type word, without encodeArg's type switch, and each size is
+// compared with the kernel's parameter in the same pass; checkSizes runs
+// only to report a mismatch.
 func (k *Kernel) launchValues(op string, s *Stream, cfg LaunchConfig, args []any) error {
 	var vals [maxLaunchValues]uint64
-	var sizes [maxLaunchValues]uint8
-	for i, v := range args {
-		b, size, why := encodeArg(v)
-		if why != argOK {
-			return argError(op, i, v, why)
-		}
-		vals[i], sizes[i] = b, size
-	}
-	n := len(args)
-	if err := k.checkSizes(op, sizes[:n], args); err != nil {
+	if err := k.encodeValues(op, args, &vals); err != nil {
 		return err
 	}
+	n := len(args)
 	fn, err := launchProc()
 	if err != nil {
 		return newError(op, "cuLaunchKernel", err)
@@ -74,3 +80,78 @@ func (k *Kernel) launchValues(op string, s *Stream, cfg LaunchConfig, args []any
 	}
 	return nil
 }
+
+// encodeValues is launchValues's encoding of up to maxLaunchValues
+// arguments into vals, checked against k's parameter sizes where known.
+func (k *Kernel) encodeValues(op string, args []any, vals *[maxLaunchValues]uint64) error {
+	var sizes [maxLaunchValues]uint8
+	n := len(args)
+	var params []uint32
+	mismatch := false
+	if k.paramsKnown {
+		if len(k.params) == n {
+			params = k.params
+		} else {
+			mismatch = true
+		}
+	}
+	for i, v := range args {
+		e := (*eface)(unsafe.Pointer(&v))
+		var bits uint64
+		var size uint8
+		switch e.typ {
+		case typeUint64, typeDevicePtr, typeInt64, typeFloat64, typeUintptr:
+			bits, size = *(*uint64)(e.data), 8
+		case typeFloat32, typeInt32, typeUint32:
+			bits, size = uint64(*(*uint32)(e.data)), 4
+		default:
+			var why int
+			bits, size, why = encodeArg(v)
+			if why != argOK {
+				return argError(op, i, v, why)
+			}
+		}
+		vals[i], sizes[i] = bits, size
+		if params != nil && uint32(size) != params[i] {
+			mismatch = true
+		}
+	}
+	if mismatch {
+		if err := k.checkSizes(op, sizes[:n], args); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// launchRaw calls fn as cuLaunchKernel with a prepared kernelParams array
+// in C memory, as a C program would: LaunchArgs's driver call, and the
+// baseline of the benchmarks of the Go side (launch_bench_test.go).
+func launchRaw(fn uintptr, f cu.CUfunction, cfg LaunchConfig, s cu.CUstream, params unsafe.Pointer) cu.CUresult {
+	g, b := cfg.Grid.norm(), cfg.Block.norm()
+	return cu.CUresult(C.gocuda_launch_params(C.uintptr_t(fn), C.uintptr_t(f),
+		C.uint(g.X), C.uint(g.Y), C.uint(g.Z), C.uint(b.X), C.uint(b.Y), C.uint(b.Z),
+		C.uint(cfg.SharedMemBytes), C.uintptr_t(s), C.uintptr_t(uintptr(params))))
+}
+
+// eface is the layout of an interface value of type any: its dynamic
+// type's descriptor and its data word (for the types of launchValues's
+// fast path, which are not pointer-shaped, a pointer to the value).
+type eface struct {
+	typ  unsafe.Pointer
+	data unsafe.Pointer
+}
+
+func typeWord(v any) unsafe.Pointer { return (*eface)(unsafe.Pointer(&v)).typ }
+
+// The type words of the arguments launchValues reads without encodeArg.
+var (
+	typeUint64    = typeWord(uint64(0))
+	typeDevicePtr = typeWord(cu.CUdeviceptr(0))
+	typeInt64     = typeWord(int64(0))
+	typeFloat64   = typeWord(float64(0))
+	typeUintptr   = typeWord(uintptr(0))
+	typeFloat32   = typeWord(float32(0))
+	typeInt32     = typeWord(int32(0))
+	typeUint32    = typeWord(uint32(0))
+)
