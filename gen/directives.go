@@ -27,16 +27,25 @@ var standardHeaders = map[string]bool{
 // reads every directive, also those that #if would skip: refusing one that
 // is inactive is safe, and no cuda.h has one.
 func checkDirectives(name string, src []byte) error {
+	return walkDirectives(name, src, func(arg string, line int) error {
+		if h, ok := strings.CutPrefix(arg, "<"); ok {
+			if h, ok = strings.CutSuffix(h, ">"); ok && standardHeaders[h] {
+				return nil
+			}
+		}
+		return fmt.Errorf("%s:%d: #include %s: a header may include only the standard C headers, by name (<stdlib.h>, <stdint.h>, …)", name, line, arg)
+	})
+}
+
+// walkDirectives refuses #include_next, #import and #line with a file
+// name in src, and asks include about the argument of each #include.
+func walkDirectives(name string, src []byte, include func(arg string, line int) error) error {
 	for _, d := range directives(src) {
 		switch d.name {
 		case "include":
-			arg := strings.TrimSpace(d.rest)
-			if h, ok := strings.CutPrefix(arg, "<"); ok {
-				if h, ok = strings.CutSuffix(h, ">"); ok && (standardHeaders[h]) {
-					continue
-				}
+			if err := include(strings.TrimSpace(d.rest), d.line); err != nil {
+				return err
 			}
-			return fmt.Errorf("%s:%d: #include %s: a header may include only the standard C headers, by name (<stdlib.h>, <stdint.h>, …)", name, d.line, arg)
 		case "include_next", "import":
 			return fmt.Errorf("%s:%d: #%s is not supported in a header", name, d.line, d.name)
 		case "line":

@@ -60,7 +60,7 @@ func ParseSet(l *library, s HeaderSet) (*Header, error) {
 		if total > maxHeaderBytes {
 			return nil, fmt.Errorf("%s: its headers have more than the %d bytes a header set may have", s.Main, maxHeaderBytes)
 		}
-		if err := checkSetDirectives(l, s, name, src); err != nil {
+		if err := checkSetDirectives(s, name, src); err != nil {
 			return nil, err
 		}
 		fsys[setRoot+"/"+name] = &fstest.MapFile{Data: src}
@@ -102,31 +102,20 @@ func withoutEmpty(paths []string) []string {
 }
 
 // checkSetDirectives is checkDirectives for a header of a set.
-func checkSetDirectives(l *library, s HeaderSet, name string, src []byte) error {
-	for _, d := range directives(src) {
-		switch d.name {
-		case "include":
-			arg := strings.TrimSpace(d.rest)
-			inc, ok := includeName(arg)
-			if ok && (standardHeaders[inc] || hostHeaders[inc] || standins[inc] != "" || slices.Contains(cudaCxxIncludes, inc)) {
-				continue
-			}
-			if _, in := s.Files[inc]; ok && in {
-				continue
-			}
-			if _, in := s.Files[path.Join(path.Dir(name), inc)]; ok && in && strings.HasPrefix(arg, `"`) {
-				continue
-			}
-			return fmt.Errorf("%s:%d: #include %s: not a header of the pinned set of %s, a standard C header, or one known to be C++-only (add it to headers/versions.json, or to cudaCxxIncludes in gen/library.go)", name, d.line, arg, s.Main)
-		case "include_next", "import":
-			return fmt.Errorf("%s:%d: #%s is not supported in a header", name, d.line, d.name)
-		case "line":
-			if strings.Contains(d.rest, `"`) {
-				return fmt.Errorf("%s:%d: #line with a file name is not supported in a header", name, d.line)
-			}
+func checkSetDirectives(s HeaderSet, name string, src []byte) error {
+	return walkDirectives(name, src, func(arg string, line int) error {
+		inc, ok := includeName(arg)
+		if ok && (standardHeaders[inc] || hostHeaders[inc] || standins[inc] != "" || slices.Contains(cudaCxxIncludes, inc)) {
+			return nil
 		}
-	}
-	return nil
+		if _, in := s.Files[inc]; ok && in {
+			return nil
+		}
+		if _, in := s.Files[path.Join(path.Dir(name), inc)]; ok && in && strings.HasPrefix(arg, `"`) {
+			return nil
+		}
+		return fmt.Errorf("%s:%d: #include %s: not a header of the pinned set of %s, a standard C header, or one known to be C++-only (add it to headers/versions.json, or to cudaCxxIncludes in gen/library.go)", name, line, arg, s.Main)
+	})
 }
 
 // includeName is the file an #include names literally, <x> or "x".
