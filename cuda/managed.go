@@ -206,22 +206,10 @@ func (m *ManagedMemory) Close() error { return m.handle().close("ManagedMemory.C
 // Raw returns the memory's address, the same on the host and the devices,
 // or 0 once this handle is closed. It stays owned by the handles: do not
 // free it.
-func (m *ManagedMemory) Raw() cu.CUdeviceptr {
-	st, ok := m.handle().peek()
-	if !ok {
-		return 0
-	}
-	return st.ptr
-}
+func (m *ManagedMemory) Raw() cu.CUdeviceptr { return memRaw(m.handle()) }
 
 // Size returns the size in bytes, or 0 once this handle is closed.
-func (m *ManagedMemory) Size() int {
-	st, ok := m.handle().peek()
-	if !ok {
-		return 0
-	}
-	return st.size
-}
+func (m *ManagedMemory) Size() int { return memSize(m.handle()) }
 
 // Context returns the memory's context, owned by the memory as
 // Stream.Context's is by the stream; nil once this handle is closed.

@@ -271,22 +271,28 @@ func (m *DeviceMemory) Close() error { return m.handle().close("DeviceMemory.Clo
 
 // Raw returns the device address, or 0 once this handle is closed. It stays
 // owned by the handles: do not free it.
-func (m *DeviceMemory) Raw() cu.CUdeviceptr {
-	st, ok := m.handle().peek()
+func (m *DeviceMemory) Raw() cu.CUdeviceptr { return memRaw(m.handle()) }
+
+// memRaw and memSize are Raw and Size of any handle to an allocation
+// (DeviceMemory, ManagedMemory): 0 once closed.
+func memRaw(h *handle[memState]) cu.CUdeviceptr {
+	st, ok := h.peek()
 	if !ok {
 		return 0
 	}
 	return st.ptr
 }
 
-// Size returns the size in bytes, or 0 once this handle is closed.
-func (m *DeviceMemory) Size() int {
-	st, ok := m.handle().peek()
+func memSize(h *handle[memState]) int {
+	st, ok := h.peek()
 	if !ok {
 		return 0
 	}
 	return st.size
 }
+
+// Size returns the size in bytes, or 0 once this handle is closed.
+func (m *DeviceMemory) Size() int { return memSize(m.handle()) }
 
 // Context returns the memory's context, owned by the memory as
 // Stream.Context's is by the stream; nil once this handle is closed.
