@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"errors"
 	"os"
+	"os/exec"
 	"strings"
 	"testing"
 
@@ -84,8 +85,29 @@ func TestLinkLTOIRFromTwoCompiles(t *testing.T) {
 	t.Logf("linked %d bytes of CUBIN from %d LTO-IR inputs", len(img.CUBIN), len(inputs))
 }
 
+// TestLinkWithAnUndefinedFunctionReturnsTheLog runs in a child process:
+// nvJitLink 12.4 now and then crashes (SIGSEGV inside nvJitLinkComplete)
+// on this error path, about once in 30 links on the development machine.
+// A child that dies so is run again, up to three times; a child that
+// fails the assertions fails the test.
 func TestLinkWithAnUndefinedFunctionReturnsTheLog(t *testing.T) {
 	needLibraries(t)
+	if os.Getenv("GOCUDA_NVJITLINK_CHILD") == "" {
+		for attempt := 1; ; attempt++ {
+			cmd := exec.Command(os.Args[0], "-test.run=^TestLinkWithAnUndefinedFunctionReturnsTheLog$", "-test.v")
+			cmd.Env = append(os.Environ(), "GOCUDA_NVJITLINK_CHILD=1")
+			out, err := cmd.CombinedOutput()
+			switch {
+			case err == nil:
+				t.Logf("child (attempt %d):\n%s", attempt, out)
+				return
+			case bytes.Contains(out, []byte("SIGSEGV")) && bytes.Contains(out, []byte("nvJitLink")) && attempt < 3:
+				t.Logf("attempt %d: nvJitLink crashed inside the library on the error path; running again", attempt)
+			default:
+				t.Fatalf("child (attempt %d): %v\n%s", attempt, err, out)
+			}
+		}
+	}
 	res, err := nvrtc.Compile(kernelSrc, nvrtc.WithArch("sm_90"), nvrtc.WithLTO(), nvrtc.WithOptions("-rdc=true"))
 	if err != nil {
 		t.Fatal(err)
