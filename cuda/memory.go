@@ -310,25 +310,13 @@ func (m *DeviceMemory) Context() *Context {
 // still be using must come after Stream.Synchronize (or an Event), or be
 // enqueued on that stream with CopyToDeviceAsync.
 func CopyToDevice[T Element](dst *DeviceMemory, src []T) error {
-	const op = "CopyToDevice"
-	h := dst.handle()
-	st, ok := h.enter()
-	if !ok {
-		return closedError(op)
-	}
-	defer h.exit()
 	n := len(src) * sizeOf[T]()
-	if n > st.size {
-		return invalidArg(op, "copy of %d bytes into device memory of %d bytes", n, st.size)
-	}
-	if n == 0 {
-		return nil
-	}
-	f, err := procs(op, "cuMemcpyHtoD")
-	if err != nil {
-		return err
-	}
-	return boundHtoD(op, st.ctx.raw(), f, st.ptr, unsafe.Pointer(&src[0]), n)
+	return copySync("CopyToDevice", dst.handle(), true, unsafe.Pointer(unsafe.SliceData(src)), n, func(st *memState) (cu.CUdeviceptr, error) {
+		if n > st.size {
+			return 0, invalidArg("CopyToDevice", "copy of %d bytes into device memory of %d bytes", n, st.size)
+		}
+		return st.ptr, nil
+	})
 }
 
 // CopyFromDevice fills dst from the start of src (cuMemcpyDtoH) and returns
@@ -336,25 +324,13 @@ func CopyToDevice[T Element](dst *DeviceMemory, src []T) error {
 // CopyToDevice it does not wait for streams made by NewStream: synchronize
 // the stream that wrote src first.
 func CopyFromDevice[T Element](dst []T, src *DeviceMemory) error {
-	const op = "CopyFromDevice"
-	h := src.handle()
-	st, ok := h.enter()
-	if !ok {
-		return closedError(op)
-	}
-	defer h.exit()
 	n := len(dst) * sizeOf[T]()
-	if n > st.size {
-		return invalidArg(op, "copy of %d bytes from device memory of %d bytes", n, st.size)
-	}
-	if n == 0 {
-		return nil
-	}
-	f, err := procs(op, "cuMemcpyDtoH")
-	if err != nil {
-		return err
-	}
-	return boundDtoH(op, st.ctx.raw(), f, unsafe.Pointer(&dst[0]), st.ptr, n)
+	return copySync("CopyFromDevice", src.handle(), false, unsafe.Pointer(unsafe.SliceData(dst)), n, func(st *memState) (cu.CUdeviceptr, error) {
+		if n > st.size {
+			return 0, invalidArg("CopyFromDevice", "copy of %d bytes from device memory of %d bytes", n, st.size)
+		}
+		return st.ptr, nil
+	})
 }
 
 // CopyToDeviceAsync enqueues on s a copy of the whole of src to the start
@@ -365,19 +341,11 @@ func CopyFromDevice[T Element](dst []T, src *DeviceMemory) error {
 // reads the memory after the call returns, which cgo forbids for Go memory
 // that is not pinned, and only page-locked memory is copied asynchronously.
 func CopyToDeviceAsync[T Element](s *Stream, dst *DeviceMemory, src *HostBuffer[T]) error {
-	const op = "CopyToDeviceAsync"
-	var hs holds
-	defer hs.release()
-	sh, dh, hh := s.handle(), dst.handle(), src.handle()
-	if err := hs.all(op, arg{"stream", sh}, arg{"destination", dh}, arg{"source", hh}); err != nil {
-		return err
-	}
-	ss, dm, hb := &sh.core.val, &dh.core.val, &hh.core.val
-	if hb.bytes > dm.size {
-		return invalidArg(op, "copy of %d bytes into device memory of %d bytes", hb.bytes, dm.size)
-	}
-	return bind(op, dm.ctx.raw(), func() error {
-		return check(op, "cuMemcpyHtoDAsync", cu.MemcpyHtoDAsync(dm.ptr, hb.ptr, uint64(hb.bytes), ss.raw))
+	return copyHostAsync("CopyToDeviceAsync", s, true, dst.handle(), src.handle(), func(dm *memState, n int) (cu.CUdeviceptr, error) {
+		if n > dm.size {
+			return 0, invalidArg("CopyToDeviceAsync", "copy of %d bytes into device memory of %d bytes", n, dm.size)
+		}
+		return dm.ptr, nil
 	})
 }
 
@@ -386,19 +354,11 @@ func CopyToDeviceAsync[T Element](s *Stream, dst *DeviceMemory, src *HostBuffer[
 // the copy has run (Stream.Synchronize, an Event). See CopyToDeviceAsync
 // for why dst is a HostBuffer.
 func CopyFromDeviceAsync[T Element](s *Stream, dst *HostBuffer[T], src *DeviceMemory) error {
-	const op = "CopyFromDeviceAsync"
-	var hs holds
-	defer hs.release()
-	sh, hh, dh := s.handle(), dst.handle(), src.handle()
-	if err := hs.all(op, arg{"stream", sh}, arg{"destination", hh}, arg{"source", dh}); err != nil {
-		return err
-	}
-	ss, hb, dm := &sh.core.val, &hh.core.val, &dh.core.val
-	if hb.bytes > dm.size {
-		return invalidArg(op, "copy of %d bytes from device memory of %d bytes", hb.bytes, dm.size)
-	}
-	return bind(op, dm.ctx.raw(), func() error {
-		return check(op, "cuMemcpyDtoHAsync", cu.MemcpyDtoHAsync(hb.ptr, dm.ptr, uint64(hb.bytes), ss.raw))
+	return copyHostAsync("CopyFromDeviceAsync", s, false, src.handle(), dst.handle(), func(dm *memState, n int) (cu.CUdeviceptr, error) {
+		if n > dm.size {
+			return 0, invalidArg("CopyFromDeviceAsync", "copy of %d bytes from device memory of %d bytes", n, dm.size)
+		}
+		return dm.ptr, nil
 	})
 }
 
@@ -427,19 +387,11 @@ func CopyDevice(dst, src *DeviceMemory) error {
 // CopyDeviceAsync enqueues on st a copy of the whole of src to the start
 // of dst (cuMemcpyDtoDAsync).
 func CopyDeviceAsync(st *Stream, dst, src *DeviceMemory) error {
-	const op = "CopyDeviceAsync"
-	var hs holds
-	defer hs.release()
-	th, dh, sh := st.handle(), dst.handle(), src.handle()
-	if err := hs.all(op, arg{"stream", th}, arg{"destination", dh}, arg{"source", sh}); err != nil {
-		return err
-	}
-	ss, d, s := &th.core.val, &dh.core.val, &sh.core.val
-	if s.size > d.size {
-		return invalidArg(op, "copy of %d bytes into device memory of %d bytes", s.size, d.size)
-	}
-	return bind(op, d.ctx.raw(), func() error {
-		return check(op, "cuMemcpyDtoDAsync", cu.MemcpyDtoDAsync(d.ptr, s.ptr, uint64(s.size), ss.raw))
+	return copyDeviceAsync("CopyDeviceAsync", st, dst.handle(), src.handle(), func(d, s *memState) (cu.CUdeviceptr, cu.CUdeviceptr, int, error) {
+		if s.size > d.size {
+			return 0, 0, 0, invalidArg("CopyDeviceAsync", "copy of %d bytes into device memory of %d bytes", s.size, d.size)
+		}
+		return d.ptr, s.ptr, s.size, nil
 	})
 }
 

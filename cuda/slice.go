@@ -166,48 +166,24 @@ func (s *Slice[T]) addr(st *memState, i int) cu.CUdeviceptr {
 // CopyToDevice it runs on the legacy default stream, which does not wait
 // for streams made by NewStream.
 func (s *Slice[T]) CopyFrom(src []T) error {
-	const op = "Slice.CopyFrom"
-	h := s.handle()
-	st, ok := h.enter()
-	if !ok {
-		return closedError(op)
-	}
-	defer h.exit()
-	if len(src) > s.n {
-		return invalidArg(op, "copy of %d elements into a slice of %d", len(src), s.n)
-	}
-	if len(src) == 0 {
-		return nil
-	}
-	f, err := procs(op, "cuMemcpyHtoD")
-	if err != nil {
-		return err
-	}
-	return boundHtoD(op, st.ctx.raw(), f, s.addr(st, 0), unsafe.Pointer(&src[0]), len(src)*sizeOf[T]())
+	return copySync("Slice.CopyFrom", s.handle(), true, unsafe.Pointer(unsafe.SliceData(src)), len(src)*sizeOf[T](), func(st *memState) (cu.CUdeviceptr, error) {
+		if len(src) > s.n {
+			return 0, invalidArg("Slice.CopyFrom", "copy of %d elements into a slice of %d", len(src), s.n)
+		}
+		return s.addr(st, 0), nil
+	})
 }
 
 // CopyTo fills dst from the start of s (cuMemcpyDtoH) and returns when dst
 // holds the data; len(dst) must be at most s.Len(). Like CopyFromDevice it
 // does not wait for streams made by NewStream.
 func (s *Slice[T]) CopyTo(dst []T) error {
-	const op = "Slice.CopyTo"
-	h := s.handle()
-	st, ok := h.enter()
-	if !ok {
-		return closedError(op)
-	}
-	defer h.exit()
-	if len(dst) > s.n {
-		return invalidArg(op, "copy of %d elements from a slice of %d", len(dst), s.n)
-	}
-	if len(dst) == 0 {
-		return nil
-	}
-	f, err := procs(op, "cuMemcpyDtoH")
-	if err != nil {
-		return err
-	}
-	return boundDtoH(op, st.ctx.raw(), f, unsafe.Pointer(&dst[0]), s.addr(st, 0), len(dst)*sizeOf[T]())
+	return copySync("Slice.CopyTo", s.handle(), false, unsafe.Pointer(unsafe.SliceData(dst)), len(dst)*sizeOf[T](), func(st *memState) (cu.CUdeviceptr, error) {
+		if len(dst) > s.n {
+			return 0, invalidArg("Slice.CopyTo", "copy of %d elements from a slice of %d", len(dst), s.n)
+		}
+		return s.addr(st, 0), nil
+	})
 }
 
 // CopyFromAsync enqueues on st a copy of the whole of src to the start of
@@ -215,23 +191,11 @@ func (s *Slice[T]) CopyTo(dst []T) error {
 // CopyToDeviceAsync, src must stay open and unchanged until the copy has
 // run.
 func (s *Slice[T]) CopyFromAsync(st *Stream, src *HostBuffer[T]) error {
-	const op = "Slice.CopyFromAsync"
-	var hs holds
-	defer hs.release()
-	th, dh, hh := st.handle(), s.handle(), src.handle()
-	if err := hs.all(op, arg{"stream", th}, arg{"destination", dh}, arg{"source", hh}); err != nil {
-		return err
-	}
-	ss, dm, hb := &th.core.val, &dh.core.val, &hh.core.val
-	n := hb.bytes / sizeOf[T]()
-	if n > s.n {
-		return invalidArg(op, "copy of %d elements into a slice of %d", n, s.n)
-	}
-	if n == 0 {
-		return nil
-	}
-	return bind(op, dm.ctx.raw(), func() error {
-		return check(op, "cuMemcpyHtoDAsync", cu.MemcpyHtoDAsync(s.addr(dm, 0), hb.ptr, uint64(hb.bytes), ss.raw))
+	return copyHostAsync("Slice.CopyFromAsync", st, true, s.handle(), src.handle(), func(dm *memState, bytes int) (cu.CUdeviceptr, error) {
+		if n := bytes / sizeOf[T](); n > s.n {
+			return 0, invalidArg("Slice.CopyFromAsync", "copy of %d elements into a slice of %d", n, s.n)
+		}
+		return s.addr(dm, 0), nil
 	})
 }
 
@@ -239,23 +203,11 @@ func (s *Slice[T]) CopyFromAsync(st *Stream, src *HostBuffer[T]) error {
 // start of s (cuMemcpyDtoHAsync); dst.Len() must be at most s.Len(). Read
 // dst after the copy has run.
 func (s *Slice[T]) CopyToAsync(st *Stream, dst *HostBuffer[T]) error {
-	const op = "Slice.CopyToAsync"
-	var hs holds
-	defer hs.release()
-	th, hh, sh := st.handle(), dst.handle(), s.handle()
-	if err := hs.all(op, arg{"stream", th}, arg{"destination", hh}, arg{"source", sh}); err != nil {
-		return err
-	}
-	ss, hb, sm := &th.core.val, &hh.core.val, &sh.core.val
-	n := hb.bytes / sizeOf[T]()
-	if n > s.n {
-		return invalidArg(op, "copy of %d elements from a slice of %d", n, s.n)
-	}
-	if n == 0 {
-		return nil
-	}
-	return bind(op, sm.ctx.raw(), func() error {
-		return check(op, "cuMemcpyDtoHAsync", cu.MemcpyDtoHAsync(hb.ptr, s.addr(sm, 0), uint64(hb.bytes), ss.raw))
+	return copyHostAsync("Slice.CopyToAsync", st, false, s.handle(), dst.handle(), func(dm *memState, bytes int) (cu.CUdeviceptr, error) {
+		if n := bytes / sizeOf[T](); n > s.n {
+			return 0, invalidArg("Slice.CopyToAsync", "copy of %d elements from a slice of %d", n, s.n)
+		}
+		return s.addr(dm, 0), nil
 	})
 }
 
@@ -286,18 +238,11 @@ func CopySlice[T Element](dst, src *Slice[T]) error {
 // dst (cuMemcpyDtoDAsync), under CopySlice's rules.
 func CopySliceAsync[T Element](st *Stream, dst, src *Slice[T]) error {
 	const op = "CopySliceAsync"
-	var hs holds
-	defer hs.release()
-	th, dh, sh := st.handle(), dst.handle(), src.handle()
-	if err := hs.all(op, arg{"stream", th}, arg{"destination", dh}, arg{"source", sh}); err != nil {
-		return err
-	}
-	ss, d, s := &th.core.val, &dh.core.val, &sh.core.val
-	if err := checkSliceCopy(op, dst, src); err != nil || src.n == 0 {
-		return err
-	}
-	return bind(op, d.ctx.raw(), func() error {
-		return check(op, "cuMemcpyDtoDAsync", cu.MemcpyDtoDAsync(dst.addr(d, 0), src.addr(s, 0), uint64(src.n*sizeOf[T]()), ss.raw))
+	return copyDeviceAsync(op, st, dst.handle(), src.handle(), func(d, s *memState) (cu.CUdeviceptr, cu.CUdeviceptr, int, error) {
+		if err := checkSliceCopy(op, dst, src); err != nil {
+			return 0, 0, 0, err
+		}
+		return dst.addr(d, 0), src.addr(s, 0), src.n * sizeOf[T](), nil
 	})
 }
 
