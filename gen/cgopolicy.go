@@ -29,6 +29,10 @@ import (
 //     does not document which, so calls that wait for them (synchronize,
 //     destroy) are not marked either.
 //
+// The libraries' bindings (NVRTC, cuBLAS, …, NCCL) have no entry: NCCL's
+// calls in particular may block for long (ncclCommInitRank waits for its
+// peers) and start threads of their own, which the default allows.
+//
 // Entries are keyed by the versioned symbol the binding calls: a new ABI
 // of a function (cuFoo_v3) has new arguments, and is safe until reviewed.
 // Entries with no flags record a call that was reviewed and left safe.

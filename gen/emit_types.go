@@ -96,7 +96,7 @@ func emitEnum(f *jen.File, e Enum) {
 					continue
 				}
 				seen[v.Value] = true
-				g.Case(jen.Id(v.Name)).Return(jen.Lit(v.Name))
+				g.Case(jen.Id(v.Name)).Return(jen.Lit(e.cName(v.Name)))
 			}
 		}),
 		jen.Return(jen.Lit(e.Name+"(").Op("+").Add(format).Op("+").Lit(")")),

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/gocuda/gocuda/internal/manifest"
@@ -160,8 +161,8 @@ func TestLibraryConstraintsExclusive(t *testing.T) {
 	}
 	for _, l := range libraries {
 		provs := l.providers(m)
-		if len(provs) == 0 {
-			continue
+		if len(provs) == 0 || l.family != "" {
+			continue // NCCL's matrix: TestNCCLConstraintsExclusive
 		}
 		for mask := 0; mask < 1<<len(tags); mask++ {
 			set := map[string]bool{}
@@ -193,4 +194,54 @@ func TestLibraryConstraintsExclusive(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestNCCLConstraintsExclusive: the NCCL versions are a matrix of their own,
+// whatever the CUDA tags: for every set of NCCL tags exactly one version's
+// files build, the highest tagged but the newest, else the newest.
+func TestNCCLConstraintsExclusive(t *testing.T) {
+	data := []byte(`{"default": "12.4", "versions": [{"version": "12.4", "tag": "cuda12040", "source": {"kind": "toolkit", "path": "include/cuda.h"}, "sha256": "` + strings.Repeat("a", 64) + `"}],
+	"nccl": [` + ncclEntry("2.22.3", "nccl22203") + `, ` + ncclEntry("2.28.3", "nccl22803") + `, ` + ncclEntry("2.19.3", "nccl21903") + `]}`)
+	full, err := manifest.Parse(data, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := ncclLib.matrix(full)
+	if m.Default != "2.28.3" {
+		t.Fatalf("default %s, want the newest, 2.28.3", m.Default)
+	}
+	tags := []string{"nccl21903", "nccl22203", "nccl22803", "cuda12040"}
+	for mask := 0; mask < 1<<len(tags); mask++ {
+		// As for CUDA's tags (buildConstraint): the highest tagged version
+		// but the default, else the default.
+		set := map[string]bool{}
+		want := ""
+		for i, tag := range tags {
+			if mask&(1<<i) != 0 {
+				set[tag] = true
+				if v, err := m.Lookup(tag); err == nil && v.Version != m.Default {
+					want = v.Version
+				}
+			}
+		}
+		if want == "" {
+			want = m.Default
+		}
+		var chosen []string
+		for _, p := range ncclLib.providers(full) {
+			if evalConstraint(ncclLib.constraint(m, p), set) {
+				chosen = append(chosen, p.Version)
+			}
+		}
+		if len(chosen) != 1 || chosen[0] != want {
+			t.Errorf("tags %v select %v, want %s", set, chosen, want)
+		}
+	}
+	if names, err := ncclLib.sonamesFor(m.DefaultVersion()); err != nil || len(names) != 1 || names[0] != "libnccl.so.2" {
+		t.Errorf("sonames %v, %v; want libnccl.so.2", names, err)
+	}
+}
+
+func ncclEntry(version, tag string) string {
+	return `{"version": "` + version + `", "tag": "` + tag + `", "source": {"kind": "file", "path": "/usr/include/nccl.h"}, "sha256": "` + strings.Repeat("b", 64) + `"}`
 }

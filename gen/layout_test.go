@@ -184,7 +184,7 @@ func TestFunctionsAgainstGCC(t *testing.T) {
 		proto := regexp.MustCompile(`\b((?:__)?` + l.prefix + `[A-Za-z0-9_]+) \(`)
 		for _, v := range l.providers(m) {
 			t.Run(l.pkg+"/"+v.Version, func(t *testing.T) {
-				mod, path, flags := realModel(t, l, v)
+				mod, path, flags := realModel(t, m, l, v)
 				aux := filepath.Join(t.TempDir(), "aux.txt")
 				args := append([]string{"-fsyntax-only", "-aux-info", aux}, flags...)
 				if out, err := exec.Command(gcc, append(args, "-x", "c", path)...).CombinedOutput(); err != nil {
@@ -229,7 +229,7 @@ func TestFunctionsAgainstGCC(t *testing.T) {
 				if len(want) == 0 {
 					t.Errorf("gcc declares no %s* function in %s", l.prefix, path)
 				}
-				t.Logf("CUDA %s %s: gcc declares %d %s* functions; %d bound, %d excluded", v.Version, l.header, len(want), l.prefix, len(mod.Functions), len(mod.Excluded))
+				t.Logf("%s %s: gcc declares %d %s* functions; %d bound, %d excluded", v.Name(), l.header, len(want), l.prefix, len(mod.Functions), len(mod.Excluded))
 			})
 		}
 	}
@@ -242,11 +242,11 @@ var declaration = regexp.MustCompile(`^\d+:[NO]C \*/`)
 // realModel builds the model of library l from the cached headers of v,
 // skipping when they are not cached, and returns the path of its header
 // and the gcc flags that find its includes as ParseSet does.
-func realModel(t *testing.T, l *library, v manifest.Version) (*Module, string, []string) {
+func realModel(t *testing.T, m *manifest.Manifest, l *library, v manifest.Version) (*Module, string, []string) {
 	t.Helper()
 	src, path, err := l.readHeader(v)
 	if errors.Is(err, manifest.ErrNotCached) {
-		t.Skipf("CUDA %s %s not cached (make headers)", v.Version, l.header)
+		t.Skipf("%s %s not cached (make headers)", v.Name(), l.header)
 	}
 	if err != nil {
 		t.Fatal(err)
@@ -258,7 +258,23 @@ func realModel(t *testing.T, l *library, v manifest.Version) (*Module, string, [
 		}
 		return mod, path, nil
 	}
-	mod, err := libraryModel(l, v)
+	var mod *Module
+	var include []string
+	if l.family == manifest.FamilyNCCL {
+		// nccl.h with the runtime headers of the default CUDA version.
+		cuda := m.DefaultVersion()
+		mod, err = ncclModel(l, cuda, v)
+		if errors.Is(err, manifest.ErrNotCached) {
+			t.Skipf("%v (make headers)", err)
+		}
+		rt, perr := cuda.HeaderPath()
+		if perr != nil {
+			t.Fatal(perr)
+		}
+		include = []string{"-I", filepath.Dir(rt)}
+	} else {
+		mod, err = libraryModel(l, v)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -272,7 +288,7 @@ func realModel(t *testing.T, l *library, v manifest.Version) (*Module, string, [
 			t.Fatal(err)
 		}
 	}
-	return mod, path, []string{"-I", standin, "-I", filepath.Dir(path)}
+	return mod, path, append([]string{"-I", standin, "-I", filepath.Dir(path)}, include...)
 }
 
 // TestLibraryLayoutAgainstGCC holds the records of every library header
@@ -294,7 +310,7 @@ func TestLibraryLayoutAgainstGCC(t *testing.T) {
 		}
 		for _, v := range l.providers(m) {
 			t.Run(l.pkg+"/"+v.Version, func(t *testing.T) {
-				mod, _, flags := realModel(t, l, v)
+				mod, _, flags := realModel(t, m, l, v)
 				want := cLayoutWant(mod)
 				if len(want) == 0 {
 					t.Skipf("%s declares no record", l.header)
@@ -308,7 +324,7 @@ func TestLibraryLayoutAgainstGCC(t *testing.T) {
 					}
 				}
 				checked += len(want)
-				t.Logf("CUDA %s %s: %d sizes and offsets agree with gcc", v.Version, l.header, len(want))
+				t.Logf("%s %s: %d sizes and offsets agree with gcc", v.Name(), l.header, len(want))
 			})
 		}
 	}

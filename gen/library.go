@@ -40,6 +40,10 @@ type library struct {
 	// apiDiff marks a library whose API data (z*_api.txt) and changes
 	// across the matrix (API_CHANGES.md) are generated.
 	apiDiff bool
+	// family is the manifest family whose versions the library follows:
+	// "" for CUDA's matrix, manifest.FamilyNCCL for the NCCL entries, a
+	// matrix of their own (NCCL numbers its releases apart from CUDA).
+	family string
 }
 
 var (
@@ -121,9 +125,22 @@ var (
 		reference: "https://docs.nvidia.com/cuda/cusolver/",
 		sonames:   map[int][]string{11: {"libcusolver.so.11"}, 12: {"libcusolver.so.11"}, 13: {"libcusolver.so.12"}},
 	}
+	// ncclLib follows the NCCL versions of the manifest, not CUDA's: its
+	// sonames are by NCCL major version (libnccl.so.2 since NCCL 2.0), and
+	// nccl.h is parsed with the runtime headers of the default CUDA version
+	// (it takes only cudaStream_t from them, and the bfloat16 type that
+	// cuda_bf16.h announces).
+	ncclLib = &library{
+		name: "NCCL",
+		pkg:  "nccl", header: "nccl.h", prefix: "nccl", result: "NcclResult_t",
+		what:      "NCCL symbol",
+		reference: "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/api.html",
+		sonames:   map[int][]string{2: {"libnccl.so.2"}},
+		family:    manifest.FamilyNCCL,
+	}
 	// libraries are every header family bound, cuda.h first, and each
 	// package after those whose types it takes.
-	libraries = []*library{cuLib, nvrtcLib, libtypesLib, nvjitlinkLib, cublasLib, cublasltLib, curandLib, cufftLib, cusparseLib, cusolverLib}
+	libraries = []*library{cuLib, nvrtcLib, libtypesLib, nvjitlinkLib, cublasLib, cublasltLib, curandLib, cufftLib, cusparseLib, cusolverLib, ncclLib}
 )
 
 // cudaCxxIncludes are the headers that the libraries' headers and the
@@ -150,7 +167,10 @@ func (l *library) filePrefix() string { return "z" + l.pkg + "_" }
 
 // provides reports whether version v of the matrix has the library's header.
 func (l *library) provides(v manifest.Version) bool {
-	if l == cuLib {
+	if v.Family() != l.family {
+		return false
+	}
+	if l == cuLib || l.family != "" {
 		return true
 	}
 	_, ok := v.Header(l.header)
@@ -159,17 +179,26 @@ func (l *library) provides(v manifest.Version) bool {
 
 // readHeader returns the cached header of the library for v.
 func (l *library) readHeader(v manifest.Version) ([]byte, string, error) {
-	if l == cuLib {
+	if l == cuLib || l.family != "" {
 		return v.ReadHeader()
 	}
 	return v.ReadLibraryHeader(l.header)
 }
 
+// matrix is the matrix of m whose versions the library follows: m's CUDA
+// versions, or its NCCL ones.
+func (l *library) matrix(m *manifest.Manifest) *manifest.Manifest {
+	if l.family == "" || (len(m.Versions) > 0 && m.Versions[0].Family() == l.family) {
+		return m
+	}
+	return m.NCCLMatrix()
+}
+
 // providers are the versions of m that have the library's header, in
-// ascending order.
+// ascending order. m is the full manifest, or the library's own matrix.
 func (l *library) providers(m *manifest.Manifest) []manifest.Version {
 	var vs []manifest.Version
-	for _, v := range m.Versions {
+	for _, v := range l.matrix(m).Versions {
 		if l.provides(v) {
 			vs = append(vs, v)
 		}
@@ -180,11 +209,23 @@ func (l *library) providers(m *manifest.Manifest) []manifest.Version {
 
 // sonamesFor returns the names the loader of version v opens.
 func (l *library) sonamesFor(v manifest.Version) ([]string, error) {
-	names := l.sonames[v.Number()/1000]
+	major := v.Number() / 1000
+	if l.family == manifest.FamilyNCCL {
+		major = v.Number() / 10000
+	}
+	names := l.sonames[major]
 	if len(names) == 0 {
-		return nil, fmt.Errorf("%s: no soname known for CUDA major version %d (add it to the library's description in gen/library.go)", l.header, v.Number()/1000)
+		return nil, fmt.Errorf("%s: no soname known for %s major version %d (add it to the library's description in gen/library.go)", l.header, l.familyName(), major)
 	}
 	return names, nil
+}
+
+// familyName names the versions the library follows in prose: "CUDA", "NCCL".
+func (l *library) familyName() string {
+	if l.family == "" {
+		return "CUDA"
+	}
+	return l.family
 }
 
 // exportName is the name a library package gives a C type: its C name
@@ -196,9 +237,10 @@ func exportName(n string) string {
 	return n
 }
 
-// exportTypes gives each type of the model whose C name starts with a
-// lower-case letter (nvrtcProgram, nvrtcResult) the same name with its first
-// letter upper-cased (NvrtcProgram), the nearest spelling Go exports.
+// exportTypes gives each type and enumerator of the model whose C name
+// starts with a lower-case letter (nvrtcProgram, nvrtcResult, ncclSum) the
+// same name with its first letter upper-cased (NvrtcProgram, NcclSum), the
+// nearest spelling Go exports.
 // References to it throughout the model follow.
 func exportTypes(m *Module) {
 	rename := exportName
@@ -214,6 +256,18 @@ func exportTypes(m *Module) {
 	}
 	for i := range m.Enums {
 		m.Enums[i].Name = rename(m.Enums[i].Name)
+		// NCCL's enumerators start lower-case too (ncclSum): Go would
+		// hide them.
+		e := &m.Enums[i]
+		for j := range e.Values {
+			v := &e.Values[j]
+			if n := rename(v.Name); n != v.Name {
+				if e.CNames == nil {
+					e.CNames = map[string]string{}
+				}
+				e.CNames[n], v.Name = v.Name, n
+			}
+		}
 	}
 	for i := range m.Records {
 		r := &m.Records[i]

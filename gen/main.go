@@ -23,6 +23,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -77,15 +78,20 @@ func run(args []string) error {
 	}
 
 	// Versions in ascending order, so each sees the symbol lists of those
-	// before it.
+	// before it. A name is a CUDA version, else an NCCL one; each library
+	// takes those of its own matrix.
 	var todo []manifest.Version
 	if *all {
-		todo = append(todo, m.Versions...)
+		todo = append(append(todo, m.Versions...), m.NCCL...)
 	} else {
 		for _, name := range versions {
 			v, err := m.Lookup(name)
 			if err != nil {
-				return err
+				nv, nerr := m.NCCLMatrix().Lookup(name)
+				if nerr != nil {
+					return err
+				}
+				v = nv
 			}
 			todo = append(todo, v)
 		}
@@ -103,7 +109,16 @@ func run(args []string) error {
 			// Every other library's package sits next to package cu.
 			dir = filepath.Join(filepath.Dir(*out), l.pkg)
 		}
-		outputs, err := generateLibrary(l, m, todo, dir, *all)
+		var mine []manifest.Version
+		for _, v := range todo {
+			if v.Family() == l.family {
+				mine = append(mine, v)
+			}
+		}
+		if len(mine) == 0 && !*all {
+			continue // none of its versions asked for: its files stay as they are
+		}
+		outputs, err := generateLibrary(l, m, mine, dir, *all)
 		if err != nil {
 			return err
 		}
@@ -135,6 +150,10 @@ func run(args []string) error {
 // header is left out; package cu needs at least one header, the others
 // skip what is not cached.
 func generateLibrary(l *library, m *manifest.Manifest, todo []manifest.Version, out string, all bool) (map[string]Output, error) {
+	// The full manifest for the CUDA headers an NCCL header is parsed
+	// with; the library's own matrix for everything about its versions.
+	full := m
+	m = l.matrix(m)
 	hw, err := readHandwritten(out)
 	if err != nil {
 		return nil, err
@@ -149,7 +168,7 @@ func generateLibrary(l *library, m *manifest.Manifest, todo []manifest.Version, 
 		start := time.Now()
 		src, path, err := l.readHeader(v)
 		if errors.Is(err, manifest.ErrNotCached) && (all || l != cuLib) {
-			fmt.Printf("CUDA %s (%s): %s skipped, header not cached at %s\n", v.Version, v.Tag, l.header, path)
+			fmt.Printf("%s (%s): %s skipped, header not cached at %s\n", v.Name(), v.Tag, l.header, path)
 			continue
 		}
 		if err != nil {
@@ -162,13 +181,23 @@ func generateLibrary(l *library, m *manifest.Manifest, todo []manifest.Version, 
 			}
 		}
 		var mod *Module
-		if l == cuLib {
+		switch {
+		case l == cuLib:
 			mod, err = modelOf(l, src)
-		} else {
+		case l.family == manifest.FamilyNCCL:
+			mod, err = ncclModel(l, full.DefaultVersion(), v)
+			if errors.Is(err, manifest.ErrNotCached) {
+				fmt.Printf("%s (%s): %s skipped: %v\n", v.Name(), v.Tag, l.header, err)
+				continue
+			}
+			if err == nil {
+				err = checkNCCLVersion(mod, v)
+			}
+		default:
 			mod, err = libraryModel(l, v)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("CUDA %s: %w", v.Version, err)
+			return nil, fmt.Errorf("%s: %w", v.Name(), err)
 		}
 		if l == cuLib && mod.CUDAVersion != v.Number() {
 			return nil, fmt.Errorf("CUDA %s: header at %s says CUDA_VERSION %d", v.Version, path, mod.CUDAVersion)
@@ -184,7 +213,7 @@ func generateLibrary(l *library, m *manifest.Manifest, todo []manifest.Version, 
 		}
 		o, api, err := l.generate(m, v, sum, mod, earlier, hw)
 		if err != nil {
-			return nil, fmt.Errorf("CUDA %s: %w", v.Version, err)
+			return nil, fmt.Errorf("%s: %w", v.Name(), err)
 		}
 		outputs[v.Tag] = o
 		if api != nil {
@@ -195,8 +224,8 @@ func generateLibrary(l *library, m *manifest.Manifest, todo []manifest.Version, 
 			syms = append(syms, fn.Symbol)
 		}
 		produced[v.Tag] = syms
-		fmt.Printf("CUDA %s (%s) %s: %d functions, %d enums, %d structs and unions, %d typedefs, %d constants, %d excluded; %.2fs\n",
-			v.Version, v.Tag, l.header, len(mod.Functions), len(mod.Enums), len(mod.Records), len(mod.Typedefs), len(mod.Constants), len(mod.Excluded), time.Since(start).Seconds())
+		fmt.Printf("%s (%s) %s: %d functions, %d enums, %d structs and unions, %d typedefs, %d constants, %d excluded; %.2fs\n",
+			v.Name(), v.Tag, l.header, len(mod.Functions), len(mod.Enums), len(mod.Records), len(mod.Typedefs), len(mod.Constants), len(mod.Excluded), time.Since(start).Seconds())
 	}
 	if len(outputs) == 0 {
 		if l == cuLib {
@@ -258,6 +287,58 @@ func libraryModel(l *library, v manifest.Version) (*Module, error) {
 	}
 	exportTypes(m)
 	return m, nil
+}
+
+// ncclModel parses nccl.h of NCCL version v with the runtime headers of
+// CUDA version cuda (cuda_runtime.h and the headers it includes, which the
+// CUDA version pins), and builds its model.
+func ncclModel(l *library, cuda, v manifest.Version) (*Module, error) {
+	set, err := ncclHeaderSet(l, cuda, v)
+	if err != nil {
+		return nil, err
+	}
+	h, err := ParseSet(l, set)
+	if err != nil {
+		return nil, err
+	}
+	m, err := buildLib(h, l.prefix)
+	if err != nil {
+		return nil, err
+	}
+	exportTypes(m)
+	return m, nil
+}
+
+// ncclHeaderSet is nccl.h of v and the headers of CUDA version cuda.
+func ncclHeaderSet(l *library, cuda, v manifest.Version) (HeaderSet, error) {
+	set := HeaderSet{Main: l.header, Files: map[string][]byte{}}
+	for _, h := range cuda.Headers {
+		data, _, err := cuda.ReadLibraryHeader(h.Name)
+		if err != nil {
+			return set, fmt.Errorf("the runtime headers of %s, which %s is parsed with: %w", cuda.Name(), l.header, err)
+		}
+		set.Files[h.Name] = data
+	}
+	data, _, err := v.ReadHeader()
+	if err != nil {
+		return set, err
+	}
+	set.Files[l.header] = data
+	return set, nil
+}
+
+// checkNCCLVersion holds the header's NCCL_VERSION_CODE to the version the
+// manifest says it is, as package cu holds cuda.h's CUDA_VERSION.
+func checkNCCLVersion(mod *Module, v manifest.Version) error {
+	for _, c := range mod.Constants {
+		if c.Name == "NCCL_VERSION_CODE" {
+			if c.Value != strconv.Itoa(v.Number()) {
+				return fmt.Errorf("nccl.h says NCCL_VERSION_CODE %s, want %d", c.Value, v.Number())
+			}
+			return nil
+		}
+	}
+	return errors.New("nccl.h defines no NCCL_VERSION_CODE")
 }
 
 // earlierSymbols returns the symbol lists of the matrix versions below v:

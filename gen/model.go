@@ -68,6 +68,10 @@ type Enum struct {
 	// beyond 32 bits.
 	Type   string
 	Values []EnumValue
+	// CNames maps the Go name of an enumerator to its C name where they
+	// differ: a library's enumerator that starts lower-case (ncclSum) is
+	// exported (NcclSum).
+	CNames map[string]string
 }
 
 // EnumValue is one enumerator.
@@ -119,4 +123,12 @@ type Constant struct {
 	Name    string
 	Value   string // Go literal of the value: "12040", "-1", "18446744073709551615"
 	Pointer bool   // C gives it a pointer type, as in ((void*)0x01)
+}
+
+// cName is the C name of the enumerator whose Go name is name.
+func (e Enum) cName(name string) string {
+	if c, ok := e.CNames[name]; ok {
+		return c
+	}
+	return name
 }

@@ -178,7 +178,7 @@ func checkNames(m *Module, hw *handwritten, l *library) error {
 		declare(e.Name, "enum "+e.Name)
 		member(e.Name, "String", "the String method of enum "+e.Name)
 		for _, v := range e.Values {
-			declare(v.Name, "enumerator "+v.Name)
+			declare(v.Name, "enumerator "+e.cName(v.Name))
 		}
 	}
 	for _, r := range m.Records {

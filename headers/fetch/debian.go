@@ -198,7 +198,7 @@ func fetchDebian(ctx context.Context, a *aptState, workDir string, v manifest.Ve
 	}
 	if missingHeaders(v) {
 		want := map[string]string{s.Path: v.SHA256} // path in the package → pinned SHA-256
-		names := map[string]string{s.Path: "cuda.h"}
+		names := map[string]string{s.Path: v.MainHeader()}
 		for _, h := range v.Headers {
 			want[h.Path], names[h.Path] = h.SHA256, h.Name
 		}
@@ -254,13 +254,13 @@ func downloadAndExtract(ctx context.Context, a *aptState, workDir string, v mani
 	defer os.RemoveAll(dir)
 
 	start := time.Now()
-	prefix := fmt.Sprintf("CUDA %s: downloading %s", v.Version, pkg)
+	prefix := fmt.Sprintf("%s: downloading %s", v.Name(), pkg)
 	deb, err := a.download(ctx, dir, pkg, version, newProgress(stderr, prefix))
 	if err != nil {
 		return nil, "", err
 	}
 	if fi, err := os.Stat(deb); err == nil {
-		fmt.Fprintf(stderr, "CUDA %s: downloaded %s (%d MB) in %s\n", v.Version, filepath.Base(deb), fi.Size()>>20, time.Since(start).Round(time.Second))
+		fmt.Fprintf(stderr, "%s: downloaded %s (%d MB) in %s\n", v.Name(), filepath.Base(deb), fi.Size()>>20, time.Since(start).Round(time.Second))
 	}
 	if err := manifest.VerifyFile(deb, sum); err != nil {
 		return nil, "", err

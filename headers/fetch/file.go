@@ -43,7 +43,7 @@ func importFile(v manifest.Version, src string) (string, error) {
 		return "", err
 	}
 	if err := manifest.Verify(src, data, v.SHA256); err != nil {
-		return "", fmt.Errorf("%w (is %s the cuda.h of CUDA %s?)", err, src, v.Version)
+		return "", fmt.Errorf("%w (is %s the %s of %s?)", err, src, v.MainHeader(), v.Name())
 	}
 	path, err := v.WriteHeader(data)
 	if err != nil {

@@ -1,11 +1,12 @@
 // Command fetch fills the CUDA header cache that headers/versions.json
-// describes: the cuda.h of each version, checked against its pinned SHA-256.
+// describes: the cuda.h of each version, checked against its pinned SHA-256,
+// and the nccl.h of each NCCL version (named as 2.22.3 or nccl22203).
 // Debian-packaged versions are downloaded with apt-get through the machine's
 // own Debian mirror; toolkit versions are copied from an installed toolkit,
 // and file versions from a fixed path on the machine that has them (a copy
 // bundled with a Python package, say).
 //
-//	go run ./headers/fetch [-version 12.4,11.8] [-cuda-home DIR] [-file 12.8=PATH] [-work DIR]
+//	go run ./headers/fetch [-version 12.4,11.8,2.22.3] [-cuda-home DIR] [-file 12.8=PATH] [-work DIR]
 package main
 
 import (
@@ -18,6 +19,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -84,11 +86,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fl.SetOutput(stderr)
 	manifestPath := fl.String("manifest", "headers/versions.json", "the version manifest")
 	var names listFlag
-	fl.Var(&names, "version", "CUDA `version` to fetch, repeatable or comma-separated (default: all)")
+	fl.Var(&names, "version", "CUDA or NCCL `version` to fetch, repeatable or comma-separated (default: all)")
 	cudaHome := fl.String("cuda-home", defaultCUDAHome(), "installed CUDA toolkit, for toolkit versions")
 	workDir := fl.String("work", "", "download into a temporary directory in `dir`, removed afterwards (default: the cache)")
 	files := pathFlag{}
-	fl.Var(files, "file", "`VERSION=PATH` of the cuda.h of a file version, instead of the manifest's path (repeatable; also $GOCUDA_HEADER_<TAG>, e.g. GOCUDA_HEADER_CUDA12080)")
+	fl.Var(files, "file", "`VERSION=PATH` of the cuda.h (nccl.h) of a file version, instead of the manifest's path (repeatable; also $GOCUDA_HEADER_<TAG>, e.g. GOCUDA_HEADER_CUDA12080)")
 	skipMissing := fl.Bool("skip-missing", true, "skip toolkit and file versions whose header is not on this machine, unless named with -version")
 	if err := fl.Parse(args); err != nil {
 		return 2
@@ -104,13 +106,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	filePaths := map[string]string{} // by version; the flag may name a tag
 	for name, path := range files {
-		v, err := m.Lookup(name)
+		v, err := lookup(m, name)
 		switch {
 		case err != nil:
 		case v.Source.Kind != manifest.SourceFile:
-			err = fmt.Errorf("CUDA %s comes from a %s source, not a file", v.Version, v.Source.Kind)
+			err = fmt.Errorf("%s comes from a %s source, not a file", v.Name(), v.Source.Kind)
 		case filePaths[v.Version] != "":
-			err = fmt.Errorf("CUDA %s given twice", v.Version)
+			err = fmt.Errorf("%s given twice", v.Name())
 		}
 		if err != nil {
 			fmt.Fprintf(stderr, "fetch: -file: %v\n", err)
@@ -118,12 +120,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		filePaths[v.Version] = path
 	}
-	selected := m.Versions
+	selected := append(slices.Clone(m.Versions), m.NCCL...)
 	named := map[string]bool{}
 	if len(names) > 0 {
 		selected = nil
 		for _, n := range names {
-			v, err := m.Lookup(n)
+			v, err := lookup(m, n)
 			if err != nil {
 				fmt.Fprintf(stderr, "fetch: %v\n", err)
 				return 2
@@ -148,7 +150,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		case err == nil:
 			// cuda.h is cached; a library header or library is not.
 		case errors.As(err, &stale):
-			fmt.Fprintf(stderr, "CUDA %s: cached header has the wrong SHA-256, fetching it again\n", v.Version)
+			fmt.Fprintf(stderr, "%s: cached header has the wrong SHA-256, fetching it again\n", v.Name())
 		case !errors.Is(err, manifest.ErrNotCached):
 			o.err = err
 			continue
@@ -172,17 +174,29 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	for _, o := range all {
 		switch {
 		case o.skipped:
-			fmt.Fprintf(stderr, "CUDA %s: skipped: %v\n", o.v.Version, o.err)
+			fmt.Fprintf(stderr, "%s: skipped: %v\n", o.v.Name(), o.err)
 		case o.err != nil:
-			fmt.Fprintf(stderr, "CUDA %s: error: %v\n", o.v.Version, o.err)
+			fmt.Fprintf(stderr, "%s: error: %v\n", o.v.Name(), o.err)
 			code = 1
 		case o.cached:
-			fmt.Fprintf(stdout, "CUDA %s: cached %s\n", o.v.Version, o.path)
+			fmt.Fprintf(stdout, "%s: cached %s\n", o.v.Name(), o.path)
 		default:
-			fmt.Fprintf(stdout, "CUDA %s: ok %s (sha256 %s…)\n", o.v.Version, o.path, o.v.SHA256[:12])
+			fmt.Fprintf(stdout, "%s: ok %s (sha256 %s…)\n", o.v.Name(), o.path, o.v.SHA256[:12])
 		}
 	}
 	return code
+}
+
+// lookup finds a CUDA version, else an NCCL one, by number or tag.
+func lookup(m *manifest.Manifest, name string) (manifest.Version, error) {
+	v, err := m.Lookup(name)
+	if err == nil || len(m.NCCL) == 0 {
+		return v, err
+	}
+	if nv, nerr := m.NCCLMatrix().Lookup(name); nerr == nil {
+		return nv, nil
+	}
+	return v, err
 }
 
 // aptRoot is where the machine's apt configuration is read from; tests point

@@ -39,7 +39,7 @@ import (
 type Func struct {
 	API    string // C name: cublasSgemm
 	Symbol string // symbol looked up: cublasSgemm_v2
-	Since  string // first CUDA version of the matrix that declares it: "12.4"
+	Since  string // first version of the matrix that declares it: "12.4"
 }
 
 // Spec describes a library and its bound functions.
@@ -48,8 +48,12 @@ type Spec struct {
 	Name    string // the library's name in messages: "NVRTC"
 	Env     string // environment variable that overrides the path: "GOCUDA_LIBNVRTC"
 	Header  string // the header the bindings come from: "nvrtc.h"
-	// HeaderVersion is CUDA_VERSION of that header: 12040.
+	// HeaderVersion is CUDA_VERSION of that header: 12040; for an NCCL
+	// header, NCCL_VERSION_CODE: 22203.
 	HeaderVersion int
+	// OwnVersions marks a library numbered apart from CUDA (NCCL): its
+	// versions are its own, Name's, not CUDA's.
+	OwnVersions bool
 	// Sonames are the names dlopen tries, in order, when Env is unset.
 	Sonames []string
 	// Funcs is the generated table: Library.Addrs[i] receives the entry
@@ -160,6 +164,9 @@ func (l *Library) Proc(name string) (uintptr, error) {
 		}
 	}
 	v := l.Spec.HeaderVersion
+	if l.Spec.OwnVersions {
+		return 0, fmt.Errorf("%s: %s is not a function of the %s of %s %d.%d.%d", l.Spec.Package, name, l.Spec.Header, l.Spec.Name, v/10000, v%10000/100, v%100)
+	}
 	return 0, fmt.Errorf("%s: %s is not a function of the %s of CUDA %d.%d", l.Spec.Package, name, l.Spec.Header, v/1000, v%1000/10)
 }
 

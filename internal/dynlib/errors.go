@@ -48,7 +48,7 @@ func (e *LoadError) Is(target error) bool {
 // ErrMissingFunction of its library only.
 type MissingFunctionError struct {
 	Function string // C name: nvrtcGetCUBIN
-	Since    string // CUDA version of the matrix that introduced it: "12.4"
+	Since    string // version of the matrix that introduced it: "12.4"
 	Library  string // the library opened
 
 	lib *Library
@@ -59,6 +59,9 @@ func (e *MissingFunctionError) Error() string {
 		return fmt.Sprintf("%s is not in %s; it needs CUDA %s or later", e.Function, e.Library, e.Since)
 	}
 	s := e.lib.Spec
+	if s.OwnVersions {
+		return fmt.Sprintf("%s: %s is not in %s; it needs %s %s or later", s.Package, e.Function, e.Library, s.Name, e.Since)
+	}
 	return fmt.Sprintf("%s: %s is not in %s; it needs %s of CUDA %s or later", s.Package, e.Function, e.Library, s.Name, e.Since)
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/gocuda/gocuda/generated/curand"
 	"github.com/gocuda/gocuda/generated/cusolver"
 	"github.com/gocuda/gocuda/generated/cusparse"
+	"github.com/gocuda/gocuda/generated/nccl"
 	"github.com/gocuda/gocuda/generated/nvjitlink"
 	"github.com/gocuda/gocuda/generated/nvrtc"
 )
@@ -60,6 +61,8 @@ func boundLibraries() []boundLibrary {
 			func() error { var h cusparse.CusparseHandle_t; return cusparse.Create(&h) }},
 		{"cusolver", cusolver.LibraryEnv, cusolver.ErrNoLibrary, cusolver.ErrMissingFunction, cusolver.Load, cusolver.LibraryPath,
 			func() error { var h cusolver.CusolverDnHandle_t; return cusolver.DnCreate(&h) }},
+		{"nccl", nccl.LibraryEnv, nccl.ErrNoLibrary, nccl.ErrMissingFunction, nccl.Load, nccl.LibraryPath,
+			func() error { var id nccl.NcclUniqueId; return nccl.GetUniqueId(&id) }},
 	}
 }
 

@@ -33,11 +33,11 @@ func Verify(what string, data []byte, want string) error {
 	return nil
 }
 
-// ReadHeader returns the cached cuda.h of v and its path, after checking its
+// ReadHeader returns the cached main header (cuda.h, nccl.h) of v and its path, after checking its
 // SHA-256. A header that is missing wraps ErrNotCached; one that does not
 // match is a *ChecksumError.
 func (v Version) ReadHeader() (data []byte, path string, err error) {
-	return v.readCached("cuda.h", v.SHA256)
+	return v.readCached(v.MainHeader(), v.SHA256)
 }
 
 // ReadLibraryHeader returns the cached library header name ("nvrtc.h") of
@@ -46,7 +46,7 @@ func (v Version) ReadHeader() (data []byte, path string, err error) {
 func (v Version) ReadLibraryHeader(name string) (data []byte, path string, err error) {
 	h, ok := v.Header(name)
 	if !ok {
-		return nil, "", fmt.Errorf("CUDA %s provides no %s in headers/versions.json", v.Version, name)
+		return nil, "", fmt.Errorf("%s provides no %s in headers/versions.json", v.Name(), name)
 	}
 	return v.readCached(h.Name, h.SHA256)
 }
@@ -58,13 +58,13 @@ func (v Version) readCached(name, sum string) (data []byte, path string, err err
 	}
 	data, err = os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, path, fmt.Errorf("CUDA %s: %w at %s (run `make headers`)", v.Version, ErrNotCached, path)
+		return nil, path, fmt.Errorf("%s: %w at %s (run `make headers`)", v.Name(), ErrNotCached, path)
 	}
 	if err != nil {
 		return nil, path, err
 	}
 	if err := Verify(path, data, sum); err != nil {
-		return nil, path, fmt.Errorf("CUDA %s: %w", v.Version, err)
+		return nil, path, fmt.Errorf("%s: %w", v.Name(), err)
 	}
 	return data, path, nil
 }
@@ -87,12 +87,12 @@ func VerifyFile(path, want string) error {
 	return nil
 }
 
-// WriteHeader stores data as v's cached cuda.h and returns its path. Data
+// WriteHeader stores data as v's cached main header and returns its path. Data
 // whose SHA-256 is not v's is refused with a *ChecksumError, leaving the cache
 // untouched. The file is renamed into place so that a reader never sees a
 // partial header.
 func (v Version) WriteHeader(data []byte) (string, error) {
-	return v.WriteCached("cuda.h", data, v.SHA256)
+	return v.WriteCached(v.MainHeader(), data, v.SHA256)
 }
 
 // WriteCached stores data as the file name ("nvrtc.h", "lib/libnvrtc.so.12")
@@ -102,7 +102,7 @@ func (v Version) WriteCached(name string, data []byte, sum string) (string, erro
 	if err != nil {
 		return "", err
 	}
-	if err := Verify("CUDA "+v.Version+" "+name, data, sum); err != nil {
+	if err := Verify(v.Name()+" "+name, data, sum); err != nil {
 		return "", err
 	}
 	dir := filepath.Dir(path)

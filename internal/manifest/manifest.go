@@ -25,6 +25,12 @@ const (
 type Manifest struct {
 	Default  string    `json:"default"` // version compiled when no tag is given
 	Versions []Version `json:"versions"`
+	// NCCL are the versions of NCCL's nccl.h that generated/nccl follows.
+	// NCCL numbers its releases apart from CUDA (2.22.3) and keeps one ABI
+	// (libnccl.so.2) across them, so these are a matrix of their own: tag
+	// nccl22203 selects 2.22.3, and no NCCL tag selects the newest. Each
+	// entry has the fields of a CUDA version, its sha256 that of nccl.h.
+	NCCL []Version `json:"nccl,omitempty"`
 }
 
 // Version is one CUDA version of the matrix.
@@ -36,6 +42,9 @@ type Version struct {
 	// Headers are the library headers the version provides besides cuda.h,
 	// from the same source (one package, one toolkit).
 	Headers []Header `json:"headers,omitempty"`
+	// family is "" for a CUDA version and "NCCL" for an entry of
+	// Manifest.NCCL: it names the main header and the cache directory.
+	family string
 	// Libraries are run-time libraries that tests use without a GPU (NVRTC
 	// compiles on the CPU), each from a Debian package of the version's
 	// suite and component.
@@ -74,9 +83,11 @@ type Source struct {
 }
 
 var (
-	versionRE = regexp.MustCompile(`^([0-9]+)\.([0-9]+)$`)
-	tagRE     = regexp.MustCompile(`^cuda[0-9]{5}$`)
-	shaRE     = regexp.MustCompile(`^[0-9a-f]{64}$`)
+	versionRE     = regexp.MustCompile(`^([0-9]+)\.([0-9]+)$`)
+	ncclVersionRE = regexp.MustCompile(`^([0-9]+)\.([0-9]+)\.([0-9]+)$`)
+	tagRE         = regexp.MustCompile(`^cuda[0-9]{5}$`)
+	ncclTagRE     = regexp.MustCompile(`^nccl[0-9]{5,}$`)
+	shaRE         = regexp.MustCompile(`^[0-9a-f]{64}$`)
 )
 
 // Load reads and validates a manifest file.
@@ -95,6 +106,9 @@ func Parse(data []byte, name string) (*Manifest, error) {
 	var m Manifest
 	if err := dec.Decode(&m); err != nil {
 		return nil, fmt.Errorf("manifest %s: %w", name, err)
+	}
+	for i := range m.NCCL {
+		m.NCCL[i].family = FamilyNCCL
 	}
 	if err := m.validate(); err != nil {
 		return nil, fmt.Errorf("manifest %s: %w", name, err)
@@ -152,11 +166,92 @@ func (m *Manifest) validate() error {
 	if !seen[m.Default] {
 		return fmt.Errorf("default version %q is not in the matrix", m.Default)
 	}
+	return m.validateNCCL()
+}
+
+// FamilyNCCL is the family of the entries of Manifest.NCCL.
+const FamilyNCCL = "NCCL"
+
+// validateNCCL checks the NCCL entries: MAJOR.MINOR.PATCH, the tag of
+// NCCL_VERSION_CODE, nccl.h's SHA-256, a Debian package or a file.
+func (m *Manifest) validateNCCL() error {
+	seen := map[string]bool{}
+	for _, v := range m.NCCL {
+		name := v.Name()
+		switch {
+		case !ncclVersionRE.MatchString(v.Version):
+			return fmt.Errorf("NCCL version %q: want MAJOR.MINOR.PATCH", v.Version)
+		case seen[v.Version]:
+			return fmt.Errorf("%s listed twice", name)
+		case v.Tag != v.WantTag() || !ncclTagRE.MatchString(v.Tag):
+			return fmt.Errorf("%s: tag %q, want %q", name, v.Tag, v.WantTag())
+		case !shaRE.MatchString(v.SHA256):
+			return fmt.Errorf("%s: sha256 (of nccl.h) must be 64 lower-case hex digits", name)
+		case len(v.Headers) > 0:
+			return fmt.Errorf("%s: nccl.h is its only header; it is parsed with the runtime headers of the default CUDA version", name)
+		}
+		seen[v.Version] = true
+		if err := v.validateExtras(); err != nil {
+			return err
+		}
+		s := v.Source
+		switch s.Kind {
+		case SourceDebian:
+			if s.Package == "" || s.PackageVersion == "" || s.Suite == "" || s.Component == "" || s.Path == "" || !shaRE.MatchString(s.PackageSHA256) {
+				return fmt.Errorf("%s: debian source needs package, package_version, suite, component, path and package_sha256", name)
+			}
+		case SourceFile:
+			if !path.IsAbs(s.Path) {
+				return fmt.Errorf("%s: file source needs an absolute path", name)
+			}
+		default:
+			return fmt.Errorf("%s: source kind %q (want %q or %q)", name, s.Kind, SourceDebian, SourceFile)
+		}
+	}
 	return nil
 }
 
-// Number is the version as CUDA_VERSION spells it: 12.4 → 12040.
+// NCCLMatrix is the NCCL entries as a matrix of their own, for code that
+// walks a matrix (the generator, fetch): its default is the newest.
+func (m *Manifest) NCCLMatrix() *Manifest {
+	n := &Manifest{Versions: m.NCCL}
+	for _, v := range m.NCCL {
+		if d, err := n.Lookup(n.Default); err != nil || v.Number() > d.Number() {
+			n.Default = v.Version
+		}
+	}
+	return n
+}
+
+// Name is the version as prose gives it: "CUDA 12.4", "NCCL 2.22.3".
+func (v Version) Name() string {
+	if v.family == "" {
+		return "CUDA " + v.Version
+	}
+	return v.family + " " + v.Version
+}
+
+// Family is "" for a CUDA version and FamilyNCCL for an NCCL one.
+func (v Version) Family() string { return v.family }
+
+// MainHeader is the header the version's sha256 pins: cuda.h, or nccl.h
+// for an NCCL version.
+func (v Version) MainHeader() string {
+	if v.family == FamilyNCCL {
+		return "nccl.h"
+	}
+	return "cuda.h"
+}
+
+// Number is the version as CUDA_VERSION spells it: 12.4 → 12040; for an
+// NCCL version, as NCCL_VERSION_CODE does: 2.22.3 → 22203.
 func (v Version) Number() int {
+	if p := ncclVersionRE.FindStringSubmatch(v.Version); p != nil && v.family == FamilyNCCL {
+		major, _ := strconv.Atoi(p[1])
+		minor, _ := strconv.Atoi(p[2])
+		patch, _ := strconv.Atoi(p[3])
+		return major*10000 + minor*100 + patch
+	}
 	p := versionRE.FindStringSubmatch(v.Version)
 	if p == nil {
 		return 0
@@ -167,7 +262,12 @@ func (v Version) Number() int {
 }
 
 // WantTag is the build tag the version must have: 12.4 → cuda12040.
-func (v Version) WantTag() string { return fmt.Sprintf("cuda%05d", v.Number()) }
+func (v Version) WantTag() string {
+	if v.family == FamilyNCCL {
+		return fmt.Sprintf("nccl%05d", v.Number())
+	}
+	return fmt.Sprintf("cuda%05d", v.Number())
+}
 
 // Lookup finds a version by its number ("12.4") or tag ("cuda12040").
 func (m *Manifest) Lookup(name string) (Version, error) {
@@ -180,7 +280,11 @@ func (m *Manifest) Lookup(name string) (Version, error) {
 	for _, v := range m.Versions {
 		known = append(known, v.Version)
 	}
-	return Version{}, fmt.Errorf("unknown CUDA version %q (the matrix has %s)", name, strings.Join(known, ", "))
+	what := "CUDA"
+	if len(m.Versions) > 0 && m.Versions[0].family != "" {
+		what = m.Versions[0].family
+	}
+	return Version{}, fmt.Errorf("unknown %s version %q (the matrix has %s)", what, name, strings.Join(known, ", "))
 }
 
 // Default returns the version compiled when no build tag is given.
@@ -202,8 +306,8 @@ func CacheDir() (string, error) {
 	return filepath.Join(d, "gocuda", "headers"), nil
 }
 
-// HeaderPath is where the cache keeps this version's cuda.h.
-func (v Version) HeaderPath() (string, error) { return v.CachedPath("cuda.h") }
+// HeaderPath is where the cache keeps this version's main header (cuda.h).
+func (v Version) HeaderPath() (string, error) { return v.CachedPath(v.MainHeader()) }
 
 var nameRE = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.+-]*$`)
 
@@ -215,7 +319,7 @@ var headerNameRE = regexp.MustCompile(`^([A-Za-z0-9_][A-Za-z0-9_.+-]*/)*[A-Za-z0
 // validateExtras checks the library headers and libraries of v: plain file
 // names (they are joined to cache paths), pinned checksums, no duplicates.
 func (v Version) validateExtras() error {
-	seen := map[string]bool{"cuda.h": true, "lib": true}
+	seen := map[string]bool{v.MainHeader(): true, "lib": true}
 	for _, h := range v.Headers {
 		switch {
 		case !headerNameRE.MatchString(h.Name) || strings.Contains(h.Name, "..") || h.Name == "lib" || strings.HasPrefix(h.Name, "lib/"):
@@ -266,7 +370,12 @@ func (v Version) CachedPath(name string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return filepath.Join(d, v.Version, name), nil
+	dir := v.Version
+	if v.family != "" {
+		// Apart from CUDA's: NCCL's numbers could one day meet them.
+		dir = strings.ToLower(v.family) + "-" + v.Version
+	}
+	return filepath.Join(d, dir, name), nil
 }
 
 // LibraryDir is the directory where the cache keeps this version's

@@ -78,3 +78,46 @@ func TestParseLibraryHeadersAndLibraries(t *testing.T) {
 		}
 	}
 }
+
+// TestNCCLVersions: NCCL's entries are a matrix of their own, numbered as
+// NCCL_VERSION_CODE, cached apart from CUDA's, with nccl.h as main header,
+// the newest the default.
+func TestNCCLVersions(t *testing.T) {
+	sha := strings.Repeat("c", 64)
+	entry := func(version, tag string) string {
+		return `{"version": "` + version + `", "tag": "` + tag + `", "source": {"kind": "file", "path": "/usr/include/nccl.h"}, "sha256": "` + sha + `"}`
+	}
+	doc := func(entries ...string) []byte {
+		return []byte(`{"default": "12.4", "versions": [{"version": "12.4", "tag": "cuda12040", "source": {"kind": "toolkit", "path": "include/cuda.h"}, "sha256": "` + sha + `"}], "nccl": [` + strings.Join(entries, ", ") + `]}`)
+	}
+	m, err := Parse(doc(entry("2.28.3", "nccl22803"), entry("2.22.3", "nccl22203")), "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := m.NCCLMatrix()
+	if n.Default != "2.28.3" {
+		t.Errorf("default %q, want the newest, 2.28.3", n.Default)
+	}
+	v, err := n.Lookup("nccl22203")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Number() != 22203 || v.Name() != "NCCL 2.22.3" || v.MainHeader() != "nccl.h" || v.Family() != FamilyNCCL {
+		t.Errorf("%s: number %d, main header %s, family %q", v.Name(), v.Number(), v.MainHeader(), v.Family())
+	}
+	t.Setenv("GOCUDA_HEADER_CACHE", "/cache")
+	if p, _ := v.HeaderPath(); p != "/cache/nccl-2.22.3/nccl.h" {
+		t.Errorf("cached at %s", p)
+	}
+	if _, err := m.Lookup("2.22.3"); err == nil {
+		t.Error("an NCCL version is found among CUDA's")
+	}
+	for _, bad := range []string{entry("2.22", "nccl22200"), entry("2.22.3", "cuda22203"), entry("2.22.3", "nccl2223")} {
+		if _, err := Parse(doc(bad), "test"); err == nil {
+			t.Errorf("%s accepted", bad)
+		}
+	}
+	if _, err := Parse(doc(entry("2.22.3", "nccl22203"), entry("2.22.3", "nccl22203")), "test"); err == nil {
+		t.Error("a version listed twice accepted")
+	}
+}
