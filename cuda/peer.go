@@ -1,0 +1,155 @@
+package cuda
+
+import (
+	"github.com/gocuda/gocuda/generated/cu"
+)
+
+// Peer copies move device memory between contexts, of one device or of two
+// (cuMemcpyPeer): the driver copies straight over NVLink or PCIe where the
+// destination's context has peer access to the source's (EnablePeerAccess,
+// EnablePeers), and stages the copy through the host otherwise, so they
+// work either way.
+
+// CopyPeer copies the whole of src to the start of dst, memory of any two
+// contexts (cuMemcpyPeer), and returns when the copy is done; src.Size()
+// must be at most dst.Size(). Like CopyDevice it does not wait for streams
+// made by NewStream, in either context.
+func CopyPeer(dst, src *DeviceMemory) error {
+	const op = "CopyPeer"
+	var hs holds
+	defer hs.release()
+	dh, sh := dst.handle(), src.handle()
+	if err := hs.all(op, arg{"destination", dh}, arg{"source", sh}); err != nil {
+		return err
+	}
+	d, s := &dh.core.val, &sh.core.val
+	if s.size > d.size {
+		return invalidArg(op, "copy of %d bytes into device memory of %d", s.size, d.size)
+	}
+	return peerCopy(op, d, s, d.ptr, s.ptr, s.size)
+}
+
+// CopyPeerAsync enqueues on st a copy of the whole of src to the start of
+// dst, memory of any two contexts (cuMemcpyPeerAsync), under CopyPeer's
+// rules. st may be of either context; the copy is ordered after the work
+// queued on st only: order it after work on the other device's streams
+// with an event (Stream.WaitEvent), which works across devices.
+func CopyPeerAsync(st *Stream, dst, src *DeviceMemory) error {
+	const op = "CopyPeerAsync"
+	var hs holds
+	defer hs.release()
+	th, dh, sh := st.handle(), dst.handle(), src.handle()
+	if err := hs.all(op, arg{"stream", th}, arg{"destination", dh}, arg{"source", sh}); err != nil {
+		return err
+	}
+	d, s := &dh.core.val, &sh.core.val
+	if s.size > d.size {
+		return invalidArg(op, "copy of %d bytes into device memory of %d", s.size, d.size)
+	}
+	return peerCopyAsync(op, &th.core.val, d, s, d.ptr, s.ptr, s.size)
+}
+
+// CopySlicePeer copies the whole of src to the start of dst, slices of any
+// two contexts (cuMemcpyPeer), and returns when the copy is done;
+// src.Len() must be at most dst.Len(). Two views of one allocation must not
+// overlap. Like CopySlice it does not wait for streams made by NewStream.
+func CopySlicePeer[T Element](dst, src *Slice[T]) error {
+	const op = "CopySlicePeer"
+	var hs holds
+	defer hs.release()
+	dh, sh := dst.handle(), src.handle()
+	if err := hs.all(op, arg{"destination", dh}, arg{"source", sh}); err != nil {
+		return err
+	}
+	d, s := &dh.core.val, &sh.core.val
+	if err := checkSliceCopy(op, dst, src); err != nil || src.n == 0 {
+		return err
+	}
+	return peerCopy(op, d, s, dst.addr(d, 0), src.addr(s, 0), src.n*sizeOf[T]())
+}
+
+// CopySlicePeerAsync enqueues on st a copy of the whole of src to the start
+// of dst, slices of any two contexts (cuMemcpyPeerAsync), under
+// CopySlicePeer's rules and CopyPeerAsync's ordering.
+func CopySlicePeerAsync[T Element](st *Stream, dst, src *Slice[T]) error {
+	const op = "CopySlicePeerAsync"
+	var hs holds
+	defer hs.release()
+	th, dh, sh := st.handle(), dst.handle(), src.handle()
+	if err := hs.all(op, arg{"stream", th}, arg{"destination", dh}, arg{"source", sh}); err != nil {
+		return err
+	}
+	d, s := &dh.core.val, &sh.core.val
+	if err := checkSliceCopy(op, dst, src); err != nil || src.n == 0 {
+		return err
+	}
+	return peerCopyAsync(op, &th.core.val, d, s, dst.addr(d, 0), src.addr(s, 0), src.n*sizeOf[T]())
+}
+
+// peerCopy is cuMemcpyPeer of n bytes with the destination's context
+// current, then a wait on its legacy stream: cuMemcpyPeer returns before
+// the copy is done, ordered like work on that stream.
+func peerCopy(op string, d, s *memState, dst, src cu.CUdeviceptr, n int) error {
+	if n == 0 {
+		return nil
+	}
+	dctx, sctx := d.ctx.raw(), s.ctx.raw()
+	return bind(op, dctx, func() error {
+		if err := check(op, "cuMemcpyPeer", cu.MemcpyPeer(dst, dctx, src, sctx, uint64(n))); err != nil {
+			return err
+		}
+		return check(op, "cuStreamSynchronize", cu.StreamSynchronize(cu.CUstream(cu.CU_STREAM_LEGACY)))
+	})
+}
+
+// peerCopyAsync is cuMemcpyPeerAsync of n bytes on ss, with its context
+// current.
+func peerCopyAsync(op string, ss *streamState, d, s *memState, dst, src cu.CUdeviceptr, n int) error {
+	if n == 0 {
+		return nil
+	}
+	dctx, sctx := d.ctx.raw(), s.ctx.raw()
+	return bind(op, ss.ctx.raw(), func() error {
+		return check(op, "cuMemcpyPeerAsync", cu.MemcpyPeerAsync(dst, dctx, src, sctx, uint64(n), ss.raw))
+	})
+}
+
+// EnablePeers lets work in each of ctxs access the memory of every other
+// one of them that its device can reach (CanAccessPeer), enabling what is
+// not enabled yet (EnablePeerAccess both ways); contexts of one device need
+// nothing. Pairs the hardware cannot connect are left as they are: peer
+// copies between them go through the host, and kernels cannot reach
+// across them.
+func EnablePeers(ctxs ...*Context) error {
+	const op = "EnablePeers"
+	for i, a := range ctxs {
+		for j, b := range ctxs {
+			if i == j {
+				continue
+			}
+			if a.Raw() == 0 || b.Raw() == 0 {
+				return closedError(op)
+			}
+			da, db := a.Device(), b.Device()
+			if da.Ordinal() == db.Ordinal() {
+				continue
+			}
+			ok, err := CanAccessPeer(da, db)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				continue
+			}
+			if err := EnablePeerAccess(a, b); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// A *Slice is a Holder, so that the packages built on LibraryObject (the
+// collectives of cuda/nccl) hold the slices they pass to a library for the
+// length of the call, as they hold DeviceMemory.
+func (s *Slice[T]) gate() gate { return s.handle() }
