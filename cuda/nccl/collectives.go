@@ -1,0 +1,341 @@
+//go:build linux && (amd64 || arm64)
+
+package nccl
+
+import (
+	"fmt"
+	"unsafe"
+
+	"github.com/gocuda/gocuda/cuda"
+	"github.com/gocuda/gocuda/generated/cu"
+	"github.com/gocuda/gocuda/generated/nccl"
+)
+
+// Element is an element type NCCL reduces and moves.
+type Element interface {
+	int8 | uint8 | int32 | uint32 | int64 | uint64 |
+		float32 | float64 | cuda.Float16 | cuda.BFloat16
+}
+
+// ncclBfloat16 is bfloat16's ncclDataType_t. nccl.h declares it only where
+// cuda_bf16.h has declared its C++ types, never to C: the value is NCCL's
+// ABI, the same in every version that has it (2.10 and later).
+const ncclBfloat16 nccl.NcclDataType_t = 9
+
+// dataType is T's ncclDataType_t.
+func dataType[T Element]() nccl.NcclDataType_t {
+	var v T
+	switch any(v).(type) {
+	case int8:
+		return nccl.NcclInt8
+	case uint8:
+		return nccl.NcclUint8
+	case int32:
+		return nccl.NcclInt32
+	case uint32:
+		return nccl.NcclUint32
+	case int64:
+		return nccl.NcclInt64
+	case uint64:
+		return nccl.NcclUint64
+	case float32:
+		return nccl.NcclFloat32
+	case float64:
+		return nccl.NcclFloat64
+	case cuda.Float16:
+		return nccl.NcclFloat16
+	case cuda.BFloat16:
+		return ncclBfloat16
+	}
+	panic("nccl: unreachable element type")
+}
+
+// Op is a reduction.
+type Op int
+
+// The reductions NCCL has built in.
+const (
+	Sum  Op = Op(nccl.NcclSum)
+	Prod Op = Op(nccl.NcclProd)
+	Max  Op = Op(nccl.NcclMax)
+	Min  Op = Op(nccl.NcclMin)
+	// Avg is the sum divided by the number of ranks.
+	Avg Op = Op(nccl.NcclAvg)
+)
+
+func (op Op) String() string {
+	switch op {
+	case Sum:
+		return "Sum"
+	case Prod:
+		return "Prod"
+	case Max:
+		return "Max"
+	case Min:
+		return "Min"
+	case Avg:
+		return "Avg"
+	}
+	return fmt.Sprintf("Op(%d)", int(op))
+}
+
+func (op Op) valid() bool { return op >= Sum && op <= Avg }
+
+// invalid is the error of arguments refused before NCCL.
+func invalid(op, format string, args ...any) error {
+	return &Error{Pkg: "nccl", Op: op, Func: "(checked before NCCL)", Err: fmt.Errorf(format+": %w", append(args, nccl.NcclInvalidArgument)...)}
+}
+
+// view is what a collective needs of a slice, read before the call: a nil
+// or closed slice reads as closed.
+type view struct {
+	ptr cu.CUdeviceptr
+	n   int
+	ctx cu.CUcontext
+}
+
+func viewOf[T Element](s *cuda.Slice[T]) (view, bool) {
+	if s == nil {
+		return view{}, false
+	}
+	ctx := s.Context()
+	p := s.Ptr()
+	if ctx == nil || p == 0 {
+		return view{}, false
+	}
+	return view{ptr: p, n: s.Len(), ctx: ctx.Raw()}, true
+}
+
+// operands reads the slices of a collective and checks that each is open
+// and in the communicator's context. A nil entry of optional may be nil.
+func operands[T Element](op string, sh *commShared, names []string, slices []*cuda.Slice[T], optional []bool) ([]view, error) {
+	vs := make([]view, len(slices))
+	for i, s := range slices {
+		if s == nil && optional[i] {
+			continue
+		}
+		v, ok := viewOf(s)
+		if !ok {
+			return nil, closedErr(op + " (" + names[i] + ")")
+		}
+		if v.ctx != sh.ctx {
+			return nil, invalid(op, "the %s is memory of another context than the communicator's (device %d)", names[i], sh.device)
+		}
+		vs[i] = v
+	}
+	return vs, nil
+}
+
+// holders are the non-nil slices, for the call to hold.
+func holders[T Element](slices ...*cuda.Slice[T]) []cuda.Holder {
+	var hs []cuda.Holder
+	for _, s := range slices {
+		if s != nil {
+			hs = append(hs, s)
+		}
+	}
+	return hs
+}
+
+func ptr(v view) unsafe.Pointer {
+	// A device address, which NCCL only hands to the device: never a Go
+	// pointer.
+	return *(*unsafe.Pointer)(unsafe.Pointer(&v.ptr))
+}
+
+// AllReduce reduces send across the ranks with op and leaves the result in
+// recv on every rank (ncclAllReduce). send and recv have the same length
+// and may be the same slice (in place).
+func AllReduce[T Element](c *Comm, send, recv *cuda.Slice[T], op Op) error {
+	const name = "AllReduce"
+	_, sh, ok := c.obj()
+	if !ok {
+		return closedErr(name)
+	}
+	vs, err := operands(name, sh, []string{"send buffer", "receive buffer"}, []*cuda.Slice[T]{send, recv}, []bool{false, false})
+	if err != nil {
+		return err
+	}
+	if err := checkAllReduce(name, vs[0].n, vs[1].n, op); err != nil {
+		return err
+	}
+	return c.call(name, "ncclAllReduce", func(raw nccl.NcclComm_t, stream cu.CUstream) error {
+		return nccl.AllReduce(ptr(vs[0]), ptr(vs[1]), uint64(vs[0].n), dataType[T](), nccl.NcclRedOp_t(op), raw, stream)
+	}, holders(send, recv)...)
+}
+
+func checkAllReduce(name string, send, recv int, op Op) error {
+	if !op.valid() {
+		return invalid(name, "unknown reduction %v", op)
+	}
+	if send != recv {
+		return invalid(name, "send buffer of %d elements, receive buffer of %d: they must be the same", send, recv)
+	}
+	return nil
+}
+
+// AllGather gathers every rank's send into recv on every rank, rank r's at
+// elements [r·send.Len(), (r+1)·send.Len()) (ncclAllGather): recv.Len()
+// must be send.Len() times the number of ranks. In place, send is that
+// part of recv.
+func AllGather[T Element](c *Comm, send, recv *cuda.Slice[T]) error {
+	const name = "AllGather"
+	_, sh, ok := c.obj()
+	if !ok {
+		return closedErr(name)
+	}
+	vs, err := operands(name, sh, []string{"send buffer", "receive buffer"}, []*cuda.Slice[T]{send, recv}, []bool{false, false})
+	if err != nil {
+		return err
+	}
+	if err := checkPerRank(name, "receive", vs[1].n, vs[0].n, sh.nranks); err != nil {
+		return err
+	}
+	return c.call(name, "ncclAllGather", func(raw nccl.NcclComm_t, stream cu.CUstream) error {
+		return nccl.AllGather(ptr(vs[0]), ptr(vs[1]), uint64(vs[0].n), dataType[T](), raw, stream)
+	}, holders(send, recv)...)
+}
+
+// checkPerRank checks that the whole buffer (of which) is part times nranks.
+func checkPerRank(name, which string, whole, part, nranks int) error {
+	if part < 0 || whole != part*nranks {
+		return invalid(name, "%s buffer of %d elements for %d ranks of %d: it must have %d", which, whole, nranks, part, part*nranks)
+	}
+	return nil
+}
+
+// ReduceScatter reduces send across the ranks with op and leaves part r of
+// the result in recv of rank r (ncclReduceScatter): send.Len() must be
+// recv.Len() times the number of ranks.
+func ReduceScatter[T Element](c *Comm, send, recv *cuda.Slice[T], op Op) error {
+	const name = "ReduceScatter"
+	_, sh, ok := c.obj()
+	if !ok {
+		return closedErr(name)
+	}
+	vs, err := operands(name, sh, []string{"send buffer", "receive buffer"}, []*cuda.Slice[T]{send, recv}, []bool{false, false})
+	if err != nil {
+		return err
+	}
+	if !op.valid() {
+		return invalid(name, "unknown reduction %v", op)
+	}
+	if err := checkPerRank(name, "send", vs[0].n, vs[1].n, sh.nranks); err != nil {
+		return err
+	}
+	return c.call(name, "ncclReduceScatter", func(raw nccl.NcclComm_t, stream cu.CUstream) error {
+		return nccl.ReduceScatter(ptr(vs[0]), ptr(vs[1]), uint64(vs[1].n), dataType[T](), nccl.NcclRedOp_t(op), raw, stream)
+	}, holders(send, recv)...)
+}
+
+// checkRank refuses a root or peer outside the communicator.
+func checkRank(name, what string, r, nranks int) error {
+	if r < 0 || r >= nranks {
+		return invalid(name, "%s %d of a communicator of %d ranks", what, r, nranks)
+	}
+	return nil
+}
+
+// Broadcast copies send of rank root into recv of every rank
+// (ncclBroadcast). send is read on the root only: other ranks may pass
+// nil. On the root, send and recv have the same length, and may be the same
+// slice.
+func Broadcast[T Element](c *Comm, send, recv *cuda.Slice[T], root int) error {
+	const name = "Broadcast"
+	_, sh, ok := c.obj()
+	if !ok {
+		return closedErr(name)
+	}
+	if err := checkRank(name, "root", root, sh.nranks); err != nil {
+		return err
+	}
+	isRoot := sh.rank == root
+	vs, err := operands(name, sh, []string{"send buffer", "receive buffer"}, []*cuda.Slice[T]{send, recv}, []bool{!isRoot, false})
+	if err != nil {
+		return err
+	}
+	if isRoot && vs[0].n != vs[1].n {
+		return invalid(name, "send buffer of %d elements, receive buffer of %d: they must be the same", vs[0].n, vs[1].n)
+	}
+	sendv := vs[0]
+	if send == nil {
+		sendv = vs[1]
+	}
+	return c.call(name, "ncclBroadcast", func(raw nccl.NcclComm_t, stream cu.CUstream) error {
+		return nccl.Broadcast(ptr(sendv), ptr(vs[1]), uint64(vs[1].n), dataType[T](), int32(root), raw, stream)
+	}, holders(send, recv)...)
+}
+
+// Reduce reduces send across the ranks with op into recv of rank root
+// (ncclReduce). recv is written on the root only: other ranks may pass nil.
+// On the root, send and recv have the same length, and may be the same
+// slice.
+func Reduce[T Element](c *Comm, send, recv *cuda.Slice[T], op Op, root int) error {
+	const name = "Reduce"
+	_, sh, ok := c.obj()
+	if !ok {
+		return closedErr(name)
+	}
+	if err := checkRank(name, "root", root, sh.nranks); err != nil {
+		return err
+	}
+	if !op.valid() {
+		return invalid(name, "unknown reduction %v", op)
+	}
+	isRoot := sh.rank == root
+	vs, err := operands(name, sh, []string{"send buffer", "receive buffer"}, []*cuda.Slice[T]{send, recv}, []bool{false, !isRoot})
+	if err != nil {
+		return err
+	}
+	if recv != nil && vs[0].n != vs[1].n {
+		return invalid(name, "send buffer of %d elements, receive buffer of %d: they must be the same", vs[0].n, vs[1].n)
+	}
+	recvv := vs[1]
+	if recv == nil {
+		recvv = vs[0] // not written off the root; NCCL wants an address
+	}
+	return c.call(name, "ncclReduce", func(raw nccl.NcclComm_t, stream cu.CUstream) error {
+		return nccl.Reduce(ptr(vs[0]), ptr(recvv), uint64(vs[0].n), dataType[T](), nccl.NcclRedOp_t(op), int32(root), raw, stream)
+	}, holders(send, recv)...)
+}
+
+// Send sends send to rank peer, which receives it with Recv of the same
+// length (ncclSend). A Send and the Recv it meets run together: make both
+// sides' calls inside a Group where a rank both sends and receives.
+func Send[T Element](c *Comm, send *cuda.Slice[T], peer int) error {
+	const name = "Send"
+	_, sh, ok := c.obj()
+	if !ok {
+		return closedErr(name)
+	}
+	if err := checkRank(name, "peer", peer, sh.nranks); err != nil {
+		return err
+	}
+	vs, err := operands(name, sh, []string{"send buffer"}, []*cuda.Slice[T]{send}, []bool{false})
+	if err != nil {
+		return err
+	}
+	return c.call(name, "ncclSend", func(raw nccl.NcclComm_t, stream cu.CUstream) error {
+		return nccl.Send(ptr(vs[0]), uint64(vs[0].n), dataType[T](), int32(peer), raw, stream)
+	}, send)
+}
+
+// Recv receives into recv what rank peer sends with Send (ncclRecv); the
+// lengths must agree.
+func Recv[T Element](c *Comm, recv *cuda.Slice[T], peer int) error {
+	const name = "Recv"
+	_, sh, ok := c.obj()
+	if !ok {
+		return closedErr(name)
+	}
+	if err := checkRank(name, "peer", peer, sh.nranks); err != nil {
+		return err
+	}
+	vs, err := operands(name, sh, []string{"receive buffer"}, []*cuda.Slice[T]{recv}, []bool{false})
+	if err != nil {
+		return err
+	}
+	return c.call(name, "ncclRecv", func(raw nccl.NcclComm_t, stream cu.CUstream) error {
+		return nccl.Recv(ptr(vs[0]), uint64(vs[0].n), dataType[T](), int32(peer), raw, stream)
+	}, recv)
+}

@@ -1,0 +1,557 @@
+//go:build linux && (amd64 || arm64)
+
+package nccl
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"github.com/gocuda/gocuda/cuda"
+	"github.com/gocuda/gocuda/generated/cu"
+	"github.com/gocuda/gocuda/generated/nccl"
+)
+
+// Error is the error of a call into NCCL: the operation, the C function
+// that failed and its cause, whose chain holds the nccl.NcclResult_t that
+// errors.Is matches, with NCCL's last error text in the message.
+type Error = cuda.LibraryError
+
+// UniqueIDSize is the size of a UniqueID in bytes (NCCL_UNIQUE_ID_BYTES).
+const UniqueIDSize = nccl.NCCL_UNIQUE_ID_BYTES
+
+// UniqueID names a communicator to its ranks: one process makes it
+// (NewUniqueID) and hands its bytes to the others. It is plain bytes, to
+// be sent as they are (MarshalBinary, UnmarshalBinary, or the array
+// itself); it holds the address of the first rank's bootstrap socket.
+type UniqueID [UniqueIDSize]byte
+
+// MarshalBinary returns the id's bytes.
+func (id UniqueID) MarshalBinary() ([]byte, error) { return id[:], nil }
+
+// UnmarshalBinary sets the id from exactly UniqueIDSize bytes.
+func (id *UniqueID) UnmarshalBinary(b []byte) error {
+	if len(b) != UniqueIDSize {
+		return fmt.Errorf("nccl: a unique id is %d bytes, not %d", UniqueIDSize, len(b))
+	}
+	copy(id[:], b)
+	return nil
+}
+
+// String is the id in hexadecimal, for logs and command lines.
+func (id UniqueID) String() string { return hex.EncodeToString(id[:]) }
+
+// NewUniqueID makes the id of a new communicator (ncclGetUniqueId). It
+// needs no GPU; it opens NCCL's bootstrap socket on this host.
+func NewUniqueID() (UniqueID, error) {
+	var id nccl.NcclUniqueId
+	if err := nccl.GetUniqueId(&id); err != nil {
+		return UniqueID{}, ncclError("NewUniqueID", "ncclGetUniqueId", err, 0)
+	}
+	return UniqueID(id.Internal), nil
+}
+
+// Version returns the version of the NCCL library loaded, as
+// NCCL_VERSION_CODE spells it: 22803 for 2.28.3 (ncclGetVersion).
+func Version() (int, error) {
+	var v int32
+	if err := nccl.GetVersion(&v); err != nil {
+		return 0, ncclError("Version", "ncclGetVersion", err, 0)
+	}
+	return int(v), nil
+}
+
+// Comm is one rank of a communicator, bound to a stream: see the package
+// comment. All methods are safe for concurrent use.
+type Comm struct {
+	o  *cuda.LibraryObject[nccl.NcclComm_t]
+	sh *commShared
+}
+
+// commShared is what a communicator's handles share besides the object.
+type commShared struct {
+	rank, nranks int
+	device       int
+	ctx          cu.CUcontext
+	// nonBlocking marks a communicator made with blocking = 0 (InitRank):
+	// its calls may answer ncclInProgress, and are then waited for.
+	nonBlocking bool
+	// gone is set once the communicator is aborted: NCCL has freed it.
+	gone atomic.Bool
+}
+
+// ncclError makes the error of a failed NCCL call, with NCCL's last error
+// text (of comm, or of the thread when comm is 0) in its message.
+func ncclError(op, fn string, err error, comm nccl.NcclComm_t) error {
+	if err == nil {
+		return nil
+	}
+	var r nccl.NcclResult_t
+	if errors.As(err, &r) {
+		if text := lastError(comm); text != "" {
+			err = fmt.Errorf("%w: %s", err, text)
+		}
+	}
+	return &Error{Pkg: "nccl", Op: op, Func: fn, Err: err}
+}
+
+// lastError is ncclGetLastError's text, "" when there is none.
+func lastError(comm nccl.NcclComm_t) string {
+	p, err := nccl.GetLastError(comm)
+	if err != nil || p == nil {
+		return ""
+	}
+	return strings.TrimSpace(cString(p, 4096))
+}
+
+// cString reads a C string of at most max bytes that C owns.
+func cString(p *byte, max int) string {
+	var b []byte
+	for i := 0; i < max; i++ {
+		c := *(*byte)(unsafe.Add(unsafe.Pointer(p), i))
+		if c == 0 {
+			break
+		}
+		b = append(b, c)
+	}
+	return string(b)
+}
+
+// closedErr is the error of a call on a closed, nil or aborted communicator.
+func closedErr(op string) error {
+	return fmt.Errorf("nccl: %s: %w", op, cuda.ErrClosed)
+}
+
+func (c *Comm) obj() (*cuda.LibraryObject[nccl.NcclComm_t], *commShared, bool) {
+	if c == nil || c.o == nil || c.sh == nil {
+		return nil, nil, false
+	}
+	return c.o, c.sh, true
+}
+
+// call runs fn on the raw communicator with the objects of hold held, and
+// waits out ncclInProgress on a non-blocking communicator.
+func (c *Comm) call(op, fn string, do func(raw nccl.NcclComm_t, stream cu.CUstream) error, hold ...cuda.Holder) error {
+	o, sh, ok := c.obj()
+	if !ok {
+		return closedErr(op)
+	}
+	return o.CallOnStream(op, func(raw nccl.NcclComm_t, stream cu.CUstream) error {
+		if sh.gone.Load() {
+			return closedErr(op + " (aborted)")
+		}
+		err := do(raw, stream)
+		if sh.nonBlocking && errors.Is(err, nccl.NcclInProgress) {
+			err = settle(context.Background(), raw)
+		}
+		return ncclError(op, fn, err, raw)
+	}, hold...)
+}
+
+// settle polls a non-blocking communicator until its last operation is no
+// longer in progress (ncclCommGetAsyncError), or ctx is done.
+func settle(ctx context.Context, raw nccl.NcclComm_t) error {
+	wait := 20 * time.Microsecond
+	for {
+		var st nccl.NcclResult_t
+		if err := nccl.CommGetAsyncError(raw, &st); err != nil {
+			return err
+		}
+		if st != nccl.NcclInProgress {
+			if st == nccl.NcclSuccess {
+				return nil
+			}
+			return st
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 5*time.Millisecond)
+	}
+}
+
+// registry holds the live non-blocking communicators, which Group polls
+// when ncclGroupEnd answers ncclInProgress. A communicator leaves it
+// before NCCL frees it, and the poll holds it meanwhile.
+var registry struct {
+	mu    sync.RWMutex
+	comms map[*commShared]nccl.NcclComm_t
+}
+
+func register(sh *commShared, raw nccl.NcclComm_t) {
+	registry.mu.Lock()
+	defer registry.mu.Unlock()
+	if registry.comms == nil {
+		registry.comms = map[*commShared]nccl.NcclComm_t{}
+	}
+	registry.comms[sh] = raw
+}
+
+func unregister(sh *commShared) {
+	registry.mu.Lock()
+	delete(registry.comms, sh)
+	registry.mu.Unlock()
+}
+
+// settleAll waits out ncclInProgress on every registered communicator.
+func settleAll() error {
+	registry.mu.RLock()
+	defer registry.mu.RUnlock()
+	var first error
+	for sh, raw := range registry.comms {
+		if sh.gone.Load() {
+			continue
+		}
+		if err := settle(context.Background(), raw); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// wrap makes the Comm of raw, made already, bound to a clone of s. On
+// failure raw is destroyed.
+func wrap(op string, s *cuda.Stream, raw nccl.NcclComm_t, rank, nranks int, nonBlockingComm bool) (*Comm, error) {
+	sh := &commShared{rank: rank, nranks: nranks, nonBlocking: nonBlockingComm}
+	if ctx := s.Context(); ctx != nil {
+		sh.ctx, sh.device = ctx.Raw(), ctx.Device().Ordinal()
+	}
+	o, err := cuda.NewLibraryObject(s, func() (nccl.NcclComm_t, error) { return raw, nil },
+		func(raw nccl.NcclComm_t) error { return destroy(sh, raw) })
+	if err != nil {
+		_ = nccl.CommDestroy(raw)
+		return nil, err
+	}
+	if nonBlockingComm {
+		register(sh, raw)
+	}
+	return &Comm{o: o, sh: sh}, nil
+}
+
+// destroy is the end of the last handle (ncclCommDestroy), nothing for an
+// aborted communicator, whose memory NCCL freed already.
+func destroy(sh *commShared, raw nccl.NcclComm_t) error {
+	unregister(sh)
+	if sh.gone.Swap(true) {
+		return nil
+	}
+	err := nccl.CommDestroy(raw)
+	if sh.nonBlocking && errors.Is(err, nccl.NcclInProgress) {
+		err = nil // destroy goes on in NCCL's threads; the handle is gone
+	}
+	if err != nil {
+		return ncclError("Comm.Close", "ncclCommDestroy", err, 0)
+	}
+	return nil
+}
+
+// checkStream refuses a stream whose context is not the primary context
+// of its device: NCCL works there, through the CUDA runtime.
+func checkStream(op string, s *cuda.Stream) error {
+	ctx := s.Context()
+	if ctx == nil {
+		return closedErr(op + " (stream)")
+	}
+	if !ctx.IsPrimary() {
+		return fmt.Errorf("nccl: %s: the stream's context is not the primary context of %v (use cuda.PrimaryContext): %w", op, ctx.Device(), nccl.NcclInvalidArgument)
+	}
+	return nil
+}
+
+// InitAll makes one communicator of len(streams) ranks in this process,
+// rank i on the device of streams[i] and bound to a clone of it
+// (ncclCommInitAll). Each stream must be of the primary context of a device
+// of its own. The communicators are returned in rank order; close each.
+func InitAll(streams []*cuda.Stream) ([]*Comm, error) {
+	const op = "InitAll"
+	if len(streams) == 0 {
+		return nil, fmt.Errorf("nccl: %s: no streams: %w", op, nccl.NcclInvalidArgument)
+	}
+	devs := make([]int32, len(streams))
+	seen := map[int]bool{}
+	for i, s := range streams {
+		if err := checkStream(op, s); err != nil {
+			return nil, err
+		}
+		d := s.Context().Device().Ordinal()
+		if seen[d] {
+			return nil, fmt.Errorf("nccl: %s: two streams of device %d: one rank a device: %w", op, d, nccl.NcclInvalidArgument)
+		}
+		seen[d], devs[i] = true, int32(d)
+	}
+	raws := make([]nccl.NcclComm_t, len(streams))
+	// NCCL sets the current device of the thread to each in turn and back
+	// to the one current when it began: the first stream's context, made
+	// current here, is restored.
+	err := streams[0].Context().Do(func() error {
+		return nccl.CommInitAll(&raws[0], int32(len(raws)), &devs[0])
+	})
+	if err != nil {
+		return nil, ncclError(op, "ncclCommInitAll", err, 0)
+	}
+	comms := make([]*Comm, len(raws))
+	for i, raw := range raws {
+		c, err := wrap(op, streams[i], raw, i, len(raws), false)
+		if err != nil {
+			for _, done := range comms[:i] {
+				_ = done.Close()
+			}
+			for _, r := range raws[i+1:] {
+				_ = nccl.CommDestroy(r)
+			}
+			return nil, err
+		}
+		comms[i] = c
+	}
+	return comms, nil
+}
+
+// config is NCCL_CONFIG_INITIALIZER with blocking = 0: NCCL_CONFIG_UNDEF_INT
+// in the fields left to NCCL, its magic, and the header's version, which
+// tells the library how much of the struct there is.
+func nonBlockingConfig() nccl.NcclConfig_t {
+	const undef = nccl.NCCL_CONFIG_UNDEF_INT
+	return nccl.NcclConfig_t{
+		Size:           uint64(unsafe.Sizeof(nccl.NcclConfig_t{})),
+		Magic:          0xcafebeef,
+		Version:        uint32(nccl.HeaderVersion()),
+		Blocking:       0,
+		CgaClusterSize: undef,
+		MinCTAs:        undef,
+		MaxCTAs:        undef,
+		SplitShare:     undef,
+	}
+}
+
+// InitRank makes rank rank of the communicator id names, of nranks ranks,
+// on the device of s and bound to a clone of it (ncclCommInitRankConfig,
+// non-blocking). It returns once every rank has joined; if ctx is done
+// first, the communicator is aborted (ncclCommAbort) and InitRank returns
+// an error matching ctx.Err().
+func InitRank(ctx context.Context, s *cuda.Stream, id UniqueID, nranks, rank int) (*Comm, error) {
+	const op = "InitRank"
+	if nranks < 1 || rank < 0 || rank >= nranks || nranks > 1<<30 {
+		return nil, fmt.Errorf("nccl: %s: rank %d of %d ranks: %w", op, rank, nranks, nccl.NcclInvalidArgument)
+	}
+	if err := checkStream(op, s); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("nccl: %s: %w", op, err)
+	}
+	var raw nccl.NcclComm_t
+	cfg := nonBlockingConfig()
+	uid := nccl.NcclUniqueId{Internal: id}
+	err := s.Context().Do(func() error {
+		err := nccl.CommInitRankConfig(&raw, int32(nranks), uid, int32(rank), &cfg)
+		if errors.Is(err, nccl.NcclInProgress) {
+			return nil
+		}
+		return err
+	})
+	if err != nil {
+		if raw != 0 {
+			_ = nccl.CommAbort(raw)
+		}
+		return nil, ncclError(op, "ncclCommInitRankConfig", err, 0)
+	}
+	if err := settle(ctx, raw); err != nil {
+		text := lastError(raw)
+		// The communicator is half made: abort frees it, and its
+		// bootstrap threads stop waiting for the peers.
+		aerr := nccl.CommAbort(raw)
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("nccl: %s: rank %d of %d: the peers did not all join: %w (ncclCommAbort: %v)", op, rank, nranks, ctx.Err(), aerr)
+		}
+		e := &Error{Pkg: "nccl", Op: op, Func: "ncclCommInitRankConfig", Err: err}
+		if text != "" {
+			e.Err = fmt.Errorf("%w: %s", err, text)
+		}
+		return nil, e
+	}
+	return wrap(op, s, raw, rank, nranks, true)
+}
+
+// Clone returns another handle to the communicator, to be closed on its own.
+func (c *Comm) Clone() (*Comm, error) {
+	o, sh, ok := c.obj()
+	if !ok {
+		return nil, closedErr("Comm.Clone")
+	}
+	o2, err := o.Clone()
+	if err != nil {
+		return nil, err
+	}
+	return &Comm{o: o2, sh: sh}, nil
+}
+
+// Close releases this handle; the last Close destroys the communicator
+// (ncclCommDestroy, which waits for its queued work).
+func (c *Comm) Close() error {
+	o, _, ok := c.obj()
+	if !ok {
+		return closedErr("Comm.Close")
+	}
+	return o.Close()
+}
+
+// Abort ends the communicator at once for every handle (ncclCommAbort),
+// whatever it is doing or waiting for, and closes this handle. The other
+// handles' calls then fail with an error matching cuda.ErrClosed; close
+// them too.
+func (c *Comm) Abort() error {
+	o, sh, ok := c.obj()
+	if !ok {
+		return closedErr("Comm.Abort")
+	}
+	err := o.Exclusive("Comm.Abort", func(raw nccl.NcclComm_t) error {
+		if sh.gone.Swap(true) {
+			return nil
+		}
+		unregister(sh)
+		if err := nccl.CommAbort(raw); err != nil {
+			return ncclError("Comm.Abort", "ncclCommAbort", err, 0)
+		}
+		return nil
+	})
+	if cerr := o.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// Shutdown flushes the communicator's queued work and ends its part in the
+// communicator (ncclCommFinalize), then closes this handle. If ctx is done
+// first, for a peer that does not answer, the communicator is aborted and
+// Shutdown returns an error matching ctx.Err(). On a communicator of
+// InitAll, ncclCommFinalize blocks: ctx is not honoured there.
+func (c *Comm) Shutdown(ctx context.Context) error {
+	const op = "Comm.Shutdown"
+	o, sh, ok := c.obj()
+	if !ok {
+		return closedErr(op)
+	}
+	var aborted bool
+	err := o.Exclusive(op, func(raw nccl.NcclComm_t) error {
+		if sh.gone.Load() {
+			return closedErr(op + " (aborted)")
+		}
+		err := nccl.CommFinalize(raw)
+		if sh.nonBlocking && errors.Is(err, nccl.NcclInProgress) {
+			err = settle(ctx, raw)
+			if ctx.Err() != nil {
+				sh.gone.Store(true)
+				unregister(sh)
+				_ = nccl.CommAbort(raw)
+				aborted = true
+				return fmt.Errorf("nccl: %s: %w", op, ctx.Err())
+			}
+		}
+		return ncclError(op, "ncclCommFinalize", err, raw)
+	})
+	if cerr := o.Close(); err == nil && !aborted {
+		err = cerr
+	}
+	return err
+}
+
+// Rank is this communicator's rank; 0 once the handle is closed.
+func (c *Comm) Rank() int {
+	if _, sh, ok := c.obj(); ok {
+		return sh.rank
+	}
+	return 0
+}
+
+// Size is the number of ranks of the communicator.
+func (c *Comm) Size() int {
+	if _, sh, ok := c.obj(); ok {
+		return sh.nranks
+	}
+	return 0
+}
+
+// Device is the ordinal of the communicator's device.
+func (c *Comm) Device() int {
+	if _, sh, ok := c.obj(); ok {
+		return sh.device
+	}
+	return 0
+}
+
+// Stream returns the communicator's stream, owned by it (see
+// cuda.LibraryObject.Stream); nil once this handle is closed.
+func (c *Comm) Stream() *cuda.Stream {
+	if o, _, ok := c.obj(); ok {
+		return o.Stream()
+	}
+	return nil
+}
+
+// SetStream moves the communicator to s, a stream of its context: later
+// collectives go there. Work already queued stays on the old stream.
+func (c *Comm) SetStream(s *cuda.Stream) error {
+	o, _, ok := c.obj()
+	if !ok {
+		return closedErr("Comm.SetStream")
+	}
+	return o.SetStream("Comm.SetStream", s, func(nccl.NcclComm_t, cu.CUstream) error { return nil })
+}
+
+// AsyncError reports an error NCCL met in the background on the
+// communicator (ncclCommGetAsyncError): a peer that failed, say. It is
+// nil while all is well.
+func (c *Comm) AsyncError() error {
+	return c.call("Comm.AsyncError", "ncclCommGetAsyncError", func(raw nccl.NcclComm_t, _ cu.CUstream) error {
+		var st nccl.NcclResult_t
+		if err := nccl.CommGetAsyncError(raw, &st); err != nil {
+			return err
+		}
+		if st == nccl.NcclSuccess || st == nccl.NcclInProgress {
+			return nil
+		}
+		return st
+	})
+}
+
+// Group queues the collectives fn makes, of one communicator or of several,
+// as one (ncclGroupStart, ncclGroupEnd): NCCL starts them together when fn
+// returns. fn must make its calls from the goroutine that called Group
+// (NCCL keeps the group per thread; Group holds the goroutine on its
+// thread meanwhile). If fn fails, the group is still ended, and fn's error
+// returned.
+func Group(fn func() error) error {
+	if fn == nil {
+		return fmt.Errorf("nccl: Group: nil function: %w", nccl.NcclInvalidArgument)
+	}
+	return inGroup(func() error {
+		if err := nccl.GroupStart(); err != nil {
+			return ncclError("Group", "ncclGroupStart", err, 0)
+		}
+		ferr := fn()
+		err := nccl.GroupEnd()
+		if errors.Is(err, nccl.NcclInProgress) {
+			err = settleAll()
+		}
+		if ferr != nil {
+			return ferr
+		}
+		return ncclError("Group", "ncclGroupEnd", err, 0)
+	})
+}
+
+// inGroup runs fn on one OS thread: NCCL keeps its group state per thread.
+func inGroup(fn func() error) error {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	return fn()
+}

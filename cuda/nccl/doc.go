@@ -1,0 +1,63 @@
+// Package nccl runs NCCL's collectives (all-reduce, all-gather,
+// reduce-scatter, broadcast, reduce, send and receive) on typed device
+// memory, across the GPUs of one process or of several processes, with the
+// handle rules of package cuda. It is built on the raw binding
+// generated/nccl, loaded at run time from libnccl.so.2 (or GOCUDA_LIBNCCL).
+//
+// # Communicators
+//
+// A Comm is one rank of a communicator, bound to a clone of a *cuda.Stream
+// on which its collectives are queued, as a cuBLAS handle is: it is a
+// shared handle on cuda.LibraryObject, so Clone, Close (the last one
+// destroys it), ErrClosed after Close or on nil, and LiveObjects work as for
+// every handle. The stream's context must be the primary context of its
+// device (cuda.PrimaryContext): NCCL works in the primary contexts through
+// the CUDA runtime.
+//
+// There are two ways to make communicators:
+//
+//   - InitAll makes one per GPU of this process, one stream each
+//     (ncclCommInitAll); drive each from its own goroutine, or queue the
+//     calls of all of them in one Group.
+//   - InitRank makes one rank of a communicator that spans processes (or
+//     machines): one process calls NewUniqueID and hands the 128 bytes of the
+//     UniqueID (MarshalBinary) to the others over any channel it likes;
+//     every rank then calls InitRank with it. InitRank is non-blocking in
+//     NCCL (ncclCommInitRankConfig with blocking = 0) and honours its
+//     context.Context: if the peers do not all join before the deadline,
+//     the half-made communicator is aborted (ncclCommAbort) and InitRank
+//     returns the context's error, within the deadline.
+//
+// # Collectives
+//
+// The collectives are functions of the element type (AllReduce[float32]),
+// on *cuda.Slice[T] of the communicator's context: float32, float64,
+// cuda.Float16, cuda.BFloat16, int8, uint8, int32, uint32, int64 and
+// uint64. Lengths, counts per rank (AllGather, ReduceScatter), roots and
+// peers, contexts and the operation are checked before NCCL sees them; the
+// send and receive slices may be the same (in place). A collective returns
+// once it is queued on the communicator's stream: order other streams after
+// it with events, and read the result after the stream (Synchronize).
+// Group queues several collectives, of one or of several communicators, as
+// one (ncclGroupStart, ncclGroupEnd): InitAll's communicators driven from
+// one goroutine must be, or NCCL waits for the other ranks forever.
+//
+// # Errors
+//
+// An error of NCCL is a *Error (cuda.LibraryError) naming the operation
+// and the C function; errors.Is matches its status (nccl.NcclInvalidUsage of
+// generated/nccl), and its message carries NCCL's own last error text
+// (ncclGetLastError). Without the library, errors match
+// generated/nccl's ErrNoLibrary.
+//
+// # Ending
+//
+// Close destroys the communicator once its last handle is closed
+// (ncclCommDestroy, which waits for the work queued on it). Shutdown first
+// flushes it with a deadline (ncclCommFinalize), aborting it if a peer does
+// not answer in time; Abort ends it at once (ncclCommAbort), for every
+// handle: their calls then return an error matching cuda.ErrClosed.
+//
+// Every function is safe from any goroutine; none needs
+// runtime.LockOSThread.
+package nccl
