@@ -41,6 +41,14 @@ func TestMain(m *testing.M) {
 	if fake && code == 0 {
 		code = checkNothingLeaked()
 	}
+	if fake {
+		// The race detector is on (see chooseDriver): the tests must
+		// order all their device work.
+		if n := cudatest.ReportRaces(os.Stderr); n > 0 {
+			fmt.Fprintf(os.Stderr, "cuda tests: %d CUDA data race(s) detected during execution of the tests\n", n)
+			code = 1
+		}
+	}
 	os.Exit(code)
 }
 
@@ -66,7 +74,12 @@ func chooseDriver() (bool, error) {
 	if os.Getenv("FAKECUDA_DEVICES") == "" {
 		os.Setenv("FAKECUDA_DEVICES", "2")
 	}
-	path, err := cudatest.Setup()
+	// The race detector is on unless FAKECUDA_RACE says otherwise.
+	var opts []cudatest.Option
+	if os.Getenv(fakecuda.RaceEnv) == "" {
+		opts = append(opts, cudatest.WithRaceDetector())
+	}
+	path, err := cudatest.Setup(opts...)
 	if err != nil && mode == "" {
 		fmt.Printf("cuda tests: no driver (libcuda.so.1 cannot be opened, and %v): the tests that need one skip\n", err)
 		return false, nil

@@ -18,6 +18,42 @@
 // Then tests use package cu or cuda as usual, and may call CheckNoLeaks,
 // FailCall and Live.
 //
+// # Races between streams
+//
+// With UseFakeDriver(m, WithRaceDetector()) (or FAKECUDA_RACE=1 in the
+// environment), the fake checks device, managed and page-locked memory
+// for data races: two operations touching the same bytes, at least one
+// writing, that nothing orders. Ordering is what CUDA guarantees, not what
+// happened to run first: stream order; an event recorded on one stream and
+// waited for on another; Synchronize of a stream, an event or a context,
+// and a Query that found the work done; the legacy default stream's
+// implicit ordering with blocking streams (not with non-blocking ones,
+// which all of package cuda's streams are); a synchronous call that waited
+// for its own work; a graph's edges; a host function that ran (it may
+// signal the host, as Stream.Done does). The host side is one thread for
+// the whole process: what any goroutine observed is ordered before what
+// any goroutine queues afterwards, so races between goroutines' own host
+// code are left to Go's race detector. A race found is verdict, not luck:
+// it is reported whatever order the streams ran in.
+//
+// Memsets, copies and kernels (through their memory accessors) are
+// checked. Go code that reads or writes page-locked or managed memory
+// directly (a HostBuffer's Slice) tells the detector with HostRead and
+// HostWrite. A report names both operations, their streams and bytes, and
+// the Go stack where each was queued. A test calls CheckRaces first to
+// fail with the reports of the races found while it ran; races nobody
+// took fail the run at its end (UseFakeDriver prints them); TakeRaces
+// returns them as values. The detector costs a vector clock per queued
+// operation and a walk of the caller's frame pointers: package cuda's own
+// tests run with it on.
+//
+// With WithSeed(n) (or FAKECUDA_SEED=n), the stream workers run one
+// operation at a time in an order drawn from a PRNG seeded with n, while
+// the host waits for the device: a program that queues work and then
+// synchronizes sees the same order for a seed on every run, and other
+// orders for other seeds, so that a result that depends on an unordered
+// pair of operations shows up, or not, the same way each time.
+//
 // Package cudatest does not import package cuda, so cuda's own tests can
 // use it.
 package cudatest
@@ -43,14 +79,19 @@ var (
 )
 
 // Setup builds the fake driver (once; later processes reuse the build),
-// points cu.LibraryEnv (GOCUDA_LIBCUDA) at it and loads it. Call it before
-// anything in the process calls package cu or cuda: it fails if cu has
-// already loaded another driver, or failed to load one.
-func Setup() (libPath string, err error) {
+// points cu.LibraryEnv (GOCUDA_LIBCUDA) at it and loads it with the
+// options (WithRaceDetector, WithSeed). Call it before anything in the
+// process calls package cu or cuda: it fails if cu has already loaded
+// another driver, or failed to load one, or if a later call asks for
+// options the loaded driver lacks.
+func Setup(opts ...Option) (libPath string, err error) {
 	mu.Lock()
 	defer mu.Unlock()
 	if lib != nil {
-		return lib.Path(), nil
+		return lib.Path(), checkOptions(lib, opts)
+	}
+	if err := applyOptions(opts); err != nil {
+		return "", err
 	}
 	path, err := fakecuda.Build("")
 	if err != nil {
@@ -76,13 +117,23 @@ func Setup() (libPath string, err error) {
 }
 
 // UseFakeDriver is TestMain's body for tests that run against the fake
-// driver: Setup, then m.Run. It returns the exit code for os.Exit.
-func UseFakeDriver(m *testing.M) int {
-	if _, err := Setup(); err != nil {
+// driver: Setup with the options, then m.Run. It returns the exit code for
+// os.Exit. With the race detector on (WithRaceDetector, FAKECUDA_RACE=1),
+// races that no CheckRaces or TakeRaces took are reported after the
+// tests, and fail the run.
+func UseFakeDriver(m *testing.M, opts ...Option) int {
+	if _, err := Setup(opts...); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	return m.Run()
+	code := m.Run()
+	if n := ReportRaces(os.Stderr); n > 0 {
+		fmt.Fprintf(os.Stderr, "FAIL: cudatest: %d CUDA data race(s) detected during execution of the tests\n", n)
+		if code == 0 {
+			code = 1
+		}
+	}
+	return code
 }
 
 // SetupIfNoDriver is for tests that run on a GPU where there is one and
@@ -137,8 +188,9 @@ type Counts struct {
 	HostAllocs     int // cuMemAllocHost, cuMemHostAlloc, cuMemHostRegister
 	Graphs         int // captured (cuStreamEndCapture) and not destroyed
 	GraphExecs     int // instantiated and not destroyed
-	// Reaped counts streams, events, allocations and executable graphs
-	// that were never destroyed or freed but went away with their context:
+	Modules        int // modules and libraries loaded and not unloaded
+	// Reaped counts streams, events, allocations, executable graphs and
+	// modules that were never destroyed, freed or unloaded but went away with their context:
 	// leaks that a context's end hid. It counts since the last ResetCalls.
 	Reaped int
 	// BoundThreads counts the threads left with a context on their stack
@@ -151,8 +203,8 @@ type Counts struct {
 func (c Counts) IsZero() bool { return c == Counts{} }
 
 func (c Counts) String() string {
-	return fmt.Sprintf("contexts %d, primary retains %d, streams %d, events %d, device allocations %d, host allocations %d, graphs %d, graph execs %d, reaped %d, threads with a context bound %d",
-		c.Contexts, c.PrimaryRetains, c.Streams, c.Events, c.DeviceAllocs, c.HostAllocs, c.Graphs, c.GraphExecs, c.Reaped, c.BoundThreads)
+	return fmt.Sprintf("contexts %d, primary retains %d, streams %d, events %d, device allocations %d, host allocations %d, graphs %d, graph execs %d, modules %d, reaped %d, threads with a context bound %d",
+		c.Contexts, c.PrimaryRetains, c.Streams, c.Events, c.DeviceAllocs, c.HostAllocs, c.Graphs, c.GraphExecs, c.Modules, c.Reaped, c.BoundThreads)
 }
 
 // Live returns the fake driver's live objects. It panics if the process
@@ -169,6 +221,7 @@ func Live() Counts {
 		HostAllocs:     l.Live("host"),
 		Graphs:         l.Live("graphs"),
 		GraphExecs:     l.Live("graph_execs"),
+		Modules:        l.Live("modules"),
 		Reaped:         l.Live("reaped"),
 		BoundThreads:   l.Live("bound_threads"),
 	}
@@ -254,6 +307,7 @@ func excess(before, now Counts) string {
 	add("host allocations", before.HostAllocs, now.HostAllocs)
 	add("graphs", before.Graphs, now.Graphs)
 	add("graph execs", before.GraphExecs, now.GraphExecs)
+	add("modules", before.Modules, now.Modules)
 	add("reaped (never freed, gone with their context)", before.Reaped, now.Reaped)
 	add("threads with a context bound", before.BoundThreads, now.BoundThreads)
 	sort.Strings(out)

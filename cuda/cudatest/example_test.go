@@ -14,7 +14,7 @@ import (
 // TestMain chooses the fake driver before anything calls the driver: the
 // examples below run against it, in CI too.
 func TestMain(m *testing.M) {
-	os.Exit(cudatest.UseFakeDriver(m))
+	os.Exit(cudatest.UseFakeDriver(m, cudatest.WithRaceDetector()))
 }
 
 // Code under test runs against the fake driver as against a GPU, and a
@@ -51,7 +51,7 @@ func Example() {
 	// device: gocuda fake device (host memory)
 	// cuda: NewStream: cuStreamCreate: CUDA_ERROR_OUT_OF_MEMORY (2)
 	// live streams: 1
-	// contexts 0, primary retains 0, streams 0, events 0, device allocations 0, host allocations 0, graphs 0, graph execs 0, reaped 0, threads with a context bound 0
+	// contexts 0, primary retains 0, streams 0, events 0, device allocations 0, host allocations 0, graphs 0, graph execs 0, modules 0, reaped 0, threads with a context bound 0
 }
 
 // WaitNoLeaks names what a piece of code left behind; CheckNoLeaks does the

@@ -488,6 +488,25 @@ func (c *Comm) Device() int {
 	return 0
 }
 
+// Raw returns the raw communicator, for calls of generated/nccl (or C) of
+// the caller's own; 0 once this handle is closed or the communicator
+// aborted. It stays owned by the handles: do not destroy it, and do not
+// use it after the last Close.
+func (c *Comm) Raw() nccl.NcclComm_t {
+	o, sh, ok := c.obj()
+	if !ok {
+		return 0
+	}
+	var raw nccl.NcclComm_t
+	_ = o.Call("Comm.Raw", func(r nccl.NcclComm_t) error {
+		if !sh.gone.Load() {
+			raw = r
+		}
+		return nil
+	})
+	return raw
+}
+
 // Stream returns the communicator's stream, owned by it (see
 // cuda.LibraryObject.Stream); nil once this handle is closed.
 func (c *Comm) Stream() *cuda.Stream {

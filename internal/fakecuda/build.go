@@ -36,6 +36,19 @@
 //     cuLaunchKernelEx checks a launch (shape, stream, cluster dimensions,
 //     the size of a cooperative grid) and records it for Lib.LastLaunch,
 //     without running anything;
+//   - a race detector (FAKECUDA_RACE=1, see RaceEnv): for every byte range
+//     of device, managed and page-locked host memory, which operation read
+//     or wrote it (memsets, copies, kernels through fakecuda_note_access,
+//     host accesses reported with Lib.HostAccess), and whether two
+//     accesses to the same bytes, one a write, are ordered by
+//     happens-before, kept with vector clocks: stream order, events
+//     recorded and waited on, synchronizing calls and successful queries,
+//     the legacy stream's implicit ordering, graph edges, host functions
+//     that ran. Races are read with Lib.Race, each with where its two
+//     operations were queued (csrc/race.c says how);
+//   - a seeded scheduler (FAKECUDA_SEED=N, see SeedEnv) that runs one
+//     operation at a time, drawn among the streams' ready ones by a PRNG,
+//     while the host waits (csrc/sched.c says what is then deterministic);
 //   - accounting of live objects and calls, and injected faults
 //     (FAKECUDA_FAIL="cuStreamCreate:3:2" fails the third cuStreamCreate with
 //     result 2), read and set through Lib.
@@ -65,7 +78,9 @@ var sources embed.FS
 
 // flags are the compiler flags of the library. Hidden visibility keeps the
 // exported symbols to the driver's entry points and the fakecuda_* controls.
-var flags = []string{"-shared", "-fPIC", "-O2", "-pthread", "-fvisibility=hidden", "-std=gnu11"}
+// Frame pointers let the race detector walk from the fake's frames into
+// those of the Go code that called it (csrc/race.c).
+var flags = []string{"-shared", "-fPIC", "-O2", "-fno-omit-frame-pointer", "-pthread", "-fvisibility=hidden", "-std=gnu11"}
 
 // Build compiles the fake driver into dir and returns the library's path.
 // An empty dir means a directory of the user's under os.TempDir(). The file name carries a

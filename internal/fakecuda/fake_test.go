@@ -25,6 +25,11 @@ const childEnv = "FAKECUDA_TEST_CHILD"
 
 func TestMain(m *testing.M) {
 	if os.Getenv(childEnv) == "" {
+		// Every test runs with the race detector on (race_test.go reads
+		// its reports); FAKECUDA_RACE=0 turns it off.
+		if os.Getenv(fakecuda.RaceEnv) == "" {
+			os.Setenv(fakecuda.RaceEnv, "1")
+		}
 		path, err := fakecuda.Build("")
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)

@@ -84,6 +84,8 @@ static int arm(int f, unsigned long at, CUresult r) {
 
 CUresult enter(int f) {
 	unsigned long n = __atomic_add_fetch(&g_calls[f], 1, __ATOMIC_RELAXED);
+	t_api = f;
+	sched_host_enter();
 	if (__atomic_load_n(&g_armed[f], __ATOMIC_ACQUIRE) == 0)
 		return CUDA_SUCCESS;
 	CUresult r = CUDA_SUCCESS;

@@ -226,6 +226,7 @@ struct op {
 	CUhostFn fn;           // host function
 	void *arg;
 	struct alloc *a[2];    // allocations the op touches (pending references)
+	struct rop *race;      // the race detector's record (race.c)
 };
 
 struct stream {
@@ -247,6 +248,7 @@ struct stream {
 	struct gnode **deps;
 	size_t ndeps;
 	uint64_t cap_gen, joined_gen;
+	uint32_t race_tid;    // its thread of the race detector's clock, 0 none yet
 };
 
 struct event {
@@ -262,6 +264,7 @@ struct event {
 	uint64_t cap_id, cap_stream, cap_gen;
 	struct gnode **deps;
 	size_t ndeps;
+	struct vc *race_vc;   // the race detector's clock of the last record
 };
 
 // stream_of resolves a stream handle, the special ones included, to a
@@ -327,5 +330,12 @@ void alloc_reap(struct ctx *c);
 struct alloc *alloc_find(const void *p, size_t n);
 // fill writes bytes at dst with the elem-byte pattern value.
 void fill(char *dst, size_t bytes, uint32_t value, unsigned elem);
+
+// fakecuda_note_access reports that the operation op (the token a Go
+// kernel's launch receives) read or wrote [ptr, ptr+n): the race
+// detector's input (race.c).
+EXPORT void fakecuda_note_access(void *op, unsigned long long ptr, size_t n, int write);
+
+#include "race.h"
 
 #endif

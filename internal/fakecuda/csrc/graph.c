@@ -533,6 +533,7 @@ EXPORT CUresult cuGraphLaunch(CUgraphExec hx, CUstream hs) {
 		if (n->kind == OP_COPY && alloc_find(n->src, n->bytes) == NULL)
 			r = CUDA_ERROR_INVALID_VALUE;
 	}
+	struct race_graph *rg = r == CUDA_SUCCESS ? race_graph_begin(s, x->n) : NULL;
 	for (size_t i = 0; r == CUDA_SUCCESS && i < x->n; i++) {
 		struct gnode *n = &x->nodes[i];
 		struct op *op = op_new(n->kind);
@@ -547,8 +548,12 @@ EXPORT CUresult cuGraphLaunch(CUgraphExec hx, CUstream hs) {
 			op->a[0] = alloc_find(n->dst, n->bytes);
 		if (n->kind == OP_COPY)
 			op->a[1] = alloc_find(n->src, n->bytes);
+		for (size_t j = 0; j < n->ndeps; j++)
+			race_graph_dep(rg, n->deps[j]->index);
+		race_graph_node(rg, op, i);
 		r = enqueue(s, op, 0);
 	}
+	race_graph_end(rg, s);
 	unlock();
 	return r;
 }

@@ -24,6 +24,7 @@ struct alloc *alloc_find(const void *p, size_t n) {
 }
 
 static void destroy(struct alloc *a) {
+	race_alloc_remove(a);
 	if (!a->registered) // registered memory stays the caller's
 		munmap(a->base, a->size);
 	free(a);
@@ -79,6 +80,7 @@ static CUresult new_alloc(struct ctx *c, size_t bytes, int host, int managed, st
 		a->last_prefetch = CU_DEVICE_INVALID;
 		g_live[L_MANAGED]++;
 	}
+	race_alloc_add(a);
 	*out = a;
 	return CUDA_SUCCESS;
 }
@@ -217,6 +219,7 @@ EXPORT CUresult cuMemHostRegister_v2(void *p, size_t bytes, unsigned int flags) 
 		a->next = g_allocs;
 		g_allocs = a;
 		g_live[L_HOST]++;
+		race_alloc_add(a);
 	}
 	unlock();
 	return r;

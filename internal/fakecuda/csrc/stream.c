@@ -29,6 +29,7 @@ static void stream_unref(struct stream *s) {
 
 static void event_unref(struct event *e) {
 	if (--e->refs == 0) {
+		race_event_free(e);
 		free(e->deps);
 		free(e);
 	}
@@ -58,6 +59,7 @@ struct stream *legacy_stream(struct ctx *c) {
 // stream_destroy drops the handle's reference. Work already queued still
 // completes: the worker drains the queue before it exits.
 void stream_destroy(struct stream *s) {
+	race_stream_destroyed(s);
 	if (s->cap != NULL)
 		capture_leave(s);
 	if (s->h != 0) {
@@ -107,10 +109,13 @@ static int ready(const struct op *op) {
 	}
 }
 
+int op_ready(const struct op *op) { return ready(op); }
+
 // complete retires op, the head of s (or an op that never needed queueing),
 // under the lock.
 static void complete(struct stream *s, struct op *op) {
 	s->done = op->seq;
+	race_done(op);
 	switch (op->kind) {
 	case OP_MARKER:
 		if (op->target > op->ev->done)
@@ -184,15 +189,22 @@ static void *worker(void *arg) {
 			pthread_cond_wait(&g_done, &g_mu);
 			continue;
 		}
+		if (!sched_acquire(s))
+			continue;
+		if (op->kind == OP_HOSTFN)
+			sched_release(s);
 		int elide = op->kind == OP_MEMSET && op->next != NULL && covers(op->next, op);
 		unlock();
+		race_run(op);
 		run(op, elide);
 		lock();
 		s->head = op->next;
 		if (s->head == NULL)
 			s->tail = NULL;
 		complete(s, op);
+		sched_release(s);
 	}
+	sched_remove(s);
 	s->has_worker = 0;
 	stream_unref(s);
 	unlock();
@@ -210,6 +222,7 @@ static void start_worker(struct stream *s) {
 	pthread_attr_destroy(&attr);
 	s->has_worker = 1;
 	s->refs++;
+	sched_add(s);
 }
 
 // push queues op on s. An op that costs nothing and can complete now on an
@@ -233,6 +246,7 @@ static void push(struct stream *s, struct op *op) {
 	if (!s->has_worker)
 		start_worker(s);
 	pthread_cond_signal(&s->cv);
+	sched_kick();
 }
 
 static void wait_stream(struct stream *s, struct stream *other) {
@@ -263,12 +277,13 @@ CUresult enqueue(struct stream *s, struct op *op, int sync) {
 		handle_each(K_STREAM, wait_for_blocking, s);
 	else if (!(s->flags & CU_STREAM_NON_BLOCKING) && c->legacy != NULL && c->legacy->done < c->legacy->enq)
 		wait_stream(s, c->legacy);
+	race_enqueue(s, op, sync);
 	push(s, op);
 	if (sync) {
 		uint64_t seq = s->enq;
 		s->refs++;
 		while (s->done < seq)
-			pthread_cond_wait(&g_done, &g_mu);
+			host_wait();
 		stream_unref(s);
 	}
 	return CUDA_SUCCESS;
@@ -277,9 +292,10 @@ CUresult enqueue(struct stream *s, struct op *op, int sync) {
 // wait_idle waits until s has completed everything queued so far.
 static void wait_idle(struct stream *s) {
 	uint64_t target = s->enq;
+	race_host_sync_stream(s);
 	s->refs++;
 	while (s->done < target)
-		pthread_cond_wait(&g_done, &g_mu);
+		host_wait();
 	stream_unref(s);
 }
 
@@ -308,13 +324,14 @@ static void collect(void *obj, void *arg) {
 }
 
 void ctx_sync(struct ctx *c) {
+	race_host_sync_ctx(c);
 	struct sync_list l = {.ctx = c};
 	handle_each(K_STREAM, collect, &l);
 	if (c->legacy != NULL)
 		collect(c->legacy, &l);
 	for (size_t i = 0; i < l.n; i++) {
 		while (l.v[i]->done < l.target[i])
-			pthread_cond_wait(&g_done, &g_mu);
+			host_wait();
 		stream_unref(l.v[i]);
 	}
 	free(l.v);
@@ -414,8 +431,12 @@ EXPORT CUresult cuStreamQuery(CUstream h) {
 	if (r != CUDA_SUCCESS)
 		return r;
 	r = refuse_capturing(s);
-	if (r == CUDA_SUCCESS && s->done < s->enq)
+	if (r == CUDA_SUCCESS && s->done < s->enq) {
 		r = CUDA_ERROR_NOT_READY;
+		sched_host_yield();
+	} else if (r == CUDA_SUCCESS) {
+		race_host_sync_stream(s);
+	}
 	unlock();
 	return r;
 }
@@ -589,8 +610,12 @@ EXPORT CUresult cuEventQuery(CUevent h) {
 		return r;
 	if (e->cap_id != 0)
 		r = CUDA_ERROR_CAPTURED_EVENT;
-	else if (e->done < e->rec)
+	else if (e->done < e->rec) {
 		r = CUDA_ERROR_NOT_READY;
+		sched_host_yield();
+	} else {
+		race_host_sync_event(e);
+	}
 	unlock();
 	return r;
 }
@@ -606,9 +631,10 @@ EXPORT CUresult cuEventSynchronize(CUevent h) {
 		return CUDA_ERROR_CAPTURED_EVENT;
 	}
 	uint64_t target = e->rec;
+	race_host_sync_event(e);
 	e->refs++;
 	while (e->done < target)
-		pthread_cond_wait(&g_done, &g_mu);
+		host_wait();
 	event_unref(e);
 	unlock();
 	return CUDA_SUCCESS;

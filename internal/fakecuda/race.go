@@ -1,0 +1,182 @@
+package fakecuda
+
+/*
+#include <stddef.h>
+#include <stdint.h>
+
+// The layout of struct race_report in csrc/race.c.
+#define FK_RACE_PCS 48
+struct fk_race_access {
+	uint64_t seq, stream, addr, bytes, alloc_base, alloc_size;
+	int32_t kind, write, alloc_kind, legacy, copy_dir, api;
+	int64_t node;
+	uint32_t npcs, pad;
+	uint64_t pcs[FK_RACE_PCS];
+};
+struct fk_race {
+	struct fk_race_access cur, prev;
+};
+
+static int fk_int(void *fn) { return ((int (*)(void))fn)(); }
+static long fk_long(void *fn) { return ((long (*)(void))fn)(); }
+static int fk_race_get(void *fn, long i, struct fk_race *out) { return ((int (*)(long, struct fk_race *))fn)(i, out); }
+static int fk_quiesce(void *fn, long ms) { return ((int (*)(long))fn)(ms); }
+static void fk_host_access(void *fn, uint64_t p, size_t n, int w) { ((void (*)(unsigned long long, size_t, int))fn)(p, n, w); }
+static int fk_seed(void *fn, unsigned long long *s) { return ((int (*)(unsigned long long *))fn)(s); }
+*/
+import "C"
+
+import (
+	"time"
+	"unsafe"
+)
+
+// The environment variables the library reads when it is loaded, so that
+// a child process started with them inherits the setting.
+const (
+	// RaceEnv turns the race detector on when it is set to anything but
+	// "" or "0".
+	RaceEnv = "FAKECUDA_RACE"
+	// SeedEnv seeds the scheduler of stream workers (a decimal or 0x
+	// number).
+	SeedEnv = "FAKECUDA_SEED"
+)
+
+// Race is a data race the detector found: two accesses to the same bytes,
+// at least one a write, that happens-before does not order. Access is the
+// one that found it (it ran second), Previous the one it met.
+type Race struct {
+	Access, Previous RaceAccess
+}
+
+// RaceAccess is one side of a race.
+type RaceAccess struct {
+	// Seq numbers operations in the order they were queued, process-wide.
+	Seq uint64
+	// Op is "memset", "copy", "kernel" or "host access" (a host access of
+	// page-locked or managed memory that a test reported).
+	Op string
+	// CopyDir is a copy's direction: "HtoD", "DtoH", "DtoD" or "HtoH".
+	CopyDir string
+	// API is the driver function that queued the operation (cuMemsetD32Async),
+	// "" for a host access.
+	API   string
+	Write bool
+	// Stream is the id of the operation's stream (what cuStreamGetId
+	// reports), 0 for the host; Legacy is set for a context's NULL stream.
+	Stream uint64
+	Legacy bool
+	// GraphNode is the index of the operation's node in a launched graph,
+	// -1 when it is not a graph's.
+	GraphNode int
+	// Addr and Size are the bytes both accesses touched.
+	Addr uintptr
+	Size uint64
+	// The allocation they lie in: "device", "managed", "page-locked host"
+	// (cuMemAllocHost, cuMemHostAlloc) or "registered host"
+	// (cuMemHostRegister) memory.
+	AllocBase uintptr
+	AllocSize uint64
+	AllocKind string
+	// PCs is where the operation was queued: the return addresses of the
+	// calls that led to it, innermost first, the fake's own C frames
+	// included (runtime.CallersFrames skips nothing: filter by function).
+	PCs []uintptr
+}
+
+// Op kinds of csrc/fake.h's enum op_kind, and race.c's host access.
+const (
+	opMemset = 0
+	opCopy   = 1
+	opHost   = 100
+)
+
+func (l *Lib) raceSym(name string) unsafe.Pointer {
+	p := l.sym(name)
+	if p == nil {
+		panic("fakecuda: the library has no " + name)
+	}
+	return p
+}
+
+// RaceDetector reports whether the race detector is on (FAKECUDA_RACE).
+func (l *Lib) RaceDetector() bool { return C.fk_int(l.raceSym("fakecuda_race_enabled")) != 0 }
+
+// RaceCount returns the number of races found since the library was
+// loaded. Each pair of operations is reported once.
+func (l *Lib) RaceCount() int { return int(C.fk_long(l.raceSym("fakecuda_race_count"))) }
+
+// Race returns race i (0 the first found); false for one past those kept
+// (the first 256).
+func (l *Lib) Race(i int) (Race, bool) {
+	var out C.struct_fk_race
+	if C.fk_race_get(l.raceSym("fakecuda_race_get"), C.long(i), &out) != 0 {
+		return Race{}, false
+	}
+	return Race{Access: l.access(&out.cur), Previous: l.access(&out.prev)}, true
+}
+
+func (l *Lib) access(a *C.struct_fk_race_access) RaceAccess {
+	r := RaceAccess{
+		Seq:       uint64(a.seq),
+		Write:     a.write != 0,
+		Stream:    uint64(a.stream),
+		Legacy:    a.legacy != 0,
+		GraphNode: int(a.node),
+		Addr:      uintptr(a.addr),
+		Size:      uint64(a.bytes),
+		AllocBase: uintptr(a.alloc_base),
+		AllocSize: uint64(a.alloc_size),
+	}
+	switch a.kind {
+	case opMemset:
+		r.Op = "memset"
+	case opCopy:
+		r.Op = "copy"
+		r.CopyDir = [4]string{"HtoH", "HtoD", "DtoH", "DtoD"}[a.copy_dir&3]
+	case opHost:
+		r.Op = "host access"
+	default:
+		r.Op = "kernel"
+	}
+	if names := l.Functions(); a.api >= 0 && int(a.api) < len(names) {
+		r.API = names[a.api]
+	}
+	r.AllocKind = [4]string{"device", "page-locked host", "registered host", "managed"}[a.alloc_kind&3]
+	for i := range int(a.npcs) {
+		r.PCs = append(r.PCs, uintptr(a.pcs[i]))
+	}
+	return r
+}
+
+// Quiesce waits, up to timeout, until every operation queued so far has
+// completed, and reports whether they have. It orders nothing: the
+// program's clocks are as they were. Races are found as operations run,
+// so a check for races quiesces first. Without the detector it returns
+// true at once.
+func (l *Lib) Quiesce(timeout time.Duration) bool {
+	return C.fk_quiesce(l.raceSym("fakecuda_race_quiesce"), C.long(timeout.Milliseconds())) != 0
+}
+
+// HostAccess records that the host read (write false) or wrote the n
+// bytes at p, page-locked or managed memory that Go code reaches without
+// the driver: it races with device work the host has not synchronized
+// with. Memory the driver does not know is ignored.
+func (l *Lib) HostAccess(p uintptr, n int, write bool) {
+	if n <= 0 {
+		return
+	}
+	w := C.int(0)
+	if write {
+		w = 1
+	}
+	C.fk_host_access(l.raceSym("fakecuda_race_host_access"), C.uint64_t(p), C.size_t(n), w)
+}
+
+// Seed returns the scheduler's seed and whether it is seeded
+// (FAKECUDA_SEED).
+func (l *Lib) Seed() (uint64, bool) {
+	var s C.ulonglong
+	ok := C.fk_seed(l.raceSym("fakecuda_seed"), &s) != 0
+	return uint64(s), ok
+}
