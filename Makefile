@@ -7,7 +7,7 @@ TAGS        := $(shell sed -n 's/.*"tag": *"\(cuda[0-9]*\)".*/\1/p' headers/vers
 # Where GPU test binaries are built, to be carried to the GPU machine.
 GPU_BIN     ?= .gpu
 
-.PHONY: all headers generate api-diff check-generated tidy fmt vet staticcheck unit test-race test-cgocheck2 fuzz cross-arm64 test gpu-bin bench-bin bench-report
+.PHONY: all headers generate api-diff check-generated tidy fmt vet staticcheck unit test-race test-cgocheck2 fuzz cross-arm64 test gpu-bin nccl-bin bench-bin bench-report
 
 all: generate test
 
@@ -84,6 +84,18 @@ gpu-bin:
 	@set -e; for t in $(TAGS); do $(GO) test -c -tags $$t -o $(GPU_BIN)/libgpu.$$t.test ./internal/libgputest; for p in blas rand fft; do $(GO) test -c -race -tags $$t -o $(GPU_BIN)/$$p.$$t.race.test ./cuda/$$p; done; done
 	$(GO) build -o $(GPU_BIN)/gen ./gen
 	$(GO) build -o $(GPU_BIN)/fetch ./headers/fetch
+
+## nccl-bin: the NCCL tests, examples and benchmark for a machine with two GPUs or more into $(GPU_BIN)/ (NCCL_TAGS: the CUDA version of its driver's toolkit); there, GOCUDA_TEST_LIBS=required ./nccl.test -test.v, and bash bench/nccl.sh for the benchmarks
+NCCL_TAGS ?= cuda13000
+nccl-bin:
+	mkdir -p $(GPU_BIN)/bench
+	$(GO) test -c -tags "$(NCCL_TAGS)" -o $(GPU_BIN)/nccl.test ./cuda/nccl
+	$(GO) test -c -race -tags "$(NCCL_TAGS)" -o $(GPU_BIN)/nccl.race.test ./cuda/nccl
+	$(GO) test -c -tags "$(NCCL_TAGS)" -o $(GPU_BIN)/rawnccl.test ./generated/nccl
+	$(GO) test -c -tags "$(NCCL_TAGS)" -o $(GPU_BIN)/cuda.nccl.test ./cuda
+	$(GO) build -tags "$(NCCL_TAGS)" -o $(GPU_BIN)/ex.allreduce ./examples/allreduce
+	$(GO) build -tags "$(NCCL_TAGS)" -o $(GPU_BIN)/ex.allreduce2p ./examples/allreduce2p
+	$(GO) build -tags "$(NCCL_TAGS)" -o $(GPU_BIN)/bench/ncclbench ./bench/ncclbench
 
 ## bench-bin: build the benchmark programs into $(GPU_BIN)/bench; on the GPU machine, `GOCUDA_LIBNVRTC=<libnvrtc> bash bench/run.sh > results.txt` (the NVRTC entry needs the library). BENCH_TAGS picks the bindings' version of gobench (e.g. cuda13000, for the libraries of a CUDA 13 toolkit: the GEMM entries load the version's libcublas)
 BENCH_TAGS ?=
