@@ -30,6 +30,12 @@
 // a single A or B serving every product. Host data in float16 and
 // bfloat16 is cuda.Float16 and cuda.BFloat16, copied like any number.
 //
+// cuBLASLt multiplies (LtHandle.Run, with mixed precision, FP8 and
+// epilogues) can be prepared once (LtHandle.Prepare gives an LtPlan that
+// holds the descriptors and the algorithm, so that each call is one
+// cublasLtMatmul) and tuned (LtHandle.Tune times cuBLASLt's candidates,
+// in column and row order, and saves the fastest as a Plan).
+//
 // Errors from cuBLAS carry its status (errors.Is(err,
 // cublas.CUBLAS_STATUS_NOT_SUPPORTED)) and the function that failed; a
 // missing library matches cublas.ErrNoLibrary.

@@ -33,7 +33,8 @@ func Gemm[T Float](h *Handle, alpha T, a, b Matrix, beta T, c Matrix) error {
 	g := plan(a, b, c)
 	// Raw addresses before Call: see cuda.LibraryObject.Call.
 	pa, pb, pc := g.a.Mem.Raw(), g.b.Mem.Raw(), c.Mem.Raw()
-	return h.object().Call("blas."+op, func(raw cublas.CublasHandle_t) error {
+	return h.object().Call("blas."+op, func(st blasState) error {
+		raw := st.h
 		if g.m == 0 || g.n == 0 {
 			return nil
 		}
@@ -113,11 +114,17 @@ func gemmShapes(op string, a, b, c Matrix) error {
 	return batchShapes(op, a, b, c)
 }
 
-// gemmPlan is a checked Gemm as cuBLAS takes it, column-major.
+// gemmPlan is a checked Gemm as cuBLAS takes it: column-major, or, for
+// cuBLASLt's row-order formulation, every matrix in row-major order.
 type gemmPlan struct {
+	// order is the order the library reads every matrix in; swap says
+	// that C is computed as Cᵀ = Bᵀ·Aᵀ (C's memory read in that order is
+	// Cᵀ), the first operand being B.
+	order         Layout
+	swap          bool
 	opA, opB      cublas.CublasOperation_t
 	m, n, k       int32
-	a, b          Matrix // the first and second operands cuBLAS reads
+	a, b          Matrix // the first and second operands the library reads
 	lda, ldb, ldc int32
 	// batch is the number of products; with more than one, the strides
 	// between the matrices of a, b and C (0: one matrix for all).
@@ -129,21 +136,34 @@ type gemmPlan struct {
 // computed as it is, each operand transposed (OP_T) when its memory is
 // row-major. A row-major C is, in column-major terms, Cᵀ = Bᵀ·Aᵀ: the
 // operands swap, and each is transposed when its memory is column-major.
-func plan(a, b, c Matrix) gemmPlan {
+func plan(a, b, c Matrix) gemmPlan { return planIn(a, b, c, ColMajor) }
+
+// planIn maps C = A·B to a GEMM whose matrices are all read in order:
+// plan's mapping with the two layouts' roles exchanged for RowMajor. A C
+// in that order is computed as it is; one in the other order is Cᵀ =
+// Bᵀ·Aᵀ. An operand is transposed (OP_T) when its memory is not in the
+// order it is read in (for the swapped operands, of Bᵀ and Aᵀ: when B's or
+// A's memory is in that order).
+func planIn(a, b, c Matrix, order Layout) gemmPlan {
+	other := RowMajor
+	if order == RowMajor {
+		other = ColMajor
+	}
 	op := func(x Matrix, l Layout) cublas.CublasOperation_t {
 		if x.Layout == l {
 			return cublas.CUBLAS_OP_N
 		}
 		return cublas.CUBLAS_OP_T
 	}
-	g := gemmPlan{k: int32(a.Cols), ldc: int32(c.stride())}
-	if c.Layout == ColMajor {
+	g := gemmPlan{order: order, k: int32(a.Cols), ldc: int32(c.stride())}
+	if c.Layout == order {
 		g.a, g.b = a, b
-		g.opA, g.opB = op(a, ColMajor), op(b, ColMajor)
+		g.opA, g.opB = op(a, order), op(b, order)
 		g.m, g.n = int32(c.Rows), int32(c.Cols)
 	} else {
+		g.swap = true
 		g.a, g.b = b, a
-		g.opA, g.opB = op(b, RowMajor), op(a, RowMajor)
+		g.opA, g.opB = op(b, other), op(a, other)
 		g.m, g.n = int32(c.Cols), int32(c.Rows)
 	}
 	g.lda, g.ldb = int32(g.a.stride()), int32(g.b.stride())

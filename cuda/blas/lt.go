@@ -117,6 +117,15 @@ func (mm *Matmul) holders(extra ...cuda.Holder) []cuda.Holder {
 
 // check validates mm before cuBLASLt is reached.
 func (mm *Matmul) check(op string) error {
+	if err := mm.checkShapes(op); err != nil {
+		return err
+	}
+	return mm.checkMemory(op)
+}
+
+// checkShapes validates what of mm a prepared plan fixes: types, shapes,
+// layouts, the epilogue, and which of Bias, AScale and BScale are given.
+func (mm *Matmul) checkShapes(op string) error {
 	for _, t := range []DataType{mm.AType, mm.BType, mm.CType} {
 		if !t.valid() {
 			return fmt.Errorf("blas: %s: unknown element type %v", op, t)
@@ -128,15 +137,6 @@ func (mm *Matmul) check(op string) error {
 	if err := gemmShapes(op, mm.A, mm.B, mm.C); err != nil {
 		return err
 	}
-	for _, x := range []struct {
-		name string
-		m    Matrix
-		t    DataType
-	}{{"A", mm.A, mm.AType}, {"B", mm.B, mm.BType}, {"C", mm.C, mm.CType}} {
-		if err := x.m.checkMem(op, x.name, x.t.Size()); err != nil {
-			return err
-		}
-	}
 	if mm.AType.isFP8() != mm.BType.isFP8() {
 		return fmt.Errorf("blas: %s: A is %v and B is %v: FP8 multiplies FP8 by FP8", op, mm.AType, mm.BType)
 	}
@@ -147,25 +147,44 @@ func (mm *Matmul) check(op string) error {
 		if mm.CType.isFP8() {
 			return fmt.Errorf("blas: %s: FP8 products are written as float32, float16 or bfloat16, not %v", op, mm.CType)
 		}
-	}
-	for _, sc := range []struct {
-		name string
-		m    *cuda.DeviceMemory
-	}{{"AScale", mm.AScale}, {"BScale", mm.BScale}} {
-		switch {
-		case sc.m == nil:
-		case !mm.AType.isFP8():
-			return fmt.Errorf("blas: %s: %s is for FP8 inputs, and A is %v", op, sc.name, mm.AType)
-		case sc.m.Size() < 4:
-			return fmt.Errorf("blas: %s: %s holds one float32 (4 bytes); its memory has %d", op, sc.name, sc.m.Size())
+	} else if mm.AScale != nil || mm.BScale != nil {
+		name := "AScale"
+		if mm.AScale == nil {
+			name = "BScale"
 		}
+		return fmt.Errorf("blas: %s: %s is for FP8 inputs, and A is %v", op, name, mm.AType)
 	}
 	switch {
 	case mm.Epilogue.hasBias() && mm.Bias == nil:
 		return fmt.Errorf("blas: %s: epilogue with bias but no Bias", op)
 	case !mm.Epilogue.hasBias() && mm.Bias != nil:
 		return fmt.Errorf("blas: %s: a Bias, but the epilogue does not add one", op)
-	case mm.Bias != nil:
+	}
+	return nil
+}
+
+// checkMemory validates the memory of mm, whose shapes checkShapes
+// accepted: each matrix's holds it, C shares none with A or B, the scales
+// and the bias hold theirs.
+func (mm *Matmul) checkMemory(op string) error {
+	for _, x := range []struct {
+		name string
+		m    Matrix
+		t    DataType
+	}{{"A", mm.A, mm.AType}, {"B", mm.B, mm.BType}, {"C", mm.C, mm.CType}} {
+		if err := x.m.checkMem(op, x.name, x.t.Size()); err != nil {
+			return err
+		}
+	}
+	for _, sc := range []struct {
+		name string
+		m    *cuda.DeviceMemory
+	}{{"AScale", mm.AScale}, {"BScale", mm.BScale}} {
+		if sc.m != nil && sc.m.Size() < 4 {
+			return fmt.Errorf("blas: %s: %s holds one float32 (4 bytes); its memory has %d", op, sc.name, sc.m.Size())
+		}
+	}
+	if mm.Bias != nil {
 		line := mm.C.Cols
 		if mm.C.Layout == ColMajor {
 			line = mm.C.Rows
@@ -184,12 +203,15 @@ type LtHandle struct {
 }
 
 type ltState struct {
-	h  cublaslt.CublasLtHandle_t
-	ws *cuda.DeviceMemory
+	h     cublaslt.CublasLtHandle_t
+	ws    *cuda.DeviceMemory
+	cache *ltCache // Run's prepared multiplies
 }
 
 // LtWorkspace is the workspace NewLt gives a handle: what NVIDIA
-// recommends for Hopper.
+// recommends for Hopper. Every multiply of the handle gets all of it: Run's
+// heuristic, Prepare's, Tune's candidates and the search alike, so that a
+// tuned algorithm is never compared with a default that had less.
 const LtWorkspace = 32 << 20
 
 // NewLt makes a cuBLASLt handle whose multiplies run on s, with a
@@ -205,8 +227,9 @@ func NewLt(s *cuda.Stream) (*LtHandle, error) {
 		if err := cublaslt.Create(&h); err != nil {
 			return ltState{}, check(op, "cublasLtCreate", err)
 		}
-		return ltState{h: h, ws: ws}, nil
+		return ltState{h: h, ws: ws, cache: &ltCache{}}, nil
 	}, func(st ltState) error {
+		st.cache.destroy()
 		err := check("LtHandle.Close", "cublasLtDestroy", cublaslt.Destroy(st.h))
 		return errors.Join(err, st.ws.Close())
 	})
@@ -241,7 +264,9 @@ func (lt *LtHandle) Close() error { return lt.object().Close() }
 func (lt *LtHandle) Stream() *cuda.Stream { return lt.object().Stream() }
 
 // SetStream moves the handle, and its clones, to s, a stream of the same
-// context, after the calls in flight on it; see Handle.SetStream.
+// context, after the calls in flight on it; see Handle.SetStream. The
+// workspace stays the handle's: cuBLASLt takes it, like the stream, on
+// every multiply.
 func (lt *LtHandle) SetStream(s *cuda.Stream) error {
 	return lt.object().SetStream("LtHandle.SetStream", s, func(ltState, cu.CUstream) error { return nil })
 }
@@ -255,37 +280,122 @@ type Algo struct {
 	Waves     float32 // the heuristic's estimate of how well it fills the GPU
 }
 
-// descs are the cuBLASLt descriptors of one Matmul.
+// Formulation is how a Matmul is put to cuBLASLt. Both compute the same
+// C; cuBLASLt chooses its kernels for the problem it is given, so the two
+// may run different ones.
+type Formulation int
+
+const (
+	// ColumnOrder describes every matrix in column-major order, cuBLAS's
+	// own (CUBLASLT_ORDER_COL): a column-major C is computed as it is, a
+	// row-major one as Cᵀ = Bᵀ·Aᵀ. What Run does.
+	ColumnOrder Formulation = iota
+	// RowOrder describes every matrix in row-major order
+	// (CUBLASLT_ORDER_ROW): a row-major C is computed as it is, a
+	// column-major one as Cᵀ = Bᵀ·Aᵀ. Not for FP8 (cuBLASLt takes FP8
+	// only column-major, A transposed and B not) nor with a bias (cuBLASLt
+	// adds its bias along the other dimension of a row-order C).
+	RowOrder
+)
+
+func (f Formulation) String() string {
+	switch f {
+	case ColumnOrder:
+		return "col"
+	case RowOrder:
+		return "row"
+	}
+	return fmt.Sprintf("Formulation(%d)", int(f))
+}
+
+// order is the layout every matrix is read in.
+func (f Formulation) order() Layout {
+	if f == RowOrder {
+		return RowMajor
+	}
+	return ColMajor
+}
+
+// check says whether mm can be put to cuBLASLt as f.
+func (f Formulation) check(op string, mm *Matmul) error {
+	switch {
+	case f != ColumnOrder && f != RowOrder:
+		return fmt.Errorf("blas: %s: unknown formulation %d", op, int(f))
+	case f == RowOrder && mm.AType.isFP8():
+		return fmt.Errorf("blas: %s: FP8 multiplies are column-order only", op)
+	case f == RowOrder && mm.Bias != nil:
+		return fmt.Errorf("blas: %s: the row-order formulation takes no bias", op)
+	}
+	return nil
+}
+
+// descs are the cuBLASLt descriptors of one Matmul in one formulation.
 type descs struct {
-	op         cublaslt.CublasLtMatmulDesc_t
-	a, b, c    cublaslt.CublasLtMatrixLayout_t
-	g          gemmPlan
-	pa, pb, pc unsafe.Pointer
-	bias       uint64 // a device address, as BIAS_POINTER takes it
+	op      cublaslt.CublasLtMatmulDesc_t
+	a, b, c cublaslt.CublasLtMatrixLayout_t
+	g       gemmPlan
+	// ptrs are the bias and the scales of cuBLASLt's A and B, the
+	// device addresses op holds (0: none).
+	ptrs [3]uint64
 }
 
 func (d *descs) destroy() {
 	if d.op != nil {
 		_ = cublaslt.MatmulDescDestroy(d.op)
+		d.op = nil
 	}
-	for _, l := range []cublaslt.CublasLtMatrixLayout_t{d.a, d.b, d.c} {
-		if l != nil {
-			_ = cublaslt.MatrixLayoutDestroy(l)
+	for _, l := range []*cublaslt.CublasLtMatrixLayout_t{&d.a, &d.b, &d.c} {
+		if *l != nil {
+			_ = cublaslt.MatrixLayoutDestroy(*l)
+			*l = nil
 		}
 	}
 }
 
-// describe makes the descriptors of mm, whose device addresses were taken
-// before the call holds them.
-func describe(op string, mm *Matmul, raw [6]uint64) (*descs, error) {
-	d := &descs{g: plan(mm.A, mm.B, mm.C)}
-	first, second := mm.AType, mm.BType
-	if mm.C.Layout == RowMajor {
-		first, second = second, first
+// operands are the addresses a multiply passes to cublasLtMatmul, from
+// rawAddrs: the first operand, the second, C, and the pointers its
+// descriptor holds (bias, the first's scale, the second's), swapped with
+// the operands when the formulation computes Cᵀ.
+func operands(raw [6]uint64, swap bool) (pa, pb, pc unsafe.Pointer, ptrs [3]uint64) {
+	if swap {
 		raw[0], raw[1] = raw[1], raw[0]
 		raw[4], raw[5] = raw[5], raw[4]
 	}
-	d.pa, d.pb, d.pc, d.bias = devPtr(cu.CUdeviceptr(raw[0])), devPtr(cu.CUdeviceptr(raw[1])), devPtr(cu.CUdeviceptr(raw[2])), raw[3]
+	return devPtr(cu.CUdeviceptr(raw[0])), devPtr(cu.CUdeviceptr(raw[1])), devPtr(cu.CUdeviceptr(raw[2])), [3]uint64{raw[3], raw[4], raw[5]}
+}
+
+// ptrAttrs are the descriptor attributes of descs.ptrs.
+var ptrAttrs = [3]cublaslt.CublasLtMatmulDescAttributes_t{
+	cublaslt.CUBLASLT_MATMUL_DESC_BIAS_POINTER,
+	cublaslt.CUBLASLT_MATMUL_DESC_A_SCALE_POINTER,
+	cublaslt.CUBLASLT_MATMUL_DESC_B_SCALE_POINTER,
+}
+
+// setPtrs points d's descriptor at ptrs, those of its pointers that mm
+// has (a zero one stays unset).
+func (d *descs) setPtrs(ptrs [3]uint64) error {
+	for i, p := range ptrs {
+		if p == 0 || p == d.ptrs[i] {
+			continue
+		}
+		v := p
+		if err := cublaslt.MatmulDescSetAttribute(d.op, ptrAttrs[i], unsafe.Pointer(&v), 8); err != nil {
+			return err
+		}
+		d.ptrs[i] = p
+	}
+	return nil
+}
+
+// describe makes the descriptors of mm in formulation f, whose device
+// addresses were taken before the call holds them.
+func describe(op string, mm *Matmul, raw [6]uint64, f Formulation) (*descs, error) {
+	d := &descs{g: planIn(mm.A, mm.B, mm.C, f.order())}
+	first, second := mm.AType, mm.BType
+	if d.g.swap {
+		first, second = second, first
+	}
+	_, _, _, ptrs := operands(raw, d.g.swap)
 	compute := cublas.CUBLAS_COMPUTE_32F
 	if mm.TF32 && mm.AType == Float32 && mm.BType == Float32 {
 		compute = cublas.CUBLAS_COMPUTE_32F_FAST_TF32
@@ -315,11 +425,7 @@ func describe(op string, mm *Matmul, raw [6]uint64) (*descs, error) {
 	}
 	if mm.Bias != nil {
 		bt := int32(dataTypes[mm.CType].cuda)
-		bias := d.bias
-		if err := errors.Join(
-			set(cublaslt.CUBLASLT_MATMUL_DESC_BIAS_POINTER, unsafe.Pointer(&bias), 8),
-			set(cublaslt.CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, unsafe.Pointer(&bt), 4),
-		); err != nil {
+		if err := set(cublaslt.CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, unsafe.Pointer(&bt), 4); err != nil {
 			return fail("cublasLtMatmulDescSetAttribute", err)
 		}
 		if d.g.batch > 1 {
@@ -329,24 +435,24 @@ func describe(op string, mm *Matmul, raw [6]uint64) (*descs, error) {
 			}
 		}
 	}
-	// FP8 scales, in cuBLASLt's terms: its A is the first operand.
-	for i, attr := range []cublaslt.CublasLtMatmulDescAttributes_t{cublaslt.CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, cublaslt.CUBLASLT_MATMUL_DESC_B_SCALE_POINTER} {
-		if p := raw[4+i]; p != 0 {
-			if err := set(attr, unsafe.Pointer(&p), 8); err != nil {
-				return fail("cublasLtMatmulDescSetAttribute", err)
-			}
-		}
+	// The bias and the FP8 scales, in cuBLASLt's terms: its A is the
+	// first operand.
+	if err := d.setPtrs(ptrs); err != nil {
+		return fail("cublasLtMatmulDescSetAttribute", err)
+	}
+	order := int32(cublaslt.CUBLASLT_ORDER_COL)
+	if f.order() == RowMajor {
+		order = int32(cublaslt.CUBLASLT_ORDER_ROW)
 	}
 	layout := func(l *cublaslt.CublasLtMatrixLayout_t, t DataType, x Matrix) error {
-		// The matrix as it lies in memory, in column-major terms, before
-		// the operation applies: a row-major R×C is a column-major C×R.
-		rows, cols := x.Rows, x.Cols
-		if x.Layout == RowMajor {
-			rows, cols = cols, rows
-		}
+		rows, cols := layoutDims(x, d.g.order)
 		var out cublaslt.CublasLtMatrixLayout_t
 		err := cublaslt.MatrixLayoutCreate(&out, dataTypes[t].cuda, uint64(rows), uint64(cols), int64(x.stride()))
 		*l = out
+		if err == nil && order != int32(cublaslt.CUBLASLT_ORDER_COL) {
+			o := order
+			err = cublaslt.MatrixLayoutSetAttribute(out, cublaslt.CUBLASLT_MATRIX_LAYOUT_ORDER, unsafe.Pointer(&o), 4)
+		}
 		return err
 	}
 	if err := errors.Join(
@@ -372,11 +478,29 @@ func describe(op string, mm *Matmul, raw [6]uint64) (*descs, error) {
 	return d, nil
 }
 
+// layoutDims are the rows and columns of the matrix x's memory holds read
+// in order, before the operation applies: a row-major R×C read in column
+// order is a C×R matrix, and the other way round.
+func layoutDims(x Matrix, order Layout) (rows, cols int) {
+	if x.Layout != order {
+		return x.Cols, x.Rows
+	}
+	return x.Rows, x.Cols
+}
+
 // Algorithms returns up to n of the algorithms cuBLASLt's heuristic gives
 // for mm, its first choice first.
 func (lt *LtHandle) Algorithms(mm Matmul, n int) ([]Algo, error) {
+	return lt.AlgorithmsFor(mm, ColumnOrder, n)
+}
+
+// AlgorithmsFor is Algorithms for mm put to cuBLASLt as f.
+func (lt *LtHandle) AlgorithmsFor(mm Matmul, f Formulation, n int) ([]Algo, error) {
 	const op = "LtHandle.Algorithms"
 	if err := mm.check(op); err != nil {
+		return nil, err
+	}
+	if err := f.check(op, &mm); err != nil {
 		return nil, err
 	}
 	if n < 1 {
@@ -385,17 +509,19 @@ func (lt *LtHandle) Algorithms(mm Matmul, n int) ([]Algo, error) {
 	var algos []Algo
 	raw := rawAddrs(&mm)
 	err := lt.object().Call("blas."+op, func(st ltState) error {
-		d, err := describe(op, &mm, raw)
+		d, err := describe(op, &mm, raw, f)
 		if err != nil {
 			return err
 		}
 		defer d.destroy()
 		algos, err = heuristic(op, st, d, n)
 		return err
-	}, mm.A.Mem, mm.B.Mem, mm.C.Mem)
+	}, mm.holders()...)
 	return algos, err
 }
 
+// heuristic asks cuBLASLt's heuristic for up to n algorithms for d, with
+// all of the handle's workspace.
 func heuristic(op string, st ltState, d *descs, n int) ([]Algo, error) {
 	var pref cublaslt.CublasLtMatmulPreference_t
 	if err := cublaslt.MatmulPreferenceCreate(&pref); err != nil {
@@ -422,48 +548,54 @@ func heuristic(op string, st ltState, d *descs, n int) ([]Algo, error) {
 }
 
 // rawAddrs takes the device addresses of mm's memory before a call holds
-// them (see cuda.LibraryObject.Call).
+// them (see cuda.LibraryObject.Call): A, B, C, the bias, A's scale, B's.
 func rawAddrs(mm *Matmul) [6]uint64 {
 	return [6]uint64{uint64(mm.A.Mem.Raw()), uint64(mm.B.Mem.Raw()), uint64(mm.C.Mem.Raw()), uint64(mm.Bias.Raw()),
 		uint64(mm.AScale.Raw()), uint64(mm.BScale.Raw())}
 }
 
 // Run computes mm on the handle's stream with algo, or with the heuristic's
-// first choice when algo is nil (what a C program calling cuBLASLt does).
-// alpha and beta are float32, the scale type of every Matmul.
+// first choice when algo is nil (what a C program calling cuBLASLt does),
+// in the ColumnOrder formulation. alpha and beta are float32, the scale type
+// of every Matmul.
+//
+// The handle keeps the descriptors (and the heuristic's answer) of the
+// multiplies Run has seen, up to LtRunCache of them, keyed by what Prepare
+// fixes and the algorithm, so that a repeated multiply costs one
+// cublasLtMatmul and the checks, as an LtPlan does; past that many, Run
+// makes and destroys them on each call.
 func (lt *LtHandle) Run(mm Matmul, alpha, beta float32, algo *Algo) error {
 	const op = "LtHandle.Run"
 	if err := mm.check(op); err != nil {
 		return err
 	}
 	raw := rawAddrs(&mm)
+	key := runKey{m: keyOf(&mm), algo: algo != nil}
+	if algo != nil {
+		key.a = *algo
+	}
 	return lt.object().CallOnStream("blas."+op, func(st ltState, stream cu.CUstream) error {
-		d, err := describe(op, &mm, raw)
+		if key.m.empty() {
+			return nil
+		}
+		p, cached, err := st.cache.get(op, st, &mm, raw, key, algo)
 		if err != nil {
 			return err
 		}
-		defer d.destroy()
-		a := algo
-		if a == nil {
-			algos, err := heuristic(op, st, d, 1)
-			if err != nil {
-				return err
-			}
-			a = &algos[0]
+		if !cached {
+			defer p.destroy()
 		}
-		if d.g.m == 0 || d.g.n == 0 {
-			return nil
-		}
-		return matmul(op, st, d, a, alpha, beta, stream)
+		return p.run(op, st, raw, alpha, beta, stream)
 	}, mm.holders()...)
 }
 
-func matmul(op string, st ltState, d *descs, a *Algo, alpha, beta float32, stream cu.CUstream) error {
+// matmul is one cublasLtMatmul of d with a, on the handle's workspace.
+func matmul(op string, st ltState, d *descs, a *Algo, alpha, beta float32, pa, pb, pc unsafe.Pointer, stream cu.CUstream) error {
 	if a.Workspace > uint64(st.ws.Size()) {
 		return fmt.Errorf("blas: %s: the algorithm needs %d bytes of workspace, the handle has %d", op, a.Workspace, st.ws.Size())
 	}
 	algo := cublaslt.CublasLtMatmulAlgo_t{Data: a.Data}
 	ws := devPtr(st.ws.Raw())
-	return check(op, "cublasLtMatmul", cublaslt.Matmul(st.h, d.op, unsafe.Pointer(&alpha), d.pa, d.a, d.pb, d.b,
-		unsafe.Pointer(&beta), d.pc, d.c, d.pc, d.c, &algo, ws, uint64(st.ws.Size()), stream))
+	return check(op, "cublasLtMatmul", cublaslt.Matmul(st.h, d.op, unsafe.Pointer(&alpha), pa, d.a, pb, d.b,
+		unsafe.Pointer(&beta), pc, d.c, pc, d.c, &algo, ws, uint64(st.ws.Size()), stream))
 }

@@ -24,6 +24,12 @@ const (
 	// defaultFinalists is how many of the first pass's fastest go on to
 	// the second, besides the heuristic's first choice.
 	defaultFinalists = 8
+	// defaultNeighbors is how many of the heuristic's candidates, per
+	// formulation, the search explores around.
+	defaultNeighbors = 4
+	// defaultFinal is how many of the fastest the final pass re-times
+	// against the default.
+	defaultFinal = 3
 )
 
 // splitKs are the split-K factors tried on an algorithm that supports
@@ -52,6 +58,10 @@ func (o *TuneOptions) check(op string) error {
 		return fmt.Errorf("blas: %s: Search %d is not in [0, %d]", op, o.Search, MaxSearch)
 	case o.Finalists < 0:
 		return fmt.Errorf("blas: %s: Finalists %d is negative", op, o.Finalists)
+	case o.Neighbors < 0:
+		return fmt.Errorf("blas: %s: Neighbors %d is negative", op, o.Neighbors)
+	case o.Final < 0:
+		return fmt.Errorf("blas: %s: Final %d is negative", op, o.Final)
 	}
 	if o.Candidates == 0 {
 		o.Candidates = 16
@@ -65,18 +75,17 @@ func (o *TuneOptions) check(op string) error {
 	if o.Finalists == 0 {
 		o.Finalists = defaultFinalists
 	}
+	if o.Neighbors == 0 {
+		o.Neighbors = defaultNeighbors
+	}
+	if o.Final == 0 {
+		o.Final = defaultFinal
+	}
 	return nil
 }
 
-// algoConfig is what distinguishes configured algorithms from each other:
-// their CUBLASLT_ALGO_CONFIG_* attributes.
-type algoConfig struct {
-	ID, Tile, Stages, SplitK, Reduction, Swizzle, Custom uint32
-	Cluster, Inner                                       uint16
-}
-
 // configOf reads a's configuration; attributes this cuBLASLt lacks read 0.
-func configOf(a *cublaslt.CublasLtMatmulAlgo_t) algoConfig {
+func configOf(a *cublaslt.CublasLtMatmulAlgo_t) AlgoConfig {
 	get32 := func(attr cublaslt.CublasLtMatmulAlgoConfigAttributes_t) uint32 {
 		var v uint32
 		var n uint64
@@ -93,7 +102,7 @@ func configOf(a *cublaslt.CublasLtMatmulAlgo_t) algoConfig {
 		}
 		return v
 	}
-	return algoConfig{
+	return AlgoConfig{
 		ID:        get32(cublaslt.CUBLASLT_ALGO_CONFIG_ID),
 		Tile:      get32(cublaslt.CUBLASLT_ALGO_CONFIG_TILE_ID),
 		Stages:    get32(cublaslt.CUBLASLT_ALGO_CONFIG_STAGES_ID),
@@ -180,8 +189,8 @@ func spread(total, n int) []int {
 
 // dedupConfigs returns the indices of the first occurrence of each
 // configuration, in order.
-func dedupConfigs(cfgs []algoConfig) []int {
-	seen := make(map[algoConfig]bool, len(cfgs))
+func dedupConfigs(cfgs []AlgoConfig) []int {
+	seen := make(map[AlgoConfig]bool, len(cfgs))
 	var keep []int
 	for i, c := range cfgs {
 		if !seen[c] {
@@ -214,7 +223,7 @@ func interleave(groups [][]int) []int {
 // appearance); within an id round-robin over its split-K factors; within
 // those, distinct tiles before a second stage count of the same tile. It
 // returns indices of cfgs.
-func pickConfigs(cfgs []algoConfig, limit int) []int {
+func pickConfigs(cfgs []AlgoConfig, limit int) []int {
 	if limit <= 0 {
 		return nil
 	}
@@ -280,10 +289,10 @@ func finalists(medians []time.Duration, n int) []int {
 
 // searchTypes are the types cublasLtMatmulAlgoGetIds and
 // cublasLtMatmulAlgoInit take for mm: those describe gives its
-// descriptors (A and B swapped for a row-major C).
-func searchTypes(mm *Matmul) (compute cublas.CublasComputeType_t, a, b, c libtypes.CudaDataType_t) {
+// descriptors (A and B swapped when the formulation computes Cᵀ).
+func searchTypes(mm *Matmul, swap bool) (compute cublas.CublasComputeType_t, a, b, c libtypes.CudaDataType_t) {
 	first, second := mm.AType, mm.BType
-	if mm.C.Layout == RowMajor {
+	if swap {
 		first, second = second, first
 	}
 	compute = cublas.CUBLAS_COMPUTE_32F
@@ -293,82 +302,253 @@ func searchTypes(mm *Matmul) (compute cublas.CublasComputeType_t, a, b, c libtyp
 	return compute, dataTypes[first].cuda, dataTypes[second].cuda, dataTypes[mm.CType].cuda
 }
 
-// search enumerates cuBLASLt's algorithms for mm beyond the heuristic's:
-// every algorithm id for its types, each with its tiles × stages and, where
-// it supports split-K, split-K factors with each reduction scheme it
-// allows; keeps those cublasLtMatmulAlgoCheck accepts with a workspace the
-// handle has, that are not among have, and that run; and returns up to
-// limit of them (pickConfigs) with the number checked.
-func (lt *LtHandle) search(op string, mm *Matmul, alpha, beta float32, have []Algo, limit int) ([]Algo, int, error) {
-	raw := rawAddrs(mm)
-	var out []Algo
-	checked := 0
-	err := lt.object().CallOnStream("blas."+op, func(st ltState, stream cu.CUstream) error {
-		d, err := describe(op, mm, raw)
-		if err != nil {
-			return err
+// neighborSplits are the split-K factors tried around a heuristic
+// candidate: decode shapes (M of a few rows against a large K×N) give a
+// kernel too few output tiles to fill the GPU, which only splitting K
+// fixes, and the best factor depends on K and the number of SMs.
+var neighborSplits = [...]uint32{1, 2, 3, 4, 6, 8, 12, 16, 24, 32}
+
+// neighborClusters are the thread-block cluster shapes tried around a
+// Hopper candidate (CUBLASLT_CLUSTER_SHAPE_*; AUTO lets cuBLASLt choose).
+var neighborClusters = [...]uint16{
+	uint16(cublaslt.CUBLASLT_CLUSTER_SHAPE_AUTO),
+	uint16(cublaslt.CUBLASLT_CLUSTER_SHAPE_1x1x1),
+	uint16(cublaslt.CUBLASLT_CLUSTER_SHAPE_2x1x1),
+	uint16(cublaslt.CUBLASLT_CLUSTER_SHAPE_1x2x1),
+	uint16(cublaslt.CUBLASLT_CLUSTER_SHAPE_2x2x1),
+	uint16(cublaslt.CUBLASLT_CLUSTER_SHAPE_4x1x1),
+	uint16(cublaslt.CUBLASLT_CLUSTER_SHAPE_1x4x1),
+}
+
+// variant is a change to an algorithm's configuration.
+type variant struct {
+	splitK, reduction, swizzle, custom uint32
+	cluster                            uint16
+}
+
+// variants lists the neighbours of base (its configuration base, its
+// capabilities splitK, reductionMask, swizzleMax and customMax): the same
+// kernel and tile with each split-K factor and reduction scheme; each
+// CTA swizzling; each custom option (up to 15); each cluster shape, alone
+// and with split-K 2, 4 and 8. base itself is not among them; duplicates
+// are.
+func variants(base AlgoConfig, splitK bool, reductionMask, swizzleMax, customMax uint32) []variant {
+	b := variant{base.SplitK, base.Reduction, base.Swizzle, base.Custom, base.Cluster}
+	var out []variant
+	add := func(v variant) {
+		if v != b {
+			out = append(out, v)
 		}
-		defer d.destroy()
-		compute, ta, tb, tc := searchTypes(mm)
-		scale := libtypes.CUDA_R_32F
-		ids := make([]int32, 1024)
-		var nids int32
-		if err := cublaslt.MatmulAlgoGetIds(st.h, compute, scale, ta, tb, tc, tc, int32(len(ids)), &ids[0], &nids); err != nil {
-			return check(op, "cublasLtMatmulAlgoGetIds", err)
+	}
+	firstReduction := uint32(0)
+	for _, r := range reductions {
+		if reductionMask&r != 0 {
+			firstReduction = r
+			break
 		}
-		ids = ids[:nids]
-		ws := uint64(st.ws.Size())
-		var cfgs []algoConfig
-		var found []Algo
-		for _, h := range have {
-			a := cublaslt.CublasLtMatmulAlgo_t{Data: h.Data}
-			cfgs = append(cfgs, configOf(&a))
-			found = append(found, h)
-		}
-		budget := searchChecks / max(1, len(ids))
-		for _, id := range ids {
-			var base cublaslt.CublasLtMatmulAlgo_t
-			if cublaslt.MatmulAlgoInit(st.h, compute, scale, ta, tb, tc, tc, id, &base) != nil {
+	}
+	if splitK {
+		for _, k := range neighborSplits {
+			if k == 1 {
+				v := b
+				v.splitK, v.reduction = 1, uint32(cublaslt.CUBLASLT_REDUCTION_SCHEME_NONE)
+				add(v)
 				continue
 			}
-			cs := combos(capIDs(&base, cublaslt.CUBLASLT_ALGO_CAP_TILE_IDS), capIDs(&base, cublaslt.CUBLASLT_ALGO_CAP_STAGES_IDS),
-				cap32(&base, cublaslt.CUBLASLT_ALGO_CAP_SPLITK_SUPPORT) != 0, cap32(&base, cublaslt.CUBLASLT_ALGO_CAP_REDUCTION_SCHEME_MASK))
-			for _, i := range spread(len(cs), budget) {
-				c := cs[i]
-				a := base
-				set := func(attr cublaslt.CublasLtMatmulAlgoConfigAttributes_t, v uint32) error {
-					return cublaslt.MatmulAlgoConfigSetAttribute(&a, attr, unsafe.Pointer(&v), 4)
+			for _, r := range reductions {
+				if reductionMask&r != 0 {
+					v := b
+					v.splitK, v.reduction = k, r
+					add(v)
 				}
-				if set(cublaslt.CUBLASLT_ALGO_CONFIG_TILE_ID, c.tile) != nil ||
-					set(cublaslt.CUBLASLT_ALGO_CONFIG_STAGES_ID, c.stages) != nil ||
-					set(cublaslt.CUBLASLT_ALGO_CONFIG_SPLITK_NUM, c.splitK) != nil ||
-					set(cublaslt.CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, c.reduction) != nil {
-					continue
-				}
-				checked++
-				var res cublaslt.CublasLtMatmulHeuristicResult_t
-				if cublaslt.MatmulAlgoCheck(st.h, d.op, d.a, d.b, d.c, d.c, &a, &res) != nil ||
-					res.State != cublas.CUBLAS_STATUS_SUCCESS || res.WorkspaceSize > ws {
-					continue
-				}
-				cfgs = append(cfgs, configOf(&a))
-				found = append(found, Algo{Data: a.Data, Workspace: res.WorkspaceSize, Waves: res.WavesCount})
 			}
 		}
-		// The heuristic's come first, so a configuration it gave is
-		// dropped from the search's.
-		var newCfgs []algoConfig
-		var newAlgos []Algo
-		for _, i := range dedupConfigs(cfgs) {
-			if i >= len(have) {
-				newCfgs = append(newCfgs, cfgs[i])
-				newAlgos = append(newAlgos, found[i])
+	}
+	for sw := uint32(0); sw <= min(swizzleMax, 7); sw++ {
+		v := b
+		v.swizzle = sw
+		add(v)
+	}
+	for c := uint32(0); c <= min(customMax, 15); c++ {
+		v := b
+		v.custom = c
+		add(v)
+	}
+	for _, cl := range neighborClusters {
+		v := b
+		v.cluster = cl
+		add(v)
+		if splitK && firstReduction != 0 {
+			for _, k := range []uint32{2, 4, 8} {
+				w := v
+				w.splitK, w.reduction = k, firstReduction
+				add(w)
 			}
+		}
+	}
+	return out
+}
+
+// formConfig is a configuration in one formulation: what tells the
+// search's candidates apart.
+type formConfig struct {
+	form Formulation
+	cfg  AlgoConfig
+}
+
+// search finds candidates for mm beyond the heuristic's (heur, per
+// formulation of forms): the neighbours of each formulation's
+// opt.Neighbors first candidates (variants), then configurations of every
+// algorithm id for the types (combos, spread over ids by pickConfigs);
+// keeps those cublasLtMatmulAlgoCheck accepts with a workspace the
+// handle has, that are no candidate already and that run; and returns up
+// to opt.Search of them, neighbours first, with the number checked.
+func (lt *LtHandle) search(op string, mm *Matmul, alpha, beta float32, forms []Formulation, heur map[Formulation][]Algo, opt TuneOptions) ([]cand, int, error) {
+	raw := rawAddrs(mm)
+	var out []cand
+	checked := 0
+	err := lt.object().CallOnStream("blas."+op, func(st ltState, stream cu.CUstream) error {
+		ws := uint64(st.ws.Size())
+		seen := map[formConfig]bool{}
+		for f, algos := range heur {
+			for _, h := range algos {
+				a := cublaslt.CublasLtMatmulAlgo_t{Data: h.Data}
+				seen[formConfig{f, configOf(&a)}] = true
+			}
+		}
+		var neighbors [][]cand // per base
+		var spreadCfgs []AlgoConfig
+		var spreadCands []cand
+		for _, f := range forms {
+			if heur[f] == nil {
+				continue
+			}
+			d, err := describe(op, mm, raw, f)
+			if err != nil {
+				return err
+			}
+			defer d.destroy()
+			try := func(a *cublaslt.CublasLtMatmulAlgo_t) (Algo, AlgoConfig, bool) {
+				checked++
+				cfg := configOf(a)
+				if seen[formConfig{f, cfg}] {
+					return Algo{}, cfg, false
+				}
+				var res cublaslt.CublasLtMatmulHeuristicResult_t
+				if cublaslt.MatmulAlgoCheck(st.h, d.op, d.a, d.b, d.c, d.c, a, &res) != nil ||
+					res.State != cublas.CUBLAS_STATUS_SUCCESS || res.WorkspaceSize > ws {
+					return Algo{}, cfg, false
+				}
+				seen[formConfig{f, cfg}] = true
+				return Algo{Data: a.Data, Workspace: res.WorkspaceSize, Waves: res.WavesCount}, cfg, true
+			}
+			// The neighbours of the heuristic's best.
+			for _, h := range heur[f][:min(opt.Neighbors, len(heur[f]))] {
+				base := cublaslt.CublasLtMatmulAlgo_t{Data: h.Data}
+				bc := configOf(&base)
+				var group []cand
+				for _, v := range variants(bc, cap32(&base, cublaslt.CUBLASLT_ALGO_CAP_SPLITK_SUPPORT) != 0,
+					cap32(&base, cublaslt.CUBLASLT_ALGO_CAP_REDUCTION_SCHEME_MASK), cap32(&base, cublaslt.CUBLASLT_ALGO_CAP_CTA_SWIZZLING_SUPPORT),
+					cap32(&base, cublaslt.CUBLASLT_ALGO_CAP_CUSTOM_OPTION_MAX)) {
+					// Only what the variant changes is set: an attribute
+					// this cuBLASLt lacks then only loses the variants
+					// that change it.
+					a := base
+					var err error
+					set := func(attr cublaslt.CublasLtMatmulAlgoConfigAttributes_t, v, was uint32) {
+						if err == nil && v != was {
+							err = cublaslt.MatmulAlgoConfigSetAttribute(&a, attr, unsafe.Pointer(&v), 4)
+						}
+					}
+					set(cublaslt.CUBLASLT_ALGO_CONFIG_SPLITK_NUM, v.splitK, bc.SplitK)
+					set(cublaslt.CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, v.reduction, bc.Reduction)
+					set(cublaslt.CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING, v.swizzle, bc.Swizzle)
+					set(cublaslt.CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION, v.custom, bc.Custom)
+					if cl := v.cluster; err == nil && cl != bc.Cluster {
+						err = cublaslt.MatmulAlgoConfigSetAttribute(&a, cublaslt.CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID, unsafe.Pointer(&cl), 2)
+					}
+					if err != nil {
+						continue
+					}
+					if algo, _, ok := try(&a); ok {
+						group = append(group, cand{form: f, algo: algo, searched: true})
+					}
+				}
+				neighbors = append(neighbors, group)
+			}
+			// Every algorithm id for the types.
+			compute, ta, tb, tc := searchTypes(mm, d.g.swap)
+			scale := libtypes.CUDA_R_32F
+			ids := make([]int32, 1024)
+			var nids int32
+			if err := cublaslt.MatmulAlgoGetIds(st.h, compute, scale, ta, tb, tc, tc, int32(len(ids)), &ids[0], &nids); err != nil {
+				return check(op, "cublasLtMatmulAlgoGetIds", err)
+			}
+			ids = ids[:nids]
+			budget := searchChecks / max(1, len(ids)*len(forms))
+			for _, id := range ids {
+				var base cublaslt.CublasLtMatmulAlgo_t
+				if cublaslt.MatmulAlgoInit(st.h, compute, scale, ta, tb, tc, tc, id, &base) != nil {
+					continue
+				}
+				cs := combos(capIDs(&base, cublaslt.CUBLASLT_ALGO_CAP_TILE_IDS), capIDs(&base, cublaslt.CUBLASLT_ALGO_CAP_STAGES_IDS),
+					cap32(&base, cublaslt.CUBLASLT_ALGO_CAP_SPLITK_SUPPORT) != 0, cap32(&base, cublaslt.CUBLASLT_ALGO_CAP_REDUCTION_SCHEME_MASK))
+				for _, i := range spread(len(cs), budget) {
+					c := cs[i]
+					a := base
+					set := func(attr cublaslt.CublasLtMatmulAlgoConfigAttributes_t, v uint32) error {
+						return cublaslt.MatmulAlgoConfigSetAttribute(&a, attr, unsafe.Pointer(&v), 4)
+					}
+					if set(cublaslt.CUBLASLT_ALGO_CONFIG_TILE_ID, c.tile) != nil ||
+						set(cublaslt.CUBLASLT_ALGO_CONFIG_STAGES_ID, c.stages) != nil ||
+						set(cublaslt.CUBLASLT_ALGO_CONFIG_SPLITK_NUM, c.splitK) != nil ||
+						set(cublaslt.CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, c.reduction) != nil {
+						continue
+					}
+					if algo, cfg, ok := try(&a); ok {
+						spreadCfgs = append(spreadCfgs, cfg)
+						spreadCands = append(spreadCands, cand{form: f, algo: algo, searched: true})
+					}
+				}
+			}
+		}
+		// Neighbours first, one from each base in turn; the spread fills
+		// what is left of the budget.
+		var picked []cand
+		for round := 0; len(picked) < opt.Search; round++ {
+			took := false
+			for _, g := range neighbors {
+				if round < len(g) && len(picked) < opt.Search {
+					picked = append(picked, g[round])
+					took = true
+				}
+			}
+			if !took {
+				break
+			}
+		}
+		if left := opt.Search - len(picked); left > 0 {
+			picked = append(picked, pick(spreadCands, pickConfigs(spreadCfgs, left))...)
 		}
 		// Each once, to drop any that cublasLtMatmul refuses after all.
-		for _, i := range pickConfigs(newCfgs, limit) {
-			if matmul(op, st, d, &newAlgos[i], alpha, beta, stream) == nil {
-				out = append(out, newAlgos[i])
+		ds := map[Formulation]*descs{}
+		defer func() {
+			for _, d := range ds {
+				d.destroy()
+			}
+		}()
+		for _, c := range picked {
+			d := ds[c.form]
+			if d == nil {
+				var err error
+				if d, err = describe(op, mm, raw, c.form); err != nil {
+					return err
+				}
+				ds[c.form] = d
+			}
+			pa, pb, pc, _ := operands(raw, d.g.swap)
+			if matmul(op, st, d, &c.algo, alpha, beta, pa, pb, pc, stream) == nil {
+				out = append(out, c)
 			}
 		}
 		return nil

@@ -3,6 +3,7 @@
 package blas
 
 import (
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -14,14 +15,14 @@ func TestTuneOptionsCheck(t *testing.T) {
 	if err := o.check("op"); err != nil {
 		t.Fatal(err)
 	}
-	if want := (TuneOptions{Candidates: 16, Runs: 20, Batch: 1, Finalists: defaultFinalists}); o != want {
+	if want := (TuneOptions{Candidates: 16, Runs: 20, Batch: 1, Finalists: defaultFinalists, Neighbors: defaultNeighbors, Final: defaultFinal}); !reflect.DeepEqual(o, want) {
 		t.Fatalf("defaults %+v, want %+v", o, want)
 	}
 	o = TuneOptions{Search: MaxSearch, Finalists: 3}
 	if err := o.check("op"); err != nil || o.Search != MaxSearch || o.Finalists != 3 {
 		t.Fatalf("%+v: %v", o, err)
 	}
-	for _, bad := range []TuneOptions{{Candidates: -1}, {Runs: -1}, {Batch: -2}, {Search: -1}, {Search: MaxSearch + 1}, {Finalists: -1}} {
+	for _, bad := range []TuneOptions{{Candidates: -1}, {Runs: -1}, {Batch: -2}, {Search: -1}, {Search: MaxSearch + 1}, {Finalists: -1}, {Neighbors: -1}, {Final: -1}} {
 		if err := bad.check("op"); err == nil || !strings.Contains(err.Error(), "blas: op: ") {
 			t.Errorf("%+v: check = %v, want an error", bad, err)
 		}
@@ -33,12 +34,12 @@ func TestTuneOptionsCheck(t *testing.T) {
 }
 
 func TestDedupConfigs(t *testing.T) {
-	a := algoConfig{ID: 1, Tile: 2, Stages: 3, SplitK: 1}
+	a := AlgoConfig{ID: 1, Tile: 2, Stages: 3, SplitK: 1}
 	b := a
 	b.SplitK = 2
 	c := a
 	c.Cluster = 1 // differs only in a field the search does not set: still distinct
-	got := dedupConfigs([]algoConfig{a, b, a, c, b, a})
+	got := dedupConfigs([]AlgoConfig{a, b, a, c, b, a})
 	if want := []int{0, 1, 3}; !slices.Equal(got, want) {
 		t.Fatalf("dedupConfigs = %v, want %v", got, want)
 	}
@@ -94,16 +95,16 @@ func TestCombos(t *testing.T) {
 func TestPickConfigs(t *testing.T) {
 	// Two ids: id 10 with splits 1 and 4, two tiles and two stages each;
 	// id 20 with split 1 only.
-	var cfgs []algoConfig
+	var cfgs []AlgoConfig
 	for _, k := range []uint32{1, 4} {
 		for _, tile := range []uint32{5, 6} {
 			for _, st := range []uint32{1, 2} {
-				cfgs = append(cfgs, algoConfig{ID: 10, SplitK: k, Tile: tile, Stages: st})
+				cfgs = append(cfgs, AlgoConfig{ID: 10, SplitK: k, Tile: tile, Stages: st})
 			}
 		}
 	}
 	for _, tile := range []uint32{5, 6, 7} {
-		cfgs = append(cfgs, algoConfig{ID: 20, SplitK: 1, Tile: tile})
+		cfgs = append(cfgs, AlgoConfig{ID: 20, SplitK: 1, Tile: tile})
 	}
 	all := pickConfigs(cfgs, 100)
 	if len(all) != len(cfgs) {
@@ -123,7 +124,7 @@ func TestPickConfigs(t *testing.T) {
 	}
 	// Round-robin over ids, then over an id's split-K factors, distinct
 	// tiles first: 10/k1/tile5, 20/tile5, 10/k4/tile5, 20/tile6.
-	want := []algoConfig{
+	want := []AlgoConfig{
 		{ID: 10, SplitK: 1, Tile: 5, Stages: 1},
 		{ID: 20, SplitK: 1, Tile: 5},
 		{ID: 10, SplitK: 4, Tile: 5, Stages: 1},
@@ -136,7 +137,7 @@ func TestPickConfigs(t *testing.T) {
 	}
 	// The third of id 10's: split 1 again, the other tile before the
 	// other stage count of tile 5.
-	if c := cfgs[all[4]]; c != (algoConfig{ID: 10, SplitK: 1, Tile: 6, Stages: 1}) {
+	if c := cfgs[all[4]]; c != (AlgoConfig{ID: 10, SplitK: 1, Tile: 6, Stages: 1}) {
 		t.Fatalf("pick 4 is %+v", c)
 	}
 	if got := pickConfigs(cfgs, 0); len(got) != 0 {
