@@ -196,7 +196,7 @@ func run(minMiB, maxMiB, rounds, iters int, peerMiB string) error {
 	}
 	cAllReduce := func(count int) error {
 		if r := C.c_allreduce(ar, gs, ge, sync, C.int(n), &cBufs[0], &cComms[0], &cStreams[0], C.size_t(count), C.int(iters)); r != 0 {
-			return fmt.Errorf("C all-reduce: status %d", int(r))
+			return fmt.Errorf("all-reduce from C: status %d", int(r))
 		}
 		return nil
 	}
@@ -280,7 +280,7 @@ func run(minMiB, maxMiB, rounds, iters int, peerMiB string) error {
 			cPeer := func() error {
 				if r := C.c_peer(peer, sync, C.uint64_t(dst.Ptr()), C.uintptr_t(ctxs[0].Raw()), C.uint64_t(src.Ptr()), C.uintptr_t(ctxs[1].Raw()),
 					C.size_t(size), C.uintptr_t(s0.Raw()), C.int(iters)); r != 0 {
-					return fmt.Errorf("C peer copy: status %d", int(r))
+					return fmt.Errorf("peer copy from C: status %d", int(r))
 				}
 				return nil
 			}
