@@ -143,41 +143,41 @@ func (e *Event) Timing() bool {
 // Synchronize and Stream.WaitEvent then refer to that work. The stream must
 // be of the event's context. It binds no context and does not allocate.
 func (e *Event) Record(s *Stream) error {
-	const op = "Event.Record"
-	eh := e.handle()
-	ev, ok := eh.enter()
-	if !ok {
+	const op, fn = "Event.Record", "cuEventRecord"
+	eh, sh := e.handle(), s.handle()
+	ec, sc := hotReady(eh), hotReady(sh)
+	switch {
+	case ec == nil:
 		return closedError(op)
-	}
-	sh := s.handle()
-	st, ok := sh.enter()
-	if !ok {
-		eh.exit()
+	case sc == nil:
 		return closedError(op + " (stream)")
 	}
-	err := cu.EventRecord(ev.raw, st.raw)
-	sh.exit()
-	eh.exit()
-	return check(op, "cuEventRecord", err)
+	f, err := hotProcs()
+	if err != nil {
+		return newError(op, fn, err)
+	}
+	return hotResult(op, fn, " (stream)", hot2(eh, ec, sh, sc, f.eventRecord, uintptr(ec.val.raw), uintptr(sc.val.raw), false))
 }
 
 // Query reports whether the recorded work has finished (cuEventQuery). An
 // event never recorded is done. Work still running is not an error.
 func (e *Event) Query() (done bool, err error) {
+	const op, fn = "Event.Query", "cuEventQuery"
 	h := e.handle()
-	ev, ok := h.enter()
-	if !ok {
-		return false, closedError("Event.Query")
+	c := hotReady(h)
+	if c == nil {
+		return false, closedError(op)
 	}
-	err = cu.EventQuery(ev.raw)
-	h.exit()
-	switch err {
-	case nil:
-		return true, nil
-	case error(cu.CUDA_ERROR_NOT_READY):
+	f, err := hotProcs()
+	if err != nil {
+		return false, newError(op, fn, err)
+	}
+	r := hot1(h, c, f.eventQuery, uintptr(c.val.raw))
+	if r == int32(cu.CUDA_ERROR_NOT_READY) {
 		return false, nil
 	}
-	return false, newError("Event.Query", "cuEventQuery", err)
+	err = hotResult(op, fn, "", r)
+	return err == nil, err
 }
 
 // Synchronize waits until the recorded work has finished

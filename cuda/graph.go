@@ -361,22 +361,20 @@ func (e *GraphExec) Raw() cu.CUgraphExec {
 // It binds no context and does not allocate. Launches of one executable
 // graph run one after another, whatever streams they are on.
 func (e *GraphExec) Launch(s *Stream) error {
-	const op = "GraphExec.Launch"
-	eh := e.handle()
-	st, ok := eh.enter()
-	if !ok {
+	const op, fn = "GraphExec.Launch", "cuGraphLaunch"
+	eh, sh := e.handle(), s.handle()
+	ec, sc := hotReady(eh), hotReady(sh)
+	switch {
+	case ec == nil:
 		return closedError(op)
-	}
-	sh := s.handle()
-	ss, ok := sh.enter()
-	if !ok {
-		eh.exit()
+	case sc == nil:
 		return closedError(op + " (stream)")
 	}
-	err := cu.GraphLaunch(st.raw, ss.raw)
-	sh.exit()
-	eh.exit()
-	return check(op, "cuGraphLaunch", err)
+	f, err := hotProcs()
+	if err != nil {
+		return newError(op, fn, err)
+	}
+	return hotResult(op, fn, " (stream)", hot2(eh, ec, sh, sc, f.graphLaunch, uintptr(ec.val.raw), uintptr(sc.val.raw), false))
 }
 
 // Update gives e the parameters of g, a graph of the same topology, as

@@ -24,6 +24,9 @@ type shared[T any] struct {
 	// deferred is the error of a refused destroy while the object waits for
 	// a retry (deferred.go); nil otherwise.
 	deferred atomic.Pointer[Error]
+	// hot is set by the first hot call on the object (hot.go), which holds
+	// no reference: its destroy must wait for a grace period first.
+	hot atomic.Uint32
 }
 
 // newShared returns a core holding one reference, for the caller to fill in
@@ -68,6 +71,9 @@ func (c *shared[T]) release() error {
 // driver refused while the object still exists (during a stream capture,
 // say) is not forgotten: the object stays counted and waits for a retry.
 func (c *shared[T]) finish() error {
+	if c.hot.Load() != 0 {
+		hotGrace()
+	}
 	err := c.destroy(&c.val)
 	if err != nil && stillHeld(err) {
 		return deferDestroy(c, err)
@@ -116,7 +122,8 @@ const (
 // fdMutex: every method that reaches the driver holds the handle (enter,
 // exit) for the whole driver call, so the object cannot be destroyed under
 // it, and a call that starts after Close gets ErrClosed without reaching
-// the driver.
+// the driver. The hot calls of hot.go are the exception: they check the
+// closed bit from C and are waited for by the object's destroy instead.
 type handle[T any] struct {
 	core *shared[T]
 	ops  atomic.Uint64
@@ -270,8 +277,8 @@ func (h *handle[T]) hold() bool {
 
 // holds is the set of handles one call on several objects holds, for the
 // whole driver call: hold each in turn, and release them all at the end.
-// The hot calls (Event.Record, Stream.WaitEvent, launches) hold their two
-// handles directly instead, without an interface call.
+// Kernel launches hold their two handles directly instead, without an
+// interface call; the other hot calls use hot.go.
 type holds struct {
 	n  int
 	gs [3]gate

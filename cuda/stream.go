@@ -219,20 +219,22 @@ func (s *Stream) Synchronize() error {
 // Query reports whether all work enqueued so far has finished
 // (cuStreamQuery); a busy stream is not an error.
 func (s *Stream) Query() (idle bool, err error) {
+	const op, fn = "Stream.Query", "cuStreamQuery"
 	h := s.handle()
-	st, ok := h.enter()
-	if !ok {
-		return false, closedError("Stream.Query")
+	c := hotReady(h)
+	if c == nil {
+		return false, closedError(op)
 	}
-	err = cu.StreamQuery(st.raw)
-	h.exit()
-	switch err {
-	case nil:
-		return true, nil
-	case error(cu.CUDA_ERROR_NOT_READY):
+	f, err := hotProcs()
+	if err != nil {
+		return false, newError(op, fn, err)
+	}
+	r := hot1(h, c, f.streamQuery, uintptr(c.val.raw))
+	if r == int32(cu.CUDA_ERROR_NOT_READY) {
 		return false, nil
 	}
-	return false, newError("Stream.Query", "cuStreamQuery", err)
+	err = hotResult(op, fn, "", r)
+	return err == nil, err
 }
 
 // The polling backoff of WaitIdle, for drivers without cuLaunchHostFunc: a
@@ -339,20 +341,18 @@ func (s *Stream) pollIdle(ctx context.Context) error {
 // block the caller. s and e may belong to different contexts of one device.
 // It binds no context and does not allocate.
 func (s *Stream) WaitEvent(e *Event) error {
-	const op = "Stream.WaitEvent"
-	sh := s.handle()
-	st, ok := sh.enter()
-	if !ok {
+	const op, fn = "Stream.WaitEvent", "cuStreamWaitEvent"
+	sh, eh := s.handle(), e.handle()
+	sc, ec := hotReady(sh), hotReady(eh)
+	switch {
+	case sc == nil:
 		return closedError(op)
-	}
-	eh := e.handle()
-	ev, ok := eh.enter()
-	if !ok {
-		sh.exit()
+	case ec == nil:
 		return closedError(op + " (event)")
 	}
-	err := cu.StreamWaitEvent(st.raw, ev.raw, 0)
-	eh.exit()
-	sh.exit()
-	return check(op, "cuStreamWaitEvent", err)
+	f, err := hotProcs()
+	if err != nil {
+		return newError(op, fn, err)
+	}
+	return hotResult(op, fn, " (event)", hot2(sh, sc, eh, ec, f.streamWaitEvent, uintptr(sc.val.raw), uintptr(ec.val.raw), true))
 }

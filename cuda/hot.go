@@ -1,0 +1,280 @@
+package cuda
+
+/*
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+// The hot calls (Event.Record and Query, Stream.Query and WaitEvent,
+// GraphExec.Launch) hold no reference on their handles. Each runs in one C
+// function that marks its OS thread as inside a hot call, checks that the
+// handles are open and calls the driver. A destroy of an object that has
+// seen a hot call first waits for a grace period: until every thread that
+// was inside a hot call when the object's last handle closed has left it.
+// A reader that finds a handle open is then done with the object before
+// the driver destroys it; one that starts later finds the handle closed.
+//
+// Per call this costs one fence where holding each handle costs two atomic
+// read-modify-writes (one to enter, one to exit), four for the two-handle
+// calls. The marks are per thread (a thread-local sequence number, odd
+// while inside), so that readers on different threads never write a shared
+// cache line. It is the scheme of userspace RCU's memory-barrier flavour,
+// with the fence on the reader's side.
+
+enum { GOCUDA_HOT_CLOSED1 = -1, GOCUDA_HOT_CLOSED2 = -2, GOCUDA_HOT_NOMEM = 2 };
+#define GOCUDA_CLOSED_BIT (1ULL << 63) // handle.ops' closedBit
+
+typedef struct {
+	_Atomic uint64_t seq; // odd while the owning thread is inside a hot call
+	int used;             // owned by a live thread; under gocuda_hot_mu
+	char pad[64 - sizeof(uint64_t) - sizeof(int)];
+} gocuda_slot;
+
+// Slots come in chunks that are never freed: the grace period reads them
+// without a lock, and a thread's exit only marks its slot free for reuse.
+#define GOCUDA_SLOTS 63
+typedef struct gocuda_chunk {
+	struct gocuda_chunk *next; // immutable once the chunk is published
+	char pad[64 - sizeof(void *)];
+	gocuda_slot slots[GOCUDA_SLOTS];
+} gocuda_chunk;
+
+static _Atomic(gocuda_chunk *) gocuda_chunks;
+static pthread_mutex_t gocuda_hot_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_key_t gocuda_hot_key;
+static pthread_once_t gocuda_hot_once = PTHREAD_ONCE_INIT;
+static __thread gocuda_slot *gocuda_mine;
+
+// A thread ends outside any hot call, so its slot's sequence is even.
+static void gocuda_slot_free(void *p) {
+	pthread_mutex_lock(&gocuda_hot_mu);
+	((gocuda_slot *)p)->used = 0;
+	pthread_mutex_unlock(&gocuda_hot_mu);
+}
+
+static void gocuda_hot_init(void) { pthread_key_create(&gocuda_hot_key, gocuda_slot_free); }
+
+static gocuda_slot *gocuda_slot_new(void) {
+	pthread_once(&gocuda_hot_once, gocuda_hot_init);
+	pthread_mutex_lock(&gocuda_hot_mu);
+	gocuda_slot *s = NULL;
+	for (gocuda_chunk *c = atomic_load(&gocuda_chunks); c != NULL && s == NULL; c = c->next)
+		for (int i = 0; i < GOCUDA_SLOTS; i++)
+			if (!c->slots[i].used) {
+				s = &c->slots[i];
+				break;
+			}
+	if (s == NULL) {
+		gocuda_chunk *c = aligned_alloc(64, sizeof *c);
+		if (c == NULL) {
+			pthread_mutex_unlock(&gocuda_hot_mu);
+			return NULL;
+		}
+		memset(c, 0, sizeof *c);
+		c->next = atomic_load(&gocuda_chunks);
+		atomic_store_explicit(&gocuda_chunks, c, memory_order_release);
+		s = &c->slots[0];
+	}
+	s->used = 1;
+	pthread_mutex_unlock(&gocuda_hot_mu);
+	pthread_setspecific(gocuda_hot_key, s);
+	gocuda_mine = s;
+	return s;
+}
+
+static inline gocuda_slot *gocuda_hot_enter(void) {
+	gocuda_slot *s = gocuda_mine;
+	if (s == NULL && (s = gocuda_slot_new()) == NULL)
+		return NULL;
+	uint64_t v = atomic_load_explicit(&s->seq, memory_order_relaxed);
+	atomic_store_explicit(&s->seq, v + 1, memory_order_relaxed);
+	// The mark must be visible before the handles' closed bits are read:
+	// the grace period reads the marks after the bits were set.
+	atomic_thread_fence(memory_order_seq_cst);
+	return s;
+}
+
+static inline void gocuda_hot_exit(gocuda_slot *s) {
+	uint64_t v = atomic_load_explicit(&s->seq, memory_order_relaxed);
+	atomic_store_explicit(&s->seq, v + 1, memory_order_release);
+}
+
+// ops is the address of a handle's ops word, which Go updates atomically.
+static inline int gocuda_open(uintptr_t ops) {
+	return (__atomic_load_n((uint64_t *)ops, __ATOMIC_RELAXED) & GOCUDA_CLOSED_BIT) == 0;
+}
+
+// cuEventQuery(a), cuStreamQuery(a).
+static int gocuda_hot1(uintptr_t fn, uintptr_t ops, uintptr_t a) {
+	gocuda_slot *s = gocuda_hot_enter();
+	if (s == NULL)
+		return GOCUDA_HOT_NOMEM;
+	int r = gocuda_open(ops) ? ((int (*)(uintptr_t))fn)(a) : GOCUDA_HOT_CLOSED1;
+	gocuda_hot_exit(s);
+	return r;
+}
+
+// cuEventRecord(a, b), cuGraphLaunch(a, b), cuStreamWaitEvent(a, b, 0).
+static int gocuda_hot2(uintptr_t fn, uintptr_t ops1, uintptr_t ops2, uintptr_t a, uintptr_t b, int wait) {
+	gocuda_slot *s = gocuda_hot_enter();
+	if (s == NULL)
+		return GOCUDA_HOT_NOMEM;
+	int r;
+	if (!gocuda_open(ops1))
+		r = GOCUDA_HOT_CLOSED1;
+	else if (!gocuda_open(ops2))
+		r = GOCUDA_HOT_CLOSED2;
+	else if (wait)
+		r = ((int (*)(uintptr_t, uintptr_t, unsigned int))fn)(a, b, 0);
+	else
+		r = ((int (*)(uintptr_t, uintptr_t))fn)(a, b);
+	gocuda_hot_exit(s);
+	return r;
+}
+
+// gocuda_hot_grace returns once every thread that was inside a hot call
+// when it was called has left that call.
+static void gocuda_hot_grace(void) {
+	atomic_thread_fence(memory_order_seq_cst);
+	for (gocuda_chunk *c = atomic_load_explicit(&gocuda_chunks, memory_order_acquire); c != NULL; c = c->next)
+		for (int i = 0; i < GOCUDA_SLOTS; i++) {
+			_Atomic uint64_t *seq = &c->slots[i].seq;
+			uint64_t v = atomic_load_explicit(seq, memory_order_acquire);
+			if ((v & 1) == 0)
+				continue;
+			for (int n = 0; atomic_load_explicit(seq, memory_order_acquire) == v; n++)
+				if (n > 100)
+					sched_yield();
+		}
+}
+
+// For the tests of the grace period: a stand-in for a driver call that
+// stays inside until gocuda_hot_release, and counts its calls.
+static atomic_int gocuda_hot_held, gocuda_hot_calls;
+static int gocuda_hot_hold(uintptr_t a) {
+	atomic_fetch_add(&gocuda_hot_calls, 1);
+	atomic_store(&gocuda_hot_held, 1);
+	while (atomic_load(&gocuda_hot_held) == 1)
+		sched_yield();
+	return 0;
+}
+static int gocuda_hot_nop(uintptr_t a) { return 0; }
+static uintptr_t gocuda_hot_nop_addr(void) { return (uintptr_t)gocuda_hot_nop; }
+static uintptr_t gocuda_hot_hold_addr(void) { return (uintptr_t)gocuda_hot_hold; }
+static int gocuda_hot_holding(void) { return atomic_load(&gocuda_hot_held) == 1; }
+static void gocuda_hot_release(void) { atomic_store(&gocuda_hot_held, 2); }
+static int gocuda_hot_hold_calls(void) { return atomic_load(&gocuda_hot_calls); }
+*/
+import "C"
+
+import (
+	"runtime"
+	"sync"
+	"unsafe"
+
+	"github.com/gocuda/gocuda/generated/cu"
+)
+
+// hotFns are the driver's entry points of the hot calls.
+type hotFns struct {
+	eventRecord, eventQuery, streamQuery, streamWaitEvent, graphLaunch C.uintptr_t
+}
+
+var hotProcs = sync.OnceValues(func() (*hotFns, error) {
+	var f hotFns
+	for _, e := range []struct {
+		name string
+		p    *C.uintptr_t
+	}{
+		{"cuEventRecord", &f.eventRecord}, {"cuEventQuery", &f.eventQuery},
+		{"cuStreamQuery", &f.streamQuery}, {"cuStreamWaitEvent", &f.streamWaitEvent},
+		{"cuGraphLaunch", &f.graphLaunch},
+	} {
+		p, err := cu.Proc(e.name)
+		if err != nil {
+			return nil, err
+		}
+		*e.p = C.uintptr_t(p)
+	}
+	return &f, nil
+})
+
+// The results of a hot call that did not reach the driver.
+const (
+	hotClosed1 = int32(C.GOCUDA_HOT_CLOSED1) // the first handle is closed
+	hotClosed2 = int32(C.GOCUDA_HOT_CLOSED2) // the second handle is closed
+)
+
+// hotReady returns h's core for a hot call, marked so that its destroy
+// waits for a grace period, or nil when h is nil or zero. Whether h is
+// closed is for the C side to check, after its thread's mark.
+func hotReady[T any](h *handle[T]) *shared[T] {
+	if h == nil || h.core == nil {
+		return nil
+	}
+	if h.core.hot.Load() == 0 {
+		h.core.hot.Store(1)
+	}
+	return h.core
+}
+
+// opsAddr is the address of h's ops word, passed to C as an integer: the
+// handle lives in the Go heap, which does not move, and the caller keeps
+// it alive across the call (runtime.KeepAlive). A pointer would make cgo
+// check the whole handle, which holds Go pointers.
+func opsAddr[T any](h *handle[T]) C.uintptr_t {
+	return C.uintptr_t(uintptr(unsafe.Pointer(&h.ops)))
+}
+
+// hot1 is a one-handle hot call: fn(raw) unless h is closed.
+func hot1[T any](h *handle[T], core *shared[T], fn C.uintptr_t, raw uintptr) int32 {
+	r := C.gocuda_hot1(fn, opsAddr(h), C.uintptr_t(raw))
+	runtime.KeepAlive(h)
+	runtime.KeepAlive(core)
+	return int32(r)
+}
+
+// hot2 is a two-handle hot call: fn(a, b), or fn(a, b, 0) when wait, unless
+// h1 or h2 is closed.
+func hot2[T1, T2 any](h1 *handle[T1], c1 *shared[T1], h2 *handle[T2], c2 *shared[T2], fn C.uintptr_t, a, b uintptr, wait bool) int32 {
+	w := C.int(0)
+	if wait {
+		w = 1
+	}
+	r := C.gocuda_hot2(fn, opsAddr(h1), opsAddr(h2), C.uintptr_t(a), C.uintptr_t(b), w)
+	runtime.KeepAlive(h1)
+	runtime.KeepAlive(h2)
+	runtime.KeepAlive(c1)
+	runtime.KeepAlive(c2)
+	return int32(r)
+}
+
+// hotGrace waits until no hot call that began before it is still inside
+// the driver (see the C side).
+func hotGrace() { C.gocuda_hot_grace() }
+
+// hotResult turns the result of a hot call into an error: ErrClosed for a
+// closed handle (what names it: "" for the first, e.g. " (stream)" for the
+// second), nil for success, the driver's error otherwise.
+func hotResult(op, fn, second string, r int32) error {
+	switch r {
+	case 0:
+		return nil
+	case hotClosed1:
+		return closedError(op)
+	case hotClosed2:
+		return closedError(op + second)
+	}
+	return newError(op, fn, cu.CUresult(r))
+}
+
+// For tests: a stand-in driver call that stays inside until
+// hotReleaseHold, whether one is inside it now, and how many calls it had.
+func hotHoldFn() C.uintptr_t { return C.gocuda_hot_hold_addr() }
+func hotNopFn() C.uintptr_t  { return C.gocuda_hot_nop_addr() }
+func hotHolding() bool       { return C.gocuda_hot_holding() != 0 }
+func hotReleaseHold()        { C.gocuda_hot_release() }
+func hotHoldCalls() int      { return int(C.gocuda_hot_hold_calls()) }

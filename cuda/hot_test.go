@@ -1,0 +1,94 @@
+package cuda
+
+import (
+	"errors"
+	"testing"
+	"time"
+)
+
+// The destroy of an object that has seen a hot call waits for the hot
+// calls in flight: a grace period does not end while a thread is inside
+// one.
+func TestHotGraceWaitsForCallInside(t *testing.T) {
+	k := newFakeKind()
+	x := k.newObject()
+	c := hotReady(&x.h)
+	inside := make(chan int32)
+	go func() { inside <- hot1(&x.h, c, hotHoldFn(), 0) }()
+	for !hotHolding() {
+		time.Sleep(time.Millisecond)
+	}
+	graced := make(chan struct{})
+	go func() {
+		hotGrace()
+		close(graced)
+	}()
+	select {
+	case <-graced:
+		t.Fatal("the grace period ended while a hot call was inside the driver")
+	case <-time.After(50 * time.Millisecond):
+	}
+	hotReleaseHold()
+	if r := <-inside; r != 0 {
+		t.Fatalf("hot call = %d, want 0", r)
+	}
+	select {
+	case <-graced:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the grace period did not end after the hot call returned")
+	}
+}
+
+// A hot call on a closed handle, or with a closed second handle, never
+// reaches the driver and names the closed handle.
+func TestHotCallOnClosedHandleSkipsDriver(t *testing.T) {
+	k := newFakeKind()
+	x, y := k.newObject(), k.newObject()
+	cx, cy := hotReady(&x.h), hotReady(&y.h)
+	if err := y.h.close("test"); err != nil {
+		t.Fatal(err)
+	}
+	before := hotHoldCalls()
+	if r := hot2(&x.h, cx, &y.h, cy, hotHoldFn(), 0, 0, false); r != hotClosed2 {
+		t.Errorf("hot2 with the second handle closed = %d, want %d", r, hotClosed2)
+	}
+	if err := x.h.close("test"); err != nil {
+		t.Fatal(err)
+	}
+	if r := hot1(&x.h, cx, hotHoldFn(), 0); r != hotClosed1 {
+		t.Errorf("hot1 on a closed handle = %d, want %d", r, hotClosed1)
+	}
+	if n := hotHoldCalls() - before; n != 0 {
+		t.Errorf("closed handles reached the driver %d times", n)
+	}
+	if err := hotResult("Op", "fn", " (second)", hotClosed2); !errors.Is(err, ErrClosed) || err.Error() == "" {
+		t.Errorf("hotResult(closed second) = %v, want ErrClosed", err)
+	}
+	if k.destroyed.Load() != 2 {
+		t.Errorf("%d objects destroyed, want 2", k.destroyed.Load())
+	}
+}
+
+// BenchmarkHotCall is BenchmarkHandleHold's one- and two-handle cases
+// through the hot path: a cgo call to a no-op, with the handles checked
+// on the C side after the thread's mark.
+func BenchmarkHotCall(b *testing.B) {
+	k := newFakeKind()
+	x, y := k.newObject(), k.newObject()
+	cx, cy := hotReady(&x.h), hotReady(&y.h)
+	nop := hotNopFn()
+	b.Run("one", func(b *testing.B) {
+		for b.Loop() {
+			if hot1(&x.h, cx, nop, 0) != 0 {
+				b.Fatal("closed")
+			}
+		}
+	})
+	b.Run("two", func(b *testing.B) {
+		for b.Loop() {
+			if hot2(&x.h, cx, &y.h, cy, nop, 0, 0, false) != 0 {
+				b.Fatal("closed")
+			}
+		}
+	})
+}
