@@ -177,6 +177,36 @@ func BenchmarkEventCreateDestroy(b *testing.B) {
 	})
 }
 
+// BenchmarkEventCreateRecordDestroy is BenchmarkEventCreateDestroy for an
+// event that is used: one that a hot call has seen waits for a grace
+// period (hot.go) before its destroy.
+func BenchmarkEventCreateRecordDestroy(b *testing.B) {
+	_, ctx := needGPU(b)
+	s, err := NewStream(ctx)
+	must(b, err)
+	b.Cleanup(func() { s.Close() })
+	rs := s.Raw()
+	benchLifecycle(b, func() error {
+		var e cu.CUevent
+		if err := cu.EventCreate(&e, uint32(cu.CU_EVENT_DISABLE_TIMING)); err != nil {
+			return err
+		}
+		if err := cu.EventRecord(e, rs); err != nil {
+			return err
+		}
+		return cu.EventDestroy(e)
+	}, func() error {
+		e, err := NewEvent(ctx)
+		if err != nil {
+			return err
+		}
+		if err := e.Record(s); err != nil {
+			return err
+		}
+		return e.Close()
+	})
+}
+
 func BenchmarkStreamCreateDestroy(b *testing.B) {
 	_, ctx := needGPU(b)
 	benchLifecycle(b, func() error {
