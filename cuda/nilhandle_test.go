@@ -162,6 +162,10 @@ func handleFuncCalls(t *testing.T) map[string][]error {
 		add("AllocSliceFrom", second(AllocSliceFrom(z.ctx, []float32{1})))
 		add("CopySlice", CopySlice(z.sl, z.sl))
 		add("CopySliceAsync", CopySliceAsync(z.s, z.sl, z.sl))
+		add("CopyPeer", CopyPeer(z.m, z.m))
+		add("CopyPeerAsync", CopyPeerAsync(z.s, z.m, z.m))
+		add("CopySlicePeer", CopySlicePeer(z.sl, z.sl))
+		add("CopySlicePeerAsync", CopySlicePeerAsync(z.s, z.sl, z.sl))
 		add("NewLibraryObject", second(NewLibraryObject(z.s,
 			func() (uintptr, error) { return 1, nil }, func(uintptr) error { return nil })))
 	}
