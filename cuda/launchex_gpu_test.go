@@ -27,12 +27,13 @@ import (
 // tested against the fake driver in launchex_test.go.
 
 // exGPU returns device 0 and its primary context, or skips t without a
-// real GPU (the fake driver runs no kernels) or when the device is older
+// real GPU (the fake driver's Go kernels have no clusters, grid-wide
+// barriers or programmatic launches to test) or when the device is older
 // than compute capability major.minor.
 func exGPU(t *testing.T, major, minor int) (cuda.Device, *cuda.Context) {
 	t.Helper()
 	if cudatest.Active() {
-		t.Skip("the fake driver runs no kernels: these tests need a GPU (the fake covers LaunchEx's checks in launchex_test.go)")
+		t.Skip("these kernels need a GPU: the fake driver's Go kernels model no clusters, grid-wide barriers or programmatic launches (the fake covers LaunchEx's checks in launchex_test.go)")
 	}
 	if err := cu.Init(0); err != nil {
 		if errors.Is(err, cu.ErrNoDriver) || errors.Is(err, cu.CUDA_ERROR_NO_DEVICE) {

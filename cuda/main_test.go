@@ -10,6 +10,7 @@ import (
 	"github.com/gocuda/gocuda/cuda/cudatest"
 	"github.com/gocuda/gocuda/generated/cu"
 	"github.com/gocuda/gocuda/internal/fakecuda"
+	"github.com/gocuda/gocuda/internal/testkernels"
 )
 
 // testDriverEnv picks the driver this package's tests run against:
@@ -88,7 +89,23 @@ func chooseDriver() (bool, error) {
 		return false, err
 	}
 	fmt.Printf("cuda tests: using the fake driver at %s\n", path)
+	registerTestKernels()
 	return true, nil
+}
+
+// registerTestKernels gives the fake driver Go versions of the kernels of
+// package testkernels, so that the tests that launch them run without a
+// GPU too.
+func registerTestKernels() {
+	cudatest.RegisterKernel(testkernels.VectorAddName, cudatest.Kernel{Thread: func(t *cudatest.Thread) {
+		a, b, c := t.Param(0).Ptr(), t.Param(1).Ptr(), t.Param(2).Ptr()
+		if i := t.GlobalX(); i < int(t.Param(3).Uint32()) {
+			cudatest.Store(c, i, cudatest.Load[float32](a, i)+cudatest.Load[float32](b, i))
+		}
+	}})
+	empty := cudatest.Kernel{Launch: func(*cudatest.Launch) {}}
+	cudatest.RegisterKernel(testkernels.EmptyName1, empty)
+	cudatest.RegisterKernel(testkernels.EmptyName16, empty)
 }
 
 // checkNothingLeaked fails the run if, after every test, the fake driver
@@ -106,13 +123,13 @@ func checkNothingLeaked() int {
 	return 0
 }
 
-// skipIfMissing skips tb when err says the driver lacks a function, as the
-// fake driver lacks modules and kernel launches, and returns err otherwise.
+// skipIfMissing skips tb when err says the driver lacks a function (the
+// fake driver lacks memory pools, say), and returns err otherwise.
 // Tests that need such functions call it on the first error they get.
 func skipIfMissing(tb testing.TB, err error) error {
 	tb.Helper()
 	if errors.Is(err, ErrMissingFunction) {
-		tb.Skipf("the driver lacks a function this test needs (the fake driver has no modules or kernels): %v", err)
+		tb.Skipf("the driver lacks a function this test needs: %v", err)
 	}
 	return err
 }

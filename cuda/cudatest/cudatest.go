@@ -5,8 +5,7 @@
 // The fake driver is a shared library compiled from C at test time with
 // the C compiler cgo uses (see internal/fakecuda for what it models:
 // devices, contexts, streams that run asynchronously on host threads,
-// events, host-backed device memory). It has no modules or kernel
-// launches: those calls fail with an error matching cu.ErrMissingFunction.
+// events, host-backed device memory, modules and kernel launches).
 //
 // Package cu opens the driver once per process, at its first call, so the
 // fake must be chosen before that, from TestMain:
@@ -17,6 +16,24 @@
 //
 // Then tests use package cu or cuda as usual, and may call CheckNoLeaks,
 // FailCall and Live.
+//
+// # Kernels written in Go
+//
+// The fake driver compiles nothing. It loads any module image (PTX, from a
+// file or from NVRTC, a cubin, a fatbin), and an entry of it resolves to
+// the Go function a test registered under the entry's name with
+// RegisterKernel; an entry with none is not found (CUDA_ERROR_NOT_FOUND,
+// and the fake says which on standard error). A launch runs the function
+// on the stream's thread, in stream order (or at each launch of a graph
+// that captured it): once per thread (Kernel.Thread, with the thread's
+// Thread.BlockIdx and Thread.ThreadIdx) or once per launch
+// (Kernel.Launch). Its parameters are read by type (Launch.Param) in the
+// layout of the PTX's .param list, and device memory through the pointers
+// among them with Load, Store, Slice and ReadSlice, which check each
+// access against the fake's allocations: an access outside them fails the
+// launch with CUDA_ERROR_ILLEGAL_ADDRESS, left sticky in the context as on
+// a GPU, and LastKernelError says which thread accessed what. Accesses are
+// reported to the race detector below. See ExampleRegisterKernel.
 //
 // # Races between streams
 //
@@ -112,6 +129,9 @@ func Setup(opts ...Option) (libPath string, err error) {
 	if l.Calls("cuDriverGetVersion") == 0 {
 		return "", fmt.Errorf("cudatest: package cu loaded its driver before Setup; call Setup (or UseFakeDriver) from TestMain, before any use of cu or cuda")
 	}
+	if err := attachKernels(l); err != nil {
+		return "", err
+	}
 	lib = l
 	return path, nil
 }
@@ -158,7 +178,9 @@ func driver() *fakecuda.Lib {
 	if lib == nil && !probed {
 		probed = true
 		if p := os.Getenv(cu.LibraryEnv); p != "" && cu.Load() == nil {
-			lib, _ = fakecuda.Open(p)
+			if l, err := fakecuda.Open(p); err == nil && attachKernels(l) == nil {
+				lib = l
+			}
 		}
 	}
 	return lib

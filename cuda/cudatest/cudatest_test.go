@@ -93,10 +93,11 @@ func TestFailCallAndCounts(t *testing.T) {
 	}()
 }
 
+// A function the fake lacks fails as with a driver too old for it.
 func TestMissingFunction(t *testing.T) {
-	var mod cu.CUmodule
-	err := cu.ModuleLoadData(&mod, nil)
+	var pool cu.CUmemoryPool
+	err := cu.DeviceGetDefaultMemPool(&pool, 0)
 	if !errors.Is(err, cu.ErrMissingFunction) {
-		t.Fatalf("cuModuleLoadData against the fake = %v, want ErrMissingFunction", err)
+		t.Fatalf("cuDeviceGetDefaultMemPool against the fake = %v, want ErrMissingFunction", err)
 	}
 }

@@ -29,13 +29,27 @@
 //     (cuMemAdvise, either ABI) and the last prefetch's destination kept
 //     for cuMemRangeGetAttribute; it does not count against cuMemGetInfo's
 //     free memory, as with the driver until it is resident;
+//   - modules and libraries (cuModuleLoadData, cuModuleLoadDataEx,
+//     cuModuleLoad, cuLibraryLoadData, cuLibraryLoadFromFile) of any image,
+//     compiled by nobody: the .entry directives of PTX say which kernels a
+//     module has and their .param lists the parameter layout
+//     (cuFuncGetParamInfo); a cubin or fatbin is not read. An entry
+//     resolves (cuModuleGetFunction, cuLibraryGetKernel) only to a kernel
+//     written in Go and registered under its name (Lib.RegisterKernel;
+//     package cudatest's RegisterKernel for users), else CUDA_ERROR_NOT_FOUND;
+//   - kernel launches (cuLaunchKernel, cuLaunchKernelEx,
+//     cuLaunchCooperativeKernel) of those functions, checked (shape,
+//     stream, dynamic shared memory, cluster dimensions, the size of a
+//     cooperative grid), their parameters copied, queued in stream order
+//     or captured into a graph; the stream's thread runs each through the
+//     Go callback of Lib.SetKernelRunner, and a failed run leaves its
+//     context with a sticky error that synchronizing calls report, as a
+//     faulting kernel does on a GPU;
 //   - kernel functions without code, made by Lib.NewFunction with the
-//     registers, shared memory and parameters a test gives them:
-//     cuFuncGetAttribute, cuFuncSetAttribute and
-//     cuOccupancyMaxActiveBlocksPerMultiprocessor answer from those, and
-//     cuLaunchKernelEx checks a launch (shape, stream, cluster dimensions,
-//     the size of a cooperative grid) and records it for Lib.LastLaunch,
-//     without running anything;
+//     registers, shared memory and parameters a test gives them, whose
+//     launches are checked and recorded for Lib.LastLaunch without running
+//     anything; cuFuncGetAttribute, cuFuncSetAttribute and the occupancy
+//     calls answer for both kinds of function;
 //   - a race detector (FAKECUDA_RACE=1, see RaceEnv): for every byte range
 //     of device, managed and page-locked host memory, which operation read
 //     or wrote it (memsets, copies, kernels through fakecuda_note_access,
@@ -53,9 +67,10 @@
 //     (FAKECUDA_FAIL="cuStreamCreate:3:2" fails the third cuStreamCreate with
 //     result 2), read and set through Lib.
 //
-// Every other driver function is absent, as in a driver too old for it:
-// modules and cuLaunchKernel above all, so code that loads and launches
-// kernels gets an error matching cu.ErrMissingFunction. The sources, in
+// Every other driver function is absent, as in a driver too old for it
+// (memory pools, the explicit graph-building API, module globals), so
+// code that calls one gets an error matching cu.ErrMissingFunction. The
+// sources, in
 // csrc/, say what each part models and where it is simpler than the driver.
 package fakecuda
 

@@ -93,8 +93,9 @@ func (l *Lib) Path() string { return l.path }
 // (outstanding primary context retains), "streams", "events", "device" and
 // "host" (allocations), "graphs", "graph_execs", "reaped": objects never
 // freed that went away with their context, since the last Reset, or
-// "bound_threads": threads with a context on their stack, or "managed":
-// managed allocations (counted in "device" too). It panics on another kind.
+// "bound_threads": threads with a context on their stack, "managed":
+// managed allocations (counted in "device" too), or "modules": modules and
+// libraries loaded. It panics on another kind.
 func (l *Lib) Live(kind string) int {
 	n := l.nameLong(l.live, kind)
 	if n < 0 {

@@ -139,7 +139,9 @@ func TestProcAddress(t *testing.T) {
 		{"cuMemAdvise", 13000, "cuMemAdvise_v2", 0},
 		{"cuMemPrefetchAsync_v2", 12000, "", 2},
 		{"cuMemAlloc", 3000, "", 2},
-		{"cuModuleLoadData", 13000, "", 1},
+		{"cuModuleLoadData", 13000, "cuModuleLoadData", 0},
+		{"cuFuncGetParamInfo", 12030, "", 2},
+		{"cuMemPoolCreate", 13000, "", 1},
 	} {
 		fn, status, _ := lib.ProcAddress(c.api, c.version)
 		want := uintptr(0)

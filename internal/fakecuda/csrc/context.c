@@ -119,6 +119,8 @@ void ctx_teardown(struct ctx *c) {
 	handle_each(K_EVENT, reap_event, c);
 	alloc_reap(c);
 	exec_reap(c);
+	module_reap(c);
+	c->sticky = CUDA_SUCCESS; // the context's end clears a kernel's fault
 	c->peers = 0;
 	if (c->legacy != NULL) {
 		stream_destroy(c->legacy);
@@ -295,6 +297,8 @@ static CUresult synchronize(CUcontext h) {
 	r = capture_guard();
 	if (r == CUDA_SUCCESS)
 		ctx_sync(c);
+	if (r == CUDA_SUCCESS)
+		r = c->sticky;
 	unlock();
 	return r;
 }

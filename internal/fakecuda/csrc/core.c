@@ -235,14 +235,15 @@ void handle_each(enum kind k, void (*fn)(void *obj, void *arg), void *arg) {
 
 // ---- controls for tests (fakecuda_*) ----
 
-static const char *const live_names[L_COUNT] = {"contexts", "primary", "streams", "events", "device", "host", "graphs", "graph_execs", "reaped", "bound_threads", "managed"};
+static const char *const live_names[L_COUNT] = {"contexts", "primary", "streams", "events", "device", "host", "graphs", "graph_execs", "reaped", "bound_threads", "managed", "modules"};
 
 // fakecuda_live returns the number of live objects of a kind: "contexts",
 // "primary" (outstanding primary retains), "streams", "events", "device" and
 // "host" (allocations), "graphs", "graph_execs", "reaped" (objects never
 // freed that went away with their context, since the last reset),
-// "bound_threads" (threads with a context on their stack) or "managed"
-// (managed allocations, also counted in "device"); -1 for an unknown kind.
+// "bound_threads" (threads with a context on their stack), "managed"
+// (managed allocations, also counted in "device") or "modules" (modules
+// and libraries loaded); -1 for an unknown kind.
 EXPORT long fakecuda_live(const char *kind) {
 	for (int i = 0; i < L_COUNT; i++) {
 		if (strcmp(kind, live_names[i]) == 0) {

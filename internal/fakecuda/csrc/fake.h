@@ -46,6 +46,11 @@ enum {
 	CUDA_ERROR_ILLEGAL_STATE = 401,
 	CUDA_ERROR_NOT_FOUND = 500,
 	CUDA_ERROR_NOT_READY = 600,
+	CUDA_ERROR_INVALID_IMAGE = 200,
+	CUDA_ERROR_FILE_NOT_FOUND = 301,
+	CUDA_ERROR_ILLEGAL_ADDRESS = 700,
+	CUDA_ERROR_MISALIGNED_ADDRESS = 716,
+	CUDA_ERROR_LAUNCH_FAILED = 719,
 	CUDA_ERROR_PEER_ACCESS_UNSUPPORTED = 217,
 	CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE = 720,
 	CUDA_ERROR_INVALID_CLUSTER_SIZE = 912,
@@ -119,7 +124,10 @@ extern int g_initialized;    // cuInit succeeded
 	X(cuGraphLaunch) X(cuGraphExecDestroy) X(cuGraphExecUpdate) X(cuMemAllocManaged)            \
 	X(cuMemPrefetchAsync) X(cuMemAdvise) X(cuMemRangeGetAttribute)                               \
 	X(cuFuncGetAttribute) X(cuFuncSetAttribute) X(cuOccupancyMaxActiveBlocksPerMultiprocessor)    \
-	X(cuLaunchKernelEx)
+	X(cuLaunchKernelEx) X(cuLaunchKernel) X(cuLaunchCooperativeKernel) X(cuModuleLoad)             \
+	X(cuModuleLoadData) X(cuModuleLoadDataEx) X(cuModuleUnload) X(cuModuleGetFunction)            \
+	X(cuLibraryLoadData) X(cuLibraryLoadFromFile) X(cuLibraryUnload) X(cuLibraryGetKernel)        \
+	X(cuKernelGetFunction) X(cuFuncGetParamInfo) X(cuFuncGetName) X(cuOccupancyMaxPotentialBlockSize)
 
 #define FAKE_ENUM(n) F_##n,
 enum { FAKE_FUNCS(FAKE_ENUM) F_COUNT };
@@ -140,7 +148,7 @@ CUresult enter(int f);
 // slot's generation, never by pointers: a stale or forged handle is found
 // invalid instead of being dereferenced, and a recycled slot does not make
 // an old handle valid again.
-enum kind { K_CTX = 1, K_STREAM = 2, K_EVENT = 3, K_GRAPH = 4, K_EXEC = 5, K_NODE = 6, K_FUNC = 7 };
+enum kind { K_CTX = 1, K_STREAM = 2, K_EVENT = 3, K_GRAPH = 4, K_EXEC = 5, K_NODE = 6, K_FUNC = 7, K_MODULE = 8, K_LIBRARY = 9 };
 uint64_t handle_new(enum kind k, void *obj);
 void handle_free(uint64_t h);
 void *handle_get(uint64_t h, enum kind k);
@@ -165,6 +173,7 @@ enum live_kind {
 	              // but went away with their context (counted since reset)
 	L_BOUND,      // threads with a context on their stack (context.c)
 	L_MANAGED,    // managed allocations not freed (counted in L_DEVICE too)
+	L_MODULES,    // modules and libraries loaded and not unloaded (module.c)
 	L_COUNT
 };
 extern long g_live[L_COUNT];
@@ -184,6 +193,7 @@ struct ctx {
 	int retains;         // primary only
 	unsigned flags;
 	uint64_t id;
+	CUresult sticky;       // a kernel's fault (module.c): every sync call reports it until the context goes
 	struct stream *legacy; // the NULL stream, made on first use
 	unsigned peers;        // devices with peer access enabled, a bit each
 };
@@ -206,10 +216,11 @@ size_t device_total_mem(void);
 
 // ---- stream.c ----
 
-enum op_kind { OP_MEMSET, OP_COPY, OP_MARKER, OP_WAIT_EVENT, OP_WAIT_STREAM, OP_HOSTFN, OP_FREE, OP_PREFETCH };
+enum op_kind { OP_MEMSET, OP_COPY, OP_MARKER, OP_WAIT_EVENT, OP_WAIT_STREAM, OP_HOSTFN, OP_FREE, OP_PREFETCH, OP_KERNEL };
 
 struct alloc;
 struct event;
+struct klaunch;
 
 struct op {
 	struct op *next;
@@ -227,6 +238,9 @@ struct op {
 	void *arg;
 	struct alloc *a[2];    // allocations the op touches (pending references)
 	struct rop *race;      // the race detector's record (race.c)
+	struct klaunch *k;     // kernel: the launch (referenced)
+	struct alloc **pins;   // kernel: allocations its Go function reached (pending references)
+	size_t npins, cappins;
 };
 
 struct stream {
@@ -331,9 +345,59 @@ struct alloc *alloc_find(const void *p, size_t n);
 // fill writes bytes at dst with the elem-byte pattern value.
 void fill(char *dst, size_t bytes, uint32_t value, unsigned elem);
 
+// ---- launch.c and module.c: functions, modules, kernels written in Go ----
+
+// A function: one of fakecuda_function_new (no code: launches are
+// checked and recorded, nothing runs), or an entry of a loaded module or
+// library, whose launches run the Go function registered under its name.
+struct func {
+	uint64_t h;
+	int regs;            // per thread
+	int static_shared;   // bytes per block
+	int max_dyn_shared;  // CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+	int nonportable;     // CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED
+	int go;              // an entry of a module: launches run its Go kernel
+	int params_known;    // the parameter layout below is known
+	unsigned nparams;
+	unsigned *psize, *poff; // nparams each
+	char *name;          // go only
+	int ptx_version;     // go only: the PTX's .version as major*10+minor, 0 for a binary
+};
+
+// klaunch is one launch of a Go kernel, as cuLaunchKernel* copied it: the
+// queued op, a graph node made by capture and the nodes of its executable
+// graphs share it by reference (under the lock).
+struct klaunch {
+	int refs;
+	char *name;
+	struct ctx *ctx;
+	uint64_t stream;       // the stream handle the launch named
+	unsigned grid[3], block[3], shmem;
+	int params_known;
+	unsigned nparams;
+	unsigned *psize, *poff;
+	unsigned char *params; // the parameter buffer, bytes long
+	size_t bytes;
+};
+
+struct func *func_new(void);
+void func_free(struct func *f);
+// func_layout sets f's parameters from their sizes, each aligned to its
+// size (at most 8); -1 for a size of 0.
+int func_layout(struct func *f, unsigned n, const unsigned *sizes);
+void klaunch_unref(struct klaunch *k);
+// kernel_run runs op's Go kernel on the calling (worker) thread, unlocked.
+void kernel_run(struct op *op);
+// kernel_release drops what a finished kernel op holds. Under the lock.
+void kernel_release(struct op *op);
+// module_reap unloads the modules of c, counting them as reaped. Under the lock.
+void module_reap(struct ctx *c);
+// func_get resolves a function handle, of either kind, or NULL. Under the lock.
+struct func *func_get(uint64_t h);
+
 // fakecuda_note_access reports that the operation op (the token a Go
 // kernel's launch receives) read or wrote [ptr, ptr+n): the race
-// detector's input (race.c).
+// detector's input (race.c). A kernel's accessors call it once per range.
 EXPORT void fakecuda_note_access(void *op, unsigned long long ptr, size_t n, int write);
 
 #include "race.h"

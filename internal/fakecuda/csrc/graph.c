@@ -3,8 +3,10 @@
 // stream's last nodes; events recorded in the capture carry dependencies to
 // the streams that wait on them, which join the capture. An executable
 // graph replays its nodes on a stream in creation order, one order its
-// dependencies allow. Not modeled: kernel, memory-allocation, event and
-// child-graph nodes, and the explicit graph-building API.
+// dependencies allow. Kernel nodes are launches of Go kernels (module.c),
+// sharing the launch's copied parameters. Not modeled: kernel nodes of
+// functions without code, memory-allocation, event and child-graph nodes,
+// and the explicit graph-building API.
 #include "fake.h"
 
 #include <stdlib.h>
@@ -24,6 +26,7 @@ struct gnode {
 	uint32_t value;
 	CUhostFn fn;
 	void *arg;
+	struct klaunch *k; // kernel (referenced)
 	struct gnode **deps;
 	size_t ndeps;
 };
@@ -85,6 +88,7 @@ static void add_deps(struct gnode ***deps, size_t *n, struct gnode **src, size_t
 static void graph_free(struct graph *g) {
 	for (size_t i = 0; i < g->n; i++) {
 		handle_free(g->nodes[i]->h);
+		klaunch_unref(g->nodes[i]->k);
 		free(g->nodes[i]->deps);
 		free(g->nodes[i]);
 	}
@@ -159,7 +163,7 @@ CUresult capture_add(struct stream *s, struct op *op, int sync) {
 	CUresult r = CUDA_SUCCESS;
 	if (c->invalidated)
 		r = CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
-	else if (sync || (op->kind != OP_MEMSET && op->kind != OP_COPY && op->kind != OP_HOSTFN)) {
+	else if (sync || (op->kind != OP_MEMSET && op->kind != OP_COPY && op->kind != OP_HOSTFN && op->kind != OP_KERNEL)) {
 		c->invalidated = 1;
 		r = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
 	} else {
@@ -174,6 +178,8 @@ CUresult capture_add(struct stream *s, struct op *op, int sync) {
 		n->value = op->value;
 		n->fn = op->fn;
 		n->arg = op->arg;
+		n->k = op->k; // the node takes the op's reference
+		op->k = NULL;
 		n->deps = s->deps;
 		n->ndeps = s->ndeps;
 		struct graph *g = c->g;
@@ -188,6 +194,7 @@ CUresult capture_add(struct stream *s, struct op *op, int sync) {
 		s->ndeps = 1;
 		s->cap_gen++;
 	}
+	klaunch_unref(op->k); // a refused kernel launch's
 	free(op);
 	return r;
 }
@@ -434,8 +441,10 @@ EXPORT CUresult cuGraphDestroy(CUgraph h) {
 
 static void exec_free(struct gexec *x) {
 	handle_free(x->h);
-	for (size_t i = 0; i < x->n; i++)
+	for (size_t i = 0; i < x->n; i++) {
 		free(x->nodes[i].deps);
+		klaunch_unref(x->nodes[i].k);
+	}
 	free(x->nodes);
 	free(x);
 }
@@ -461,6 +470,10 @@ static void set_params(struct gnode *dst, const struct gnode *src) {
 	dst->value = src->value;
 	dst->fn = src->fn;
 	dst->arg = src->arg;
+	if (src->k != NULL)
+		src->k->refs++;
+	klaunch_unref(dst->k);
+	dst->k = src->k;
 }
 
 static CUresult instantiate(CUgraphExec *px, CUgraph h, unsigned long long flags) {
@@ -544,7 +557,10 @@ EXPORT CUresult cuGraphLaunch(CUgraphExec hx, CUstream hs) {
 		op->value = n->value;
 		op->fn = n->fn;
 		op->arg = n->arg;
-		if (n->kind != OP_HOSTFN)
+		op->k = n->k;
+		if (op->k != NULL)
+			op->k->refs++;
+		if (n->kind == OP_MEMSET || n->kind == OP_COPY)
 			op->a[0] = alloc_find(n->dst, n->bytes);
 		if (n->kind == OP_COPY)
 			op->a[1] = alloc_find(n->src, n->bytes);

@@ -1,14 +1,18 @@
-// Kernels without code: the fake has no modules, so its functions are made
-// by a control (fakecuda_function_new) with the resources a test gives
-// them. cuFuncGetAttribute, cuFuncSetAttribute and
-// cuOccupancyMaxActiveBlocksPerMultiprocessor answer from those, with an
-// H100's limits, and cuLaunchKernelEx checks a launch as the driver does
-// (function, shape, stream, dynamic shared memory, the attributes: cluster
-// dimensions against the grid and the portable limit, a cooperative grid
-// against what can be resident at once) and records it for
-// fakecuda_last_launch, parameters included, without running anything.
+// Kernel functions and launches. A function is either an entry of a
+// loaded module or library (module.c), whose launches run the Go function
+// registered under its name on the stream's worker, or one made by a
+// control (fakecuda_function_new) with the resources a test gives it,
+// whose launches are only checked and recorded. cuFuncGetAttribute,
+// cuFuncSetAttribute and cuOccupancyMaxActiveBlocksPerMultiprocessor
+// answer from those, with an H100's limits, and cuLaunchKernel,
+// cuLaunchKernelEx and cuLaunchCooperativeKernel check a launch as the
+// driver does (function, shape, stream, dynamic shared memory, the
+// attributes: cluster dimensions against the grid and the portable limit,
+// a cooperative grid against what can be resident at once) and record it
+// for fakecuda_last_launch, parameters included.
 #include "fake.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,7 +20,11 @@
 enum {
 	FA_MAX_THREADS_PER_BLOCK = 0,
 	FA_SHARED_SIZE_BYTES = 1,
+	FA_CONST_SIZE_BYTES = 2,
+	FA_LOCAL_SIZE_BYTES = 3,
 	FA_NUM_REGS = 4,
+	FA_PTX_VERSION = 5,
+	FA_BINARY_VERSION = 6,
 	FA_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8,
 	FA_NON_PORTABLE_CLUSTER_SIZE_ALLOWED = 14,
 };
@@ -44,16 +52,6 @@ enum {
 	NON_PORTABLE_CLUSTER = 16,
 	MAX_PARAMS = 32,
 	MAX_ATTRS = 32,
-};
-
-struct func {
-	uint64_t h;
-	int regs;            // per thread
-	int static_shared;   // bytes per block
-	int max_dyn_shared;  // CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
-	int nonportable;     // CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED
-	unsigned nparams;
-	unsigned psize[MAX_PARAMS];
 };
 
 // cuda.h's CUlaunchAttribute and CUlaunchConfig (LP64).
@@ -93,6 +91,47 @@ struct fakecuda_launch {
 static struct fakecuda_launch g_last; // under g_mu
 static long g_launches;               // launches accepted, under g_mu
 
+// func_layout gives f the parameters of the sizes given, laid out as C
+// lays out a struct of them: each at a multiple of its size (a power of
+// two up to 8; larger parameters at 8 bytes), as PTX's .param list does
+// for scalars. It returns -1 for a size of 0.
+int func_layout(struct func *f, unsigned n, const unsigned *sizes) {
+	f->nparams = n;
+	f->psize = calloc(n ? n : 1, sizeof *f->psize);
+	f->poff = calloc(n ? n : 1, sizeof *f->poff);
+	if (f->psize == NULL || f->poff == NULL)
+		abort();
+	unsigned off = 0;
+	for (unsigned i = 0; i < n; i++) {
+		unsigned s = sizes[i], align = 8;
+		if (s == 0)
+			return -1;
+		if (s < 8 && (s & (s - 1)) == 0)
+			align = s;
+		off = (off + align - 1) / align * align;
+		f->psize[i] = s;
+		f->poff[i] = off;
+		off += s;
+	}
+	f->params_known = 1;
+	return 0;
+}
+
+void func_free(struct func *f) {
+	free(f->psize);
+	free(f->poff);
+	free(f->name);
+	free(f);
+}
+
+struct func *func_new(void) {
+	struct func *f = calloc(1, sizeof *f);
+	if (f == NULL)
+		abort();
+	f->max_dyn_shared = BLOCK_SHARED_DEFAULT;
+	return f;
+}
+
 // fakecuda_function_new makes a function using regs registers per thread
 // and static_shared bytes of static shared memory per block, with nparams
 // parameters of the sizes given (at most 32, each 1 to 8 bytes; the
@@ -102,22 +141,16 @@ EXPORT uint64_t fakecuda_function_new(int regs, int static_shared, unsigned npar
 	if (regs < 0 || regs > 255 || static_shared < 0 || static_shared > BLOCK_SHARED_OPTIN || nparams > MAX_PARAMS ||
 		(nparams > 0 && sizes == NULL))
 		return 0;
-	struct func *f = calloc(1, sizeof *f);
-	if (f == NULL)
-		abort();
+	for (unsigned i = 0; i < nparams; i++)
+		if (sizes[i] < 1 || sizes[i] > 8)
+			return 0;
+	struct func *f = func_new();
 	f->regs = regs;
 	f->static_shared = static_shared;
 	f->max_dyn_shared = BLOCK_SHARED_DEFAULT - static_shared;
 	if (f->max_dyn_shared < 0)
 		f->max_dyn_shared = 0;
-	f->nparams = nparams;
-	for (unsigned i = 0; i < nparams; i++) {
-		if (sizes[i] < 1 || sizes[i] > 8) {
-			free(f);
-			return 0;
-		}
-		f->psize[i] = sizes[i];
-	}
+	func_layout(f, nparams, sizes);
 	lock();
 	f->h = handle_new(K_FUNC, f);
 	unlock();
@@ -125,16 +158,21 @@ EXPORT uint64_t fakecuda_function_new(int regs, int static_shared, unsigned npar
 }
 
 // fakecuda_function_free frees a function of fakecuda_function_new; it
-// returns 0, or -1 for a handle that is none.
+// returns 0, or -1 for a handle that is none (or a module's).
 EXPORT int fakecuda_function_free(uint64_t h) {
 	lock();
 	struct func *f = handle_get(h, K_FUNC);
+	if (f != NULL && f->go)
+		f = NULL;
 	if (f != NULL)
 		handle_free(h);
 	unlock();
-	free(f);
+	if (f != NULL)
+		func_free(f);
 	return f != NULL ? 0 : -1;
 }
+
+struct func *func_get(uint64_t h) { return handle_get(h, K_FUNC); }
 
 // fakecuda_last_launch copies the last accepted launch to out and returns
 // how many launches cuLaunchKernelEx accepted so far (0: out untouched).
@@ -170,6 +208,16 @@ EXPORT CUresult cuFuncGetAttribute(int *value, int attrib, uint64_t hfunc) {
 		break;
 	case FA_NUM_REGS:
 		*value = f->regs;
+		break;
+	case FA_CONST_SIZE_BYTES:
+	case FA_LOCAL_SIZE_BYTES:
+		*value = 0;
+		break;
+	case FA_PTX_VERSION:
+		*value = f->ptx_version;
+		break;
+	case FA_BINARY_VERSION:
+		*value = 90; // an H100's sm_90
 		break;
 	case FA_MAX_DYNAMIC_SHARED_SIZE_BYTES:
 		*value = f->max_dyn_shared;
@@ -244,6 +292,39 @@ EXPORT CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int *numBlocks, uint
 	return r;
 }
 
+// cuOccupancyMaxPotentialBlockSize picks the block size, a multiple of a
+// warp up to blockSizeLimit (0: 1024), with the most resident threads per
+// multiprocessor, the larger on a tie; the dynamic shared memory is
+// b2d(block size) when b2d is given. minGridSize is the grid that fills
+// every multiprocessor with blocks of that size.
+EXPORT CUresult cuOccupancyMaxPotentialBlockSize(int *minGridSize, int *blockSize, uint64_t hfunc, size_t (*b2d)(int),
+	size_t dynamicSMemSize, int blockSizeLimit) {
+	ENTER(cuOccupancyMaxPotentialBlockSize);
+	if (minGridSize == NULL || blockSize == NULL || blockSizeLimit < 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	struct func *f;
+	CUresult r = locked_func(hfunc, &f);
+	if (r != CUDA_SUCCESS)
+		return r;
+	struct ctx *c;
+	r = current_ctx(&c);
+	if (r == CUDA_SUCCESS) {
+		int limit = blockSizeLimit > 0 && blockSizeLimit < 1024 ? blockSizeLimit : 1024;
+		int best = 0, best_threads = 0;
+		for (int b = limit / 32 * 32; b >= 32; b -= 32) {
+			int n = occupancy(f, b, b2d != NULL ? b2d(b) : dynamicSMemSize);
+			if (n * b > best_threads) {
+				best_threads = n * b;
+				best = b;
+			}
+		}
+		*blockSize = best;
+		*minGridSize = best > 0 ? best_threads / best * SM_COUNT : 0;
+	}
+	unlock();
+	return r;
+}
+
 // check_attrs checks the launch attributes of cfg for f. Under the lock.
 static CUresult check_attrs(const struct func *f, const launch_config *cfg) {
 	if (cfg->nattrs > MAX_ATTRS || (cfg->nattrs > 0 && cfg->attrs == NULL))
@@ -287,12 +368,121 @@ static CUresult check_attrs(const struct func *f, const launch_config *cfg) {
 	return CUDA_SUCCESS;
 }
 
-// cuLaunchKernelEx checks the launch and records it. The fake cannot
-// capture a launch into a graph: in a capturing stream it fails and
-// invalidates the capture.
-EXPORT CUresult cuLaunchKernelEx(const launch_config *cfg, uint64_t hfunc, void **params, void **extra) {
-	ENTER(cuLaunchKernelEx);
-	if (cfg == NULL || extra != NULL)
+// extra_buffer reads cuLaunchKernel's extra list: the parameters in one
+// buffer (CU_LAUNCH_PARAM_BUFFER_POINTER, CU_LAUNCH_PARAM_BUFFER_SIZE),
+// ended by CU_LAUNCH_PARAM_END.
+static CUresult extra_buffer(void **extra, const unsigned char **buf, size_t *n) {
+	int have_size = 0;
+	*buf = NULL;
+	for (int i = 0; extra[i] != NULL; i += 2) {
+		if (i >= 16)
+			return CUDA_ERROR_INVALID_VALUE;
+		switch ((uintptr_t)extra[i]) {
+		case 1:
+			*buf = extra[i + 1];
+			break;
+		case 2:
+			if (extra[i + 1] == NULL)
+				return CUDA_ERROR_INVALID_VALUE;
+			*n = *(size_t *)extra[i + 1];
+			have_size = 1;
+			break;
+		default:
+			return CUDA_ERROR_INVALID_VALUE;
+		}
+	}
+	return *buf != NULL && have_size ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+// klaunch_new copies a launch of f: its shape and its parameters, from
+// kernelParams through f's layout or from extra's buffer, as the driver
+// copies them before cuLaunchKernel returns. Under the lock.
+static CUresult klaunch_new(struct func *f, const launch_config *cfg, struct stream *s, void **params, void **extra,
+	struct klaunch **out) {
+	const unsigned char *xbuf = NULL;
+	size_t xbytes = 0;
+	if (extra != NULL) {
+		if (params != NULL || extra_buffer(extra, &xbuf, &xbytes) != CUDA_SUCCESS)
+			return CUDA_ERROR_INVALID_VALUE;
+	}
+	size_t need = 0;
+	if (f->params_known && f->nparams > 0)
+		need = (size_t)f->poff[f->nparams - 1] + f->psize[f->nparams - 1];
+	if (extra == NULL && !f->params_known && params != NULL) {
+		fprintf(stderr, "fakecuda: cuLaunchKernel: the parameters of kernel %s are unknown (its image is a cubin or fatbin, "
+			"whose parameter lists the fake does not read): register it with its parameter sizes, or pass them "
+			"in one buffer (extra)\n", f->name);
+		return CUDA_ERROR_INVALID_VALUE;
+	}
+	if (extra != NULL && xbytes < need)
+		return CUDA_ERROR_INVALID_VALUE;
+	struct klaunch *k = calloc(1, sizeof *k);
+	if (k == NULL || (k->name = strdup(f->name)) == NULL)
+		abort();
+	k->refs = 1;
+	k->ctx = s->ctx;
+	k->stream = (uint64_t)(uintptr_t)cfg->stream;
+	memcpy(k->grid, cfg->grid, sizeof k->grid);
+	memcpy(k->block, cfg->block, sizeof k->block);
+	k->shmem = cfg->shmem;
+	k->params_known = f->params_known;
+	k->nparams = f->nparams;
+	unsigned n = f->params_known ? f->nparams : 0;
+	k->psize = malloc((n ? n : 1) * sizeof *k->psize);
+	k->poff = malloc((n ? n : 1) * sizeof *k->poff);
+	k->bytes = extra != NULL ? xbytes : need;
+	k->params = calloc(k->bytes ? k->bytes : 1, 1);
+	if (k->psize == NULL || k->poff == NULL || k->params == NULL)
+		abort();
+	memcpy(k->psize, f->psize, n * sizeof *k->psize);
+	memcpy(k->poff, f->poff, n * sizeof *k->poff);
+	if (extra != NULL)
+		memcpy(k->params, xbuf, xbytes);
+	else
+		for (unsigned i = 0; i < n; i++)
+			memcpy(k->params + f->poff[i], params[i], f->psize[i]);
+	*out = k;
+	return CUDA_SUCCESS;
+}
+
+void klaunch_unref(struct klaunch *k) {
+	if (k == NULL || --k->refs > 0)
+		return;
+	free(k->name);
+	free(k->psize);
+	free(k->poff);
+	free(k->params);
+	free(k);
+}
+
+// record keeps the launch for fakecuda_last_launch. Under the lock.
+static void record(uint64_t hfunc, const struct func *f, const launch_config *cfg, void **params) {
+	struct fakecuda_launch *l = &g_last;
+	memset(l, 0, sizeof *l);
+	l->func = hfunc;
+	l->stream = (uint64_t)(uintptr_t)cfg->stream;
+	memcpy(l->grid, cfg->grid, sizeof l->grid);
+	memcpy(l->block, cfg->block, sizeof l->block);
+	l->shmem = cfg->shmem;
+	l->nattrs = cfg->nattrs;
+	for (unsigned i = 0; i < cfg->nattrs; i++) {
+		l->attr_ids[i] = cfg->attrs[i].id;
+		memcpy(l->attr_values[i], cfg->attrs[i].value.bytes, 64);
+	}
+	if (params != NULL && f->params_known) {
+		l->nparams = f->nparams < MAX_PARAMS ? f->nparams : MAX_PARAMS;
+		for (unsigned i = 0; i < l->nparams; i++)
+			memcpy(&l->params[i], params[i], f->psize[i] < 8 ? f->psize[i] : 8);
+	}
+	g_launches++;
+}
+
+// launch checks a launch and records it; a function of a module's is
+// queued to run its Go kernel in stream order (or captured, on a
+// capturing stream). A function without code cannot be captured: in a
+// capturing stream it fails and invalidates the capture.
+static CUresult launch(const launch_config *cfg, uint64_t hfunc, void **params, void **extra) {
+	if (cfg == NULL)
 		return CUDA_ERROR_INVALID_VALUE;
 	struct func *f;
 	CUresult r = locked_func(hfunc, &f);
@@ -307,35 +497,92 @@ EXPORT CUresult cuLaunchKernelEx(const launch_config *cfg, uint64_t hfunc, void 
 		r = CUDA_ERROR_INVALID_VALUE;
 	if (r == CUDA_SUCCESS && cfg->shmem > (unsigned)f->max_dyn_shared)
 		r = CUDA_ERROR_INVALID_VALUE;
-	if (r == CUDA_SUCCESS && f->nparams > 0 && params == NULL)
+	if (r == CUDA_SUCCESS && !f->go && extra != NULL)
+		r = CUDA_ERROR_INVALID_VALUE;
+	if (r == CUDA_SUCCESS && f->params_known && f->nparams > 0 && params == NULL && extra == NULL)
 		r = CUDA_ERROR_INVALID_VALUE;
 	if (r == CUDA_SUCCESS)
 		r = check_attrs(f, cfg);
 	struct stream *s = NULL;
 	if (r == CUDA_SUCCESS)
 		r = stream_of(cfg->stream, &s);
-	if (r == CUDA_SUCCESS && s->cap != NULL) {
+	if (r == CUDA_SUCCESS && s->ctx->sticky != CUDA_SUCCESS)
+		r = s->ctx->sticky;
+	if (r == CUDA_SUCCESS && !f->go && s->cap != NULL) {
 		capture_invalidate(s);
 		r = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
 	}
-	if (r == CUDA_SUCCESS) {
-		struct fakecuda_launch *l = &g_last;
-		memset(l, 0, sizeof *l);
-		l->func = hfunc;
-		l->stream = (uint64_t)(uintptr_t)cfg->stream;
-		memcpy(l->grid, cfg->grid, sizeof l->grid);
-		memcpy(l->block, cfg->block, sizeof l->block);
-		l->shmem = cfg->shmem;
-		l->nattrs = cfg->nattrs;
-		for (unsigned i = 0; i < cfg->nattrs; i++) {
-			l->attr_ids[i] = cfg->attrs[i].id;
-			memcpy(l->attr_values[i], cfg->attrs[i].value.bytes, 64);
-		}
-		l->nparams = f->nparams;
-		for (unsigned i = 0; i < f->nparams; i++)
-			memcpy(&l->params[i], params[i], f->psize[i]);
-		g_launches++;
+	struct klaunch *k = NULL;
+	if (r == CUDA_SUCCESS && f->go)
+		r = klaunch_new(f, cfg, s, params, extra, &k);
+	if (r == CUDA_SUCCESS)
+		record(hfunc, f, cfg, params);
+	if (r == CUDA_SUCCESS && k != NULL) {
+		struct op *op = op_new(OP_KERNEL);
+		op->k = k;
+		r = enqueue(s, op, 0);
 	}
 	unlock();
 	return r;
+}
+
+EXPORT CUresult cuLaunchKernelEx(const launch_config *cfg, uint64_t hfunc, void **params, void **extra) {
+	ENTER(cuLaunchKernelEx);
+	return launch(cfg, hfunc, params, extra);
+}
+
+EXPORT CUresult cuLaunchKernel(uint64_t hfunc, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+	unsigned bz, unsigned shmem, CUstream hs, void **params, void **extra) {
+	ENTER(cuLaunchKernel);
+	launch_config cfg = {{gx, gy, gz}, {bx, by, bz}, shmem, hs, NULL, 0};
+	return launch(&cfg, hfunc, params, extra);
+}
+
+EXPORT CUresult cuLaunchCooperativeKernel(uint64_t hfunc, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+	unsigned by, unsigned bz, unsigned shmem, CUstream hs, void **params) {
+	ENTER(cuLaunchCooperativeKernel);
+	launch_attr coop = {.id = LA_COOPERATIVE, .value.i = 1};
+	launch_config cfg = {{gx, gy, gz}, {bx, by, bz}, shmem, hs, &coop, 1};
+	return launch(&cfg, hfunc, params, NULL);
+}
+
+// cuFuncGetParamInfo reports a parameter's offset and size in the
+// parameter buffer; past the last parameter it is CUDA_ERROR_INVALID_VALUE,
+// as with the driver. A function whose layout the fake does not know (an
+// entry of a cubin registered without sizes) gives CUDA_ERROR_NOT_SUPPORTED.
+EXPORT CUresult cuFuncGetParamInfo(uint64_t hfunc, size_t index, size_t *offset, size_t *size) {
+	ENTER(cuFuncGetParamInfo);
+	if (offset == NULL && size == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	struct func *f;
+	CUresult r = locked_func(hfunc, &f);
+	if (r != CUDA_SUCCESS)
+		return r;
+	if (!f->params_known)
+		r = CUDA_ERROR_NOT_SUPPORTED;
+	else if (index >= f->nparams)
+		r = CUDA_ERROR_INVALID_VALUE;
+	else {
+		if (offset != NULL)
+			*offset = f->poff[index];
+		if (size != NULL)
+			*size = f->psize[index];
+	}
+	unlock();
+	return r;
+}
+
+// cuFuncGetName gives the entry's name, valid while the function is; a
+// function of fakecuda_function_new is "fakecuda_function".
+EXPORT CUresult cuFuncGetName(const char **name, uint64_t hfunc) {
+	ENTER(cuFuncGetName);
+	if (name == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	struct func *f;
+	CUresult r = locked_func(hfunc, &f);
+	if (r != CUDA_SUCCESS)
+		return r;
+	*name = f->name != NULL ? f->name : "fakecuda_function";
+	unlock();
+	return CUDA_SUCCESS;
 }

@@ -29,7 +29,10 @@ P(cuGraphInstantiateWithFlags) P(graph_instantiate_12) P(cuGraphLaunch) P(cuGrap
 P(cuGraphExecUpdate) P(cuGraphExecUpdate_v2) P(cuMemAllocManaged) P(cuMemPrefetchAsync)
 P(cuMemPrefetchAsync_v2) P(cuMemAdvise) P(cuMemAdvise_v2) P(cuMemRangeGetAttribute)
 P(cuFuncGetAttribute) P(cuFuncSetAttribute) P(cuOccupancyMaxActiveBlocksPerMultiprocessor)
-P(cuLaunchKernelEx)
+P(cuLaunchKernelEx) P(cuLaunchKernel) P(cuLaunchCooperativeKernel) P(cuModuleLoad) P(cuModuleLoadData)
+P(cuModuleLoadDataEx) P(cuModuleUnload) P(cuModuleGetFunction) P(cuLibraryLoadData) P(cuLibraryLoadFromFile)
+P(cuLibraryUnload) P(cuLibraryGetKernel) P(cuKernelGetFunction) P(cuFuncGetParamInfo) P(cuFuncGetName)
+P(cuOccupancyMaxPotentialBlockSize)
 #undef P
 
 EXPORT CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion, uint64_t flags);
@@ -150,6 +153,21 @@ static const struct proc {
 	{"cuFuncSetAttribute", 9000, cuFuncSetAttribute},
 	{"cuOccupancyMaxActiveBlocksPerMultiprocessor", 6050, cuOccupancyMaxActiveBlocksPerMultiprocessor},
 	{"cuLaunchKernelEx", 11080, cuLaunchKernelEx},
+	{"cuLaunchKernel", 4000, cuLaunchKernel},
+	{"cuLaunchCooperativeKernel", 9000, cuLaunchCooperativeKernel},
+	{"cuModuleLoad", 2000, cuModuleLoad},
+	{"cuModuleLoadData", 2000, cuModuleLoadData},
+	{"cuModuleLoadDataEx", 2010, cuModuleLoadDataEx},
+	{"cuModuleUnload", 2000, cuModuleUnload},
+	{"cuModuleGetFunction", 2000, cuModuleGetFunction},
+	{"cuLibraryLoadData", 12000, cuLibraryLoadData},
+	{"cuLibraryLoadFromFile", 12000, cuLibraryLoadFromFile},
+	{"cuLibraryUnload", 12000, cuLibraryUnload},
+	{"cuLibraryGetKernel", 12000, cuLibraryGetKernel},
+	{"cuKernelGetFunction", 12000, cuKernelGetFunction},
+	{"cuFuncGetParamInfo", 12040, cuFuncGetParamInfo},
+	{"cuFuncGetName", 12030, cuFuncGetName},
+	{"cuOccupancyMaxPotentialBlockSize", 6050, cuOccupancyMaxPotentialBlockSize},
 	{"cuGetProcAddress", 11030, (void (*)(void))cuGetProcAddress},
 	{"cuGetProcAddress", 12000, (void (*)(void))cuGetProcAddress_v2},
 };

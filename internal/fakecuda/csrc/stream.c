@@ -130,6 +130,9 @@ static void complete(struct stream *s, struct op *op) {
 	case OP_WAIT_STREAM:
 		stream_unref(op->other);
 		break;
+	case OP_KERNEL:
+		kernel_release(op);
+		break;
 	default:
 		break;
 	}
@@ -163,6 +166,9 @@ static void run(struct op *op, int elide) {
 		break;
 	case OP_HOSTFN:
 		op->fn(op->arg);
+		break;
+	case OP_KERNEL:
+		kernel_run(op);
 		break;
 	default:
 		break;
@@ -420,6 +426,8 @@ EXPORT CUresult cuStreamSynchronize(CUstream h) {
 	r = refuse_capturing(s);
 	if (r == CUDA_SUCCESS)
 		wait_idle(s);
+	if (r == CUDA_SUCCESS)
+		r = s->ctx->sticky;
 	unlock();
 	return r;
 }
@@ -437,6 +445,8 @@ EXPORT CUresult cuStreamQuery(CUstream h) {
 	} else if (r == CUDA_SUCCESS) {
 		race_host_sync_stream(s);
 	}
+	if (r == CUDA_SUCCESS)
+		r = s->ctx->sticky;
 	unlock();
 	return r;
 }
@@ -635,9 +645,10 @@ EXPORT CUresult cuEventSynchronize(CUevent h) {
 	e->refs++;
 	while (e->done < target)
 		host_wait();
+	r = e->ctx->sticky;
 	event_unref(e);
 	unlock();
-	return CUDA_SUCCESS;
+	return r;
 }
 
 static CUresult elapsed(float *ms, CUevent start, CUevent end) {

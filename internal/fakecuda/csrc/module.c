@@ -1,0 +1,634 @@
+// Modules and libraries, and kernels written in Go. The fake compiles
+// nothing: it accepts any image (PTX text, a cubin, a fatbin) and resolves
+// an entry name to the Go function a test registered under that name
+// (fakecuda_kernel_register); a launch of it runs that function on the
+// stream's worker, through the callback the Go side installed
+// (fakecuda_set_kernel_runner). PTX says which entries a module has and
+// their parameters (the .param list gives cuFuncGetParamInfo's layout);
+// a binary image is not read: every registered name resolves in it, with
+// the parameter sizes given at registration, if any.
+//
+// A Go kernel reaches device memory through accessors that call
+// fakecuda_kernel_pin (the range must lie in one live allocation, which
+// then stays mapped until the kernel's op completes, whatever the host
+// frees meanwhile) and fakecuda_note_access (the race detector's input).
+// A kernel that fails (an access outside every allocation, a panic) leaves
+// its context with a sticky error, as a faulting kernel does on a GPU:
+// synchronizing calls report it until the context is destroyed or reset.
+#include "fake.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+// ---- the registry of Go kernels (by name) ----
+
+struct reg {
+	struct reg *next;
+	char *name;
+	int nsizes; // -1: sizes not given
+	unsigned *sizes;
+};
+
+static struct reg *g_regs; // under g_mu
+
+static struct reg *reg_find(const char *name) {
+	for (struct reg *r = g_regs; r != NULL; r = r->next)
+		if (strcmp(r->name, name) == 0)
+			return r;
+	return NULL;
+}
+
+static void reg_free(struct reg *r) {
+	free(r->name);
+	free(r->sizes);
+	free(r);
+}
+
+// fakecuda_kernel_register makes name resolvable in every module that
+// has such an entry, and in every binary image; nsizes >= 0 gives the
+// parameter sizes for binary images (PTX's own list wins). A name
+// registered again takes the new sizes. It returns 0, or -1 for bad
+// arguments.
+EXPORT int fakecuda_kernel_register(const char *name, int nsizes, const unsigned *sizes) {
+	if (name == NULL || *name == 0 || (nsizes > 0 && sizes == NULL))
+		return -1;
+	for (int i = 0; i < nsizes; i++)
+		if (sizes[i] == 0)
+			return -1;
+	struct reg *r = calloc(1, sizeof *r);
+	if (r == NULL || (r->name = strdup(name)) == NULL)
+		abort();
+	r->nsizes = nsizes < 0 ? -1 : nsizes;
+	if (nsizes > 0) {
+		r->sizes = malloc((size_t)nsizes * sizeof *r->sizes);
+		if (r->sizes == NULL)
+			abort();
+		memcpy(r->sizes, sizes, (size_t)nsizes * sizeof *sizes);
+	}
+	lock();
+	for (struct reg **p = &g_regs; *p != NULL; p = &(*p)->next) {
+		if (strcmp((*p)->name, name) == 0) {
+			struct reg *old = *p;
+			*p = old->next;
+			reg_free(old);
+			break;
+		}
+	}
+	r->next = g_regs;
+	g_regs = r;
+	unlock();
+	return 0;
+}
+
+// fakecuda_kernel_unregister forgets name: lookups fail from now on;
+// functions already resolved stay, and their launches fail when they run
+// if the Go side has no kernel of that name then. It returns 0, or -1 if
+// name was not registered.
+EXPORT int fakecuda_kernel_unregister(const char *name) {
+	int found = -1;
+	lock();
+	for (struct reg **p = &g_regs; *p != NULL; p = &(*p)->next) {
+		if (strcmp((*p)->name, name) == 0) {
+			struct reg *old = *p;
+			*p = old->next;
+			reg_free(old);
+			found = 0;
+			break;
+		}
+	}
+	unlock();
+	return found;
+}
+
+// ---- PTX: entries and their parameters ----
+
+struct entry {
+	char *name;
+	unsigned n;
+	unsigned *sizes, *aligns;
+};
+
+struct module {
+	uint64_t h;
+	struct ctx *ctx; // NULL for a library
+	int library;
+	int binary;      // a cubin or fatbin: its entries are not listed
+	int ptx_version;
+	struct entry *entries;
+	size_t nentries;
+	struct func **funcs; // resolved, freed with the module
+	size_t nfuncs;
+};
+
+static int ident_char(int c) { return isalnum(c) || c == '_' || c == '$' || c == '%'; }
+
+// strip_comments copies the PTX with its comments blanked, leaving string
+// literals (file names of .file) alone.
+static char *strip_comments(const char *src, size_t n) {
+	char *s = malloc(n + 1);
+	if (s == NULL)
+		abort();
+	memcpy(s, src, n);
+	s[n] = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] == '"') {
+			for (i++; i < n && s[i] != '"' && s[i] != '\n'; i++)
+				if (s[i] == '\\' && i + 1 < n)
+					i++;
+		} else if (s[i] == '/' && i + 1 < n && s[i + 1] == '/') {
+			for (; i < n && s[i] != '\n'; i++)
+				s[i] = ' ';
+		} else if (s[i] == '/' && i + 1 < n && s[i + 1] == '*') {
+			s[i] = s[i + 1] = ' ';
+			for (i += 2; i < n && !(s[i] == '*' && i + 1 < n && s[i + 1] == '/'); i++)
+				if (s[i] != '\n')
+					s[i] = ' ';
+			if (i < n)
+				s[i] = s[i + 1] = ' ';
+			i++;
+		}
+	}
+	return s;
+}
+
+// type_size is the size of a PTX fundamental type (".u32"), 0 if t is none.
+static unsigned type_size(const char *t, size_t n) {
+	static const struct {
+		const char *name;
+		unsigned size;
+	} types[] = {
+		{".b8", 1}, {".u8", 1}, {".s8", 1}, {".b16", 2}, {".u16", 2}, {".s16", 2}, {".f16", 2},
+		{".bf16", 2}, {".b32", 4}, {".u32", 4}, {".s32", 4}, {".f32", 4}, {".f16x2", 4},
+		{".bf16x2", 4}, {".b64", 8}, {".u64", 8}, {".s64", 8}, {".f64", 8}, {".b128", 16},
+		{".texref", 8}, {".samplerref", 8}, {".surfref", 8},
+	};
+	for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
+		if (strlen(types[i].name) == n && strncmp(types[i].name, t, n) == 0)
+			return types[i].size;
+	return 0;
+}
+
+// parse_param reads one declaration of a .param list, "[.param] [.align
+// A] .type [.ptr [space] [.align P]] name[[N]]", into its size and
+// alignment; -1 if it is none.
+static int parse_param(const char *p, const char *end, unsigned *size, unsigned *align) {
+	unsigned tsize = 0, al = 0, count = 1;
+	int after_type = 0;
+	while (p < end) {
+		while (p < end && isspace((unsigned char)*p))
+			p++;
+		if (p >= end)
+			break;
+		const char *t = p;
+		if (*p == '[') {
+			count = (unsigned)strtoul(p + 1, NULL, 10);
+			while (p < end && *p != ']')
+				p++;
+			p++;
+			continue;
+		}
+		while (p < end && (ident_char((unsigned char)*p) || *p == '.'))
+			p++;
+		if (p == t)
+			return -1;
+		size_t n = (size_t)(p - t);
+		if (n == 6 && strncmp(t, ".align", 6) == 0) {
+			unsigned v = (unsigned)strtoul(p, (char **)&p, 10);
+			if (!after_type)
+				al = v; // after .ptr: the pointee's alignment
+		} else if (type_size(t, n) != 0 && !after_type) {
+			tsize = type_size(t, n);
+			after_type = 1;
+		}
+	}
+	if (tsize == 0 || count == 0)
+		return -1;
+	*size = tsize * count;
+	*align = al ? al : tsize;
+	return 0;
+}
+
+// parse_ptx lists the .entry directives of text and their parameters.
+static void parse_ptx(struct module *m, const char *text, size_t len) {
+	char *s = strip_comments(text, len);
+	const char *v = strstr(s, ".version");
+	if (v != NULL) {
+		unsigned major = 0, minor = 0;
+		if (sscanf(v + 8, " %u.%u", &major, &minor) == 2)
+			m->ptx_version = (int)(major * 10 + minor);
+	}
+	for (char *p = s; (p = strstr(p, ".entry")) != NULL;) {
+		int bounded = (p == s || !ident_char((unsigned char)p[-1])) && !ident_char((unsigned char)p[6]);
+		p += 6;
+		if (!bounded)
+			continue;
+		while (isspace((unsigned char)*p))
+			p++;
+		char *name = p;
+		while (ident_char((unsigned char)*p))
+			p++;
+		if (p == name)
+			continue;
+		struct entry e = {0};
+		e.name = strndup(name, (size_t)(p - name));
+		if (e.name == NULL)
+			abort();
+		while (isspace((unsigned char)*p))
+			p++;
+		if (*p == '(') {
+			char *close = strchr(p, ')');
+			if (close == NULL)
+				close = p + strlen(p);
+			for (char *q = p + 1; q < close;) {
+				char *comma = memchr(q, ',', (size_t)(close - q));
+				char *stop = comma ? comma : close;
+				unsigned size, align;
+				if (parse_param(q, stop, &size, &align) == 0) {
+					e.sizes = realloc(e.sizes, (e.n + 1) * sizeof *e.sizes);
+					e.aligns = realloc(e.aligns, (e.n + 1) * sizeof *e.aligns);
+					if (e.sizes == NULL || e.aligns == NULL)
+						abort();
+					e.sizes[e.n] = size;
+					e.aligns[e.n++] = align;
+				}
+				q = stop + 1;
+			}
+			p = close;
+		}
+		int dup = 0;
+		for (size_t i = 0; i < m->nentries; i++)
+			dup |= strcmp(m->entries[i].name, e.name) == 0;
+		if (dup) { // a declaration and its definition
+			free(e.name);
+			free(e.sizes);
+			free(e.aligns);
+			continue;
+		}
+		m->entries = realloc(m->entries, (m->nentries + 1) * sizeof *m->entries);
+		if (m->entries == NULL)
+			abort();
+		m->entries[m->nentries++] = e;
+	}
+	free(s);
+}
+
+// ---- modules ----
+
+static int is_binary(const unsigned char *image) {
+	static const unsigned char elf[4] = {0x7f, 'E', 'L', 'F'};
+	static const unsigned char fatbin[4] = {0x50, 0xed, 0x55, 0xba};
+	static const unsigned char wrapper[4] = {0xb1, 0x43, 0x62, 0x46}; // __fatbinwrap's magic
+	return memcmp(image, elf, 4) == 0 || memcmp(image, fatbin, 4) == 0 || memcmp(image, wrapper, 4) == 0;
+}
+
+static struct module *module_parse(const void *image) {
+	struct module *m = calloc(1, sizeof *m);
+	if (m == NULL)
+		abort();
+	if (is_binary(image))
+		m->binary = 1;
+	else
+		parse_ptx(m, image, strlen(image));
+	return m;
+}
+
+static void module_free(struct module *m) {
+	for (size_t i = 0; i < m->nfuncs; i++) {
+		handle_free(m->funcs[i]->h);
+		func_free(m->funcs[i]);
+	}
+	for (size_t i = 0; i < m->nentries; i++) {
+		free(m->entries[i].name);
+		free(m->entries[i].sizes);
+		free(m->entries[i].aligns);
+	}
+	free(m->entries);
+	free(m->funcs);
+	if (m->h != 0)
+		handle_free(m->h);
+	free(m);
+}
+
+// read_file reads a whole file, NUL-terminated (PTX is text).
+static CUresult read_file(const char *path, char **out) {
+	if (path == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	FILE *f = fopen(path, "rb");
+	if (f == NULL)
+		return CUDA_ERROR_FILE_NOT_FOUND;
+	size_t n = 0, cap = 1 << 16;
+	char *buf = malloc(cap + 1);
+	if (buf == NULL)
+		abort();
+	for (size_t got; (got = fread(buf + n, 1, cap - n, f)) > 0;) {
+		n += got;
+		if (n == cap) {
+			cap *= 2;
+			buf = realloc(buf, cap + 1);
+			if (buf == NULL)
+				abort();
+		}
+	}
+	fclose(f);
+	buf[n] = 0;
+	if (n < 4) {
+		free(buf);
+		return CUDA_ERROR_INVALID_IMAGE;
+	}
+	*out = buf;
+	return CUDA_SUCCESS;
+}
+
+// load makes a module (library: a library) of image in the current
+// context; module loads, unlike library loads, need one.
+static CUresult load(uint64_t *out, const void *image, int library) {
+	CUresult r = driver_ready();
+	if (r != CUDA_SUCCESS)
+		return r;
+	if (out == NULL || image == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	lock();
+	struct ctx *c = NULL;
+	if (!library)
+		r = current_ctx(&c);
+	if (r == CUDA_SUCCESS) {
+		struct module *m = module_parse(image);
+		m->ctx = c;
+		m->library = library;
+		m->h = handle_new(library ? K_LIBRARY : K_MODULE, m);
+		g_live[L_MODULES]++;
+		*out = m->h;
+	}
+	unlock();
+	return r;
+}
+
+static CUresult load_file(uint64_t *out, const char *path, int library) {
+	if (out == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	char *image;
+	CUresult r = read_file(path, &image);
+	if (r != CUDA_SUCCESS)
+		return r;
+	r = load(out, image, library);
+	free(image);
+	return r;
+}
+
+// The JIT options of cuModuleLoadDataEx are accepted and ignored: the log
+// buffers stay as the caller made them (the cuda package's are zeroed, so
+// its logs read empty).
+EXPORT CUresult cuModuleLoadData(uint64_t *module, const void *image) {
+	ENTER(cuModuleLoadData);
+	return load(module, image, 0);
+}
+
+EXPORT CUresult cuModuleLoadDataEx(uint64_t *module, const void *image, unsigned numOptions, int *options, void **values) {
+	ENTER(cuModuleLoadDataEx);
+	if (numOptions > 0 && (options == NULL || values == NULL))
+		return CUDA_ERROR_INVALID_VALUE;
+	return load(module, image, 0);
+}
+
+EXPORT CUresult cuModuleLoad(uint64_t *module, const char *fname) {
+	ENTER(cuModuleLoad);
+	return load_file(module, fname, 0);
+}
+
+EXPORT CUresult cuLibraryLoadData(uint64_t *library, const void *code, int *jitOptions, void **jitValues,
+	unsigned numJitOptions, int *libOptions, void **libValues, unsigned numLibOptions) {
+	ENTER(cuLibraryLoadData);
+	(void)jitOptions, (void)jitValues, (void)numJitOptions, (void)libOptions, (void)libValues, (void)numLibOptions;
+	return load(library, code, 1);
+}
+
+EXPORT CUresult cuLibraryLoadFromFile(uint64_t *library, const char *fileName, int *jitOptions, void **jitValues,
+	unsigned numJitOptions, int *libOptions, void **libValues, unsigned numLibOptions) {
+	ENTER(cuLibraryLoadFromFile);
+	(void)jitOptions, (void)jitValues, (void)numJitOptions, (void)libOptions, (void)libValues, (void)numLibOptions;
+	return load_file(library, fileName, 1);
+}
+
+static CUresult unload(uint64_t h, enum kind k) {
+	struct module *m;
+	CUresult r = locked_handle(h, k, CUDA_ERROR_INVALID_HANDLE, (void **)&m);
+	if (r != CUDA_SUCCESS)
+		return r;
+	g_live[L_MODULES]--;
+	module_free(m);
+	unlock();
+	return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuModuleUnload(uint64_t h) {
+	ENTER(cuModuleUnload);
+	return unload(h, K_MODULE);
+}
+
+EXPORT CUresult cuLibraryUnload(uint64_t h) {
+	ENTER(cuLibraryUnload);
+	return unload(h, K_LIBRARY);
+}
+
+static void reap_module(void *obj, void *arg) {
+	struct module *m = obj;
+	if (m->ctx == arg) {
+		g_live[L_MODULES]--;
+		g_live[L_REAPED]++;
+		module_free(m);
+	}
+}
+
+void module_reap(struct ctx *c) { handle_each(K_MODULE, reap_module, c); }
+
+// resolve finds name in m, or makes its function: an entry of m (any
+// name, in a binary image) that a Go kernel is registered under. The same
+// name gives the same function. Under the lock.
+static CUresult resolve(struct module *m, const char *name, uint64_t *out) {
+	for (size_t i = 0; i < m->nfuncs; i++) {
+		if (strcmp(m->funcs[i]->name, name) == 0) {
+			*out = m->funcs[i]->h;
+			return CUDA_SUCCESS;
+		}
+	}
+	const struct entry *e = NULL;
+	for (size_t i = 0; i < m->nentries; i++)
+		if (strcmp(m->entries[i].name, name) == 0)
+			e = &m->entries[i];
+	if (e == NULL && !m->binary)
+		return CUDA_ERROR_NOT_FOUND;
+	const struct reg *r = reg_find(name);
+	if (r == NULL) {
+		fprintf(stderr, "fakecuda: the module has an entry %s, but no Go kernel is registered under that name "
+			"(cudatest.RegisterKernel): CUDA_ERROR_NOT_FOUND\n", name);
+		return CUDA_ERROR_NOT_FOUND;
+	}
+	struct func *f = func_new();
+	f->go = 1;
+	f->regs = 32;
+	f->ptx_version = m->ptx_version;
+	f->name = strdup(name);
+	if (f->name == NULL)
+		abort();
+	if (e != NULL) {
+		// PTX lays each parameter out at its alignment.
+		func_layout(f, e->n, e->sizes);
+		unsigned off = 0;
+		for (unsigned i = 0; i < e->n; i++) {
+			unsigned a = e->aligns[i] ? e->aligns[i] : 1;
+			off = (off + a - 1) / a * a;
+			f->poff[i] = off;
+			off += e->sizes[i];
+		}
+	} else if (r->nsizes >= 0) {
+		func_layout(f, (unsigned)r->nsizes, r->sizes);
+	}
+	f->h = handle_new(K_FUNC, f);
+	m->funcs = realloc(m->funcs, (m->nfuncs + 1) * sizeof *m->funcs);
+	if (m->funcs == NULL)
+		abort();
+	m->funcs[m->nfuncs++] = f;
+	*out = f->h;
+	return CUDA_SUCCESS;
+}
+
+static CUresult get_function(uint64_t *out, uint64_t h, enum kind k, const char *name) {
+	if (out == NULL || name == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	struct module *m;
+	CUresult r = locked_handle(h, k, CUDA_ERROR_INVALID_HANDLE, (void **)&m);
+	if (r != CUDA_SUCCESS)
+		return r;
+	r = resolve(m, name, out);
+	unlock();
+	return r;
+}
+
+EXPORT CUresult cuModuleGetFunction(uint64_t *hfunc, uint64_t hmod, const char *name) {
+	ENTER(cuModuleGetFunction);
+	return get_function(hfunc, hmod, K_MODULE, name);
+}
+
+// A library's kernel (CUkernel) is its function: the fake has one per
+// name, whichever context launches it, and cuLaunchKernel takes either.
+EXPORT CUresult cuLibraryGetKernel(uint64_t *kernel, uint64_t lib, const char *name) {
+	ENTER(cuLibraryGetKernel);
+	return get_function(kernel, lib, K_LIBRARY, name);
+}
+
+EXPORT CUresult cuKernelGetFunction(uint64_t *hfunc, uint64_t kernel) {
+	ENTER(cuKernelGetFunction);
+	if (hfunc == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	struct func *f;
+	CUresult r = locked_handle(kernel, K_FUNC, CUDA_ERROR_INVALID_HANDLE, (void **)&f);
+	if (r != CUDA_SUCCESS)
+		return r;
+	*hfunc = f->h;
+	unlock();
+	return CUDA_SUCCESS;
+}
+
+// ---- running Go kernels ----
+
+// What the Go side receives for one run of a launch. Keep in step with
+// struct fk_kernel_call in kernel.go.
+struct fakecuda_kernel_call {
+	void *op; // the token for fakecuda_kernel_pin and fakecuda_note_access
+	const char *name;
+	unsigned grid[3], block[3], shmem;
+	int params_known;
+	unsigned nparams;
+	const unsigned *psize, *poff;
+	const unsigned char *params;
+	size_t bytes;
+	uint64_t stream, ctx; // the handles the launch named, and its context's
+};
+
+typedef int (*kernel_runner)(struct fakecuda_kernel_call *);
+static kernel_runner g_runner; // atomic
+
+// fakecuda_set_kernel_runner installs the Go side's callback, which runs
+// a launch of a Go kernel and returns CUDA_SUCCESS or the error that the
+// launch leaves sticky in its context.
+EXPORT void fakecuda_set_kernel_runner(kernel_runner fn) { __atomic_store_n(&g_runner, fn, __ATOMIC_RELEASE); }
+
+void kernel_run(struct op *op) {
+	struct klaunch *k = op->k;
+	lock();
+	CUresult sticky = k->ctx->sticky;
+	struct fakecuda_kernel_call call = {
+		.op = op,
+		.name = k->name,
+		.shmem = k->shmem,
+		.params_known = k->params_known,
+		.nparams = k->nparams,
+		.psize = k->psize,
+		.poff = k->poff,
+		.params = k->params,
+		.bytes = k->bytes,
+		.stream = k->stream,
+		.ctx = k->ctx->h,
+	};
+	unlock();
+	if (sticky != CUDA_SUCCESS) // a GPU runs nothing more in a faulted context
+		return;
+	memcpy(call.grid, k->grid, sizeof call.grid);
+	memcpy(call.block, k->block, sizeof call.block);
+	kernel_runner fn = __atomic_load_n(&g_runner, __ATOMIC_ACQUIRE);
+	CUresult r;
+	if (fn == NULL) {
+		fprintf(stderr, "fakecuda: kernel %s launched, but no Go side runs kernels in this process (cudatest sets it up)\n",
+			k->name);
+		r = CUDA_ERROR_LAUNCH_FAILED;
+	} else
+		r = fn(&call);
+	if (r != CUDA_SUCCESS) {
+		lock();
+		if (k->ctx->sticky == CUDA_SUCCESS)
+			k->ctx->sticky = r;
+		unlock();
+	}
+}
+
+void kernel_release(struct op *op) {
+	klaunch_unref(op->k);
+	op->k = NULL;
+	for (size_t i = 0; i < op->npins; i++)
+		alloc_put(op->pins[i]);
+	free(op->pins);
+	op->pins = NULL;
+	op->npins = op->cappins = 0;
+}
+
+// fakecuda_kernel_pin checks that the running kernel op may reach
+// [ptr, ptr+n): it lies in one live allocation, which stays mapped until
+// op completes. It gives that allocation's bounds, for the Go side to
+// check later accesses against without calling here, and returns 0, or
+// -1 if the range is in no allocation.
+EXPORT int fakecuda_kernel_pin(void *token, unsigned long long ptr, size_t n, unsigned long long *base, size_t *size) {
+	struct op *op = token;
+	lock();
+	struct alloc *a = alloc_find((const void *)(uintptr_t)ptr, n ? n : 1);
+	if (a != NULL) {
+		size_t i = 0;
+		while (i < op->npins && op->pins[i] != a)
+			i++;
+		if (i == op->npins) {
+			if (op->npins == op->cappins) {
+				op->cappins = op->cappins ? 2 * op->cappins : 4;
+				op->pins = realloc(op->pins, op->cappins * sizeof *op->pins);
+				if (op->pins == NULL)
+					abort();
+			}
+			op->pins[op->npins++] = a;
+			a->pending++;
+		}
+		*base = (unsigned long long)(uintptr_t)a->base;
+		*size = a->size;
+	}
+	unlock();
+	return a != NULL ? 0 : -1;
+}

@@ -1,0 +1,172 @@
+package fakecuda
+
+/*
+#include <stdint.h>
+#include <stdlib.h>
+
+// The export of kernel_export.go (its parameter is a struct fk_kernel_call *).
+extern int fakecudaRunKernel(void *);
+
+static void fk_set_runner(void *set) { ((void (*)(void *))set)((void *)fakecudaRunKernel); }
+static int fk_register(void *fn, const char *name, int n, const unsigned *sizes) {
+	return ((int (*)(const char *, int, const unsigned *))fn)(name, n, sizes);
+}
+static int fk_unregister(void *fn, const char *name) { return ((int (*)(const char *))fn)(name); }
+// The result comes back by value: a Go pointer argument would make the
+// Go side allocate at every call.
+struct fk_pin_result {
+	int r;
+	uint64_t base, size;
+};
+static struct fk_pin_result fk_pin(void *fn, void *op, uint64_t ptr, size_t n) {
+	unsigned long long b = 0;
+	size_t size = 0;
+	int r = ((int (*)(void *, unsigned long long, size_t, unsigned long long *, size_t *))fn)(op, ptr, n, &b, &size);
+	struct fk_pin_result res = {r, b, size};
+	return res;
+}
+static void fk_note(void *fn, void *op, uint64_t ptr, size_t n, int write) {
+	((void (*)(void *, unsigned long long, size_t, int))fn)(op, ptr, n, write);
+}
+*/
+import "C"
+
+import (
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+)
+
+// cudaErrorLaunchFailed is CUDA_ERROR_LAUNCH_FAILED.
+const cudaErrorLaunchFailed = 719
+
+// KernelCall is one run of a launch of a Go kernel, as a stream's worker
+// thread of the fake hands it over, in stream order. It is valid during
+// the call only.
+type KernelCall struct {
+	// Op is the running operation, the token of Pin and NoteAccess.
+	Op unsafe.Pointer
+	// Name is the kernel's name, C memory (strings.Clone keeps it).
+	Name           string
+	Grid, Block    [3]uint32
+	SharedMemBytes uint32
+	// ParamsKnown says whether Sizes and Offsets give the parameter layout
+	// (from the PTX's .param list or the registration); Params is the
+	// parameter buffer the launch copied. Sizes, Offsets and Params are C
+	// memory, valid during the call only.
+	ParamsKnown     bool
+	Sizes, Offsets  []uint32
+	Params          []byte
+	Stream, Context uint64 // the launch's stream handle (0 for the NULL stream) and its context's
+}
+
+var kernelRunner atomic.Pointer[func(*KernelCall) int]
+
+// kernelSyms are the controls of Go kernels, resolved once.
+type kernelSyms struct {
+	setRunner, register, unregister, pin, note unsafe.Pointer
+}
+
+var (
+	ksymsOnce sync.Once
+	ksyms     kernelSyms
+	ksymsErr  error
+)
+
+func (l *Lib) kernelSyms() (*kernelSyms, error) {
+	ksymsOnce.Do(func() {
+		for name, p := range map[string]*unsafe.Pointer{
+			"fakecuda_set_kernel_runner": &ksyms.setRunner, "fakecuda_kernel_register": &ksyms.register,
+			"fakecuda_kernel_unregister": &ksyms.unregister, "fakecuda_kernel_pin": &ksyms.pin,
+			"fakecuda_note_access": &ksyms.note,
+		} {
+			if *p = l.sym(name); *p == nil {
+				ksymsErr = fmt.Errorf("fakecuda: the library has no %s", name)
+			}
+		}
+	})
+	return &ksyms, ksymsErr
+}
+
+// SetKernelRunner makes run the function that runs Go kernels: the fake's
+// stream threads call it for each launch of a function resolved from a
+// module, in stream order, and leave the result it returns (0, or a
+// CUresult) sticky in the launch's context. run must not call the driver.
+func (l *Lib) SetKernelRunner(run func(*KernelCall) int) error {
+	s, err := l.kernelSyms()
+	if err != nil {
+		return err
+	}
+	kernelRunner.Store(&run)
+	C.fk_set_runner(s.setRunner)
+	return nil
+}
+
+// RegisterKernel makes name resolvable in modules: an entry of that name
+// of a PTX module, or any name of a cubin or fatbin, whose parameter
+// sizes are then sizes (nil: unknown; PTX gives its own).
+func (l *Lib) RegisterKernel(name string, sizes []int) error {
+	s, err := l.kernelSyms()
+	if err != nil {
+		return err
+	}
+	cs := make([]C.unsigned, len(sizes)+1)
+	for i, v := range sizes {
+		if v <= 0 || v > 4096 {
+			return fmt.Errorf("fakecuda: kernel %s: parameter %d of %d bytes", name, i, v)
+		}
+		cs[i] = C.unsigned(v)
+	}
+	n := C.int(len(sizes))
+	if sizes == nil {
+		n = -1
+	}
+	cn := C.CString(name)
+	defer C.free(unsafe.Pointer(cn))
+	if C.fk_register(s.register, cn, n, &cs[0]) != 0 {
+		return fmt.Errorf("fakecuda: cannot register kernel %q", name)
+	}
+	return nil
+}
+
+// UnregisterKernel undoes RegisterKernel; it reports whether name was
+// registered.
+func (l *Lib) UnregisterKernel(name string) bool {
+	s, err := l.kernelSyms()
+	if err != nil {
+		return false
+	}
+	cn := C.CString(name)
+	defer C.free(unsafe.Pointer(cn))
+	return C.fk_unregister(s.unregister, cn) == 0
+}
+
+// Pin checks that the running kernel op may reach [ptr, ptr+n), which
+// must lie in one live allocation, and keeps that allocation mapped until
+// op completes; it returns the allocation's bounds.
+func (l *Lib) Pin(op unsafe.Pointer, ptr, n uint64) (base, size uint64, ok bool) {
+	s, err := l.kernelSyms()
+	if err != nil {
+		return 0, 0, false
+	}
+	res := C.fk_pin(s.pin, op, C.uint64_t(ptr), C.size_t(n))
+	if res.r != 0 {
+		return 0, 0, false
+	}
+	return uint64(res.base), uint64(res.size), true
+}
+
+// NoteAccess reports to the race detector that op read (or wrote)
+// [ptr, ptr+n) (fakecuda_note_access).
+func (l *Lib) NoteAccess(op unsafe.Pointer, ptr, n uint64, write bool) {
+	s, err := l.kernelSyms()
+	if err != nil {
+		return
+	}
+	w := C.int(0)
+	if write {
+		w = 1
+	}
+	C.fk_note(s.note, op, C.uint64_t(ptr), C.size_t(n), w)
+}

@@ -1,0 +1,280 @@
+package fakecuda_test
+
+import (
+	"encoding/binary"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"unsafe"
+
+	"github.com/gocuda/gocuda/generated/cu"
+	"github.com/gocuda/gocuda/internal/fakecuda"
+)
+
+// modulePTX has entries with every kind of parameter declaration, and
+// entries in comments that do not count.
+const modulePTX = `//
+// .visible .entry commented(.param .u32 x)
+.version 8.0
+.target sm_90
+.address_size 64
+/* .visible .entry blocked()
+*/
+.visible .entry k1(
+	.param .u8 k1_a,
+	.param .u64 .ptr .global .align 16 k1_b,
+	.param .align 8 .b8 k1_c[12],
+	.param .f32 k1_d
+)
+{
+	ret;
+}
+.entry k2()
+{
+	ret;
+}
+.weak .entry k3 ( .param .u16 x ) { ret; }
+`
+
+// runner records the Go kernel runs of the fake and does what the test
+// sets.
+type runner struct {
+	mu    sync.Mutex
+	calls []fakecuda.KernelCall
+	do    func(*fakecuda.KernelCall) int
+}
+
+var kernels = &runner{}
+
+var installRunner = sync.OnceValue(func() error {
+	return lib.SetKernelRunner(func(c *fakecuda.KernelCall) int {
+		kernels.mu.Lock()
+		defer kernels.mu.Unlock()
+		cp := *c
+		// The slices are C memory valid during the call only.
+		cp.Name = strings.Clone(c.Name)
+		cp.Sizes, cp.Offsets, cp.Params = slices.Clone(c.Sizes), slices.Clone(c.Offsets), slices.Clone(c.Params)
+		kernels.calls = append(kernels.calls, cp)
+		if kernels.do != nil {
+			return kernels.do(c)
+		}
+		return 0
+	})
+})
+
+func (r *runner) set(do func(*fakecuda.KernelCall) int) {
+	r.mu.Lock()
+	r.calls, r.do = nil, do
+	r.mu.Unlock()
+}
+
+func (r *runner) take() []fakecuda.KernelCall {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c := r.calls
+	r.calls = nil
+	return c
+}
+
+func cstr(s string) *byte { return &append([]byte(s), 0)[0] }
+
+func loadPTX(t *testing.T, text string) cu.CUmodule {
+	t.Helper()
+	var m cu.CUmodule
+	must(t, cu.ModuleLoadData(&m, unsafe.Pointer(cstr(text))))
+	return m
+}
+
+func function(m cu.CUmodule, name string) (cu.CUfunction, error) {
+	var f cu.CUfunction
+	err := cu.ModuleGetFunction(&f, m, cstr(name))
+	return f, err
+}
+
+func TestModuleEntriesAndLaunch(t *testing.T) {
+	primary(t)
+	must(t, installRunner())
+	s := stream(t, 1)
+	modules := lib.Live("modules")
+	m := loadPTX(t, modulePTX)
+	if n := lib.Live("modules"); n != modules+1 {
+		t.Errorf("live modules %d after a load, want %d", n, modules+1)
+	}
+	_, err := function(m, "k1")
+	is(t, "an entry with no kernel registered", err, cu.CUDA_ERROR_NOT_FOUND)
+	for _, name := range []string{"k1", "k2", "k3", "commented", "blocked"} {
+		must(t, lib.RegisterKernel(name, nil))
+		defer lib.UnregisterKernel(name)
+	}
+	for _, name := range []string{"commented", "blocked", "k4"} {
+		_, err := function(m, name)
+		is(t, "function "+name+", no entry of the module", err, cu.CUDA_ERROR_NOT_FOUND)
+	}
+	k1, err := function(m, "k1")
+	must(t, err)
+	again, err := function(m, "k1")
+	must(t, err)
+	if again != k1 {
+		t.Errorf("k1 resolved twice: %#x and %#x", k1, again)
+	}
+	k2, err := function(m, "k2")
+	must(t, err)
+	_, err = function(m, "k3")
+	must(t, err)
+
+	// k1's parameters at their alignment: u8 at 0, a pointer at 8, 12
+	// bytes aligned to 8 at 16, a float at 28.
+	out := alloc(t, 64)
+	a := uint8(7)
+	b := uint64(out)
+	c := [12]byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}
+	d := float32(2.5)
+	params := []unsafe.Pointer{unsafe.Pointer(&a), unsafe.Pointer(&b), unsafe.Pointer(&c), unsafe.Pointer(&d)}
+	// The kernel writes through the pointer it got: a store the test then
+	// reads back in stream order.
+	kernels.set(func(k *fakecuda.KernelCall) int {
+		if k.Name != "k1" || k.Params[0] != 7 {
+			return 0
+		}
+		p := binary.LittleEndian.Uint64(k.Params[8:])
+		base, size, ok := lib.Pin(k.Op, p+4, 8)
+		if !ok || base != p || size != 64 {
+			return 1
+		}
+		if _, _, ok := lib.Pin(k.Op, p+60, 8); ok {
+			return 2
+		}
+		lib.NoteAccess(k.Op, p, 4, true)
+		mem := unsafe.Slice((*uint32)(*(*unsafe.Pointer)(unsafe.Pointer(&p))), 16)
+		mem[0] = 0xfeedface
+		return 0
+	})
+	must(t, cu.MemsetD32Async(out, 0, 16, s))
+	must(t, cu.LaunchKernel(k1, 2, 3, 1, 32, 2, 1, 128, s, &params[0], nil))
+	must(t, cu.StreamSynchronize(s))
+	calls := kernels.take()
+	if len(calls) != 1 {
+		t.Fatalf("%d kernel runs, want 1", len(calls))
+	}
+	got := calls[0]
+	if got.Name != "k1" || got.Grid != [3]uint32{2, 3, 1} || got.Block != [3]uint32{32, 2, 1} || got.SharedMemBytes != 128 ||
+		got.Stream != uint64(s) || !got.ParamsKnown {
+		t.Errorf("run %+v", got)
+	}
+	if !slices.Equal(got.Sizes, []uint32{1, 8, 12, 4}) || !slices.Equal(got.Offsets, []uint32{0, 8, 16, 28}) || len(got.Params) != 32 {
+		t.Fatalf("layout: sizes %v offsets %v, %d bytes; want [1 8 12 4], [0 8 16 28], 32", got.Sizes, got.Offsets, len(got.Params))
+	}
+	if got.Params[0] != 7 || binary.LittleEndian.Uint64(got.Params[8:]) != b || got.Params[16] != 1 || got.Params[27] != 12 ||
+		math.Float32frombits(binary.LittleEndian.Uint32(got.Params[28:])) != 2.5 {
+		t.Errorf("parameter buffer %v", got.Params)
+	}
+	if w := words(t, out, 2); w[0] != 0xfeedface || w[1] != 0 {
+		t.Errorf("the kernel's store reads back as %#x", w)
+	}
+
+	// The parameters in one buffer (extra), and a kernel of none. The
+	// list holds integers where pointers go: C memory, which the garbage
+	// collector does not scan.
+	mem := pinned(t, 128)
+	extra := unsafe.Slice((*uintptr)(mem), 5)
+	buf := unsafe.Slice((*byte)(unsafe.Add(mem, 64)), 32)
+	buf[0] = 9
+	binary.LittleEndian.PutUint64(buf[8:], b)
+	*(*uint64)(unsafe.Add(mem, 48)) = 32
+	extra[0], extra[1], extra[2], extra[3], extra[4] = 1, uintptr(mem)+64, 2, uintptr(mem)+48, 0
+	must(t, cu.LaunchKernel(k1, 1, 1, 1, 1, 1, 1, 0, s, nil, (*unsafe.Pointer)(mem)))
+	must(t, cu.LaunchKernel(k2, 1, 1, 1, 1, 1, 1, 0, s, nil, nil))
+	must(t, cu.StreamSynchronize(s))
+	calls = kernels.take()
+	if len(calls) != 2 || calls[0].Params[0] != 9 || calls[1].Name != "k2" || len(calls[1].Params) != 0 {
+		t.Errorf("runs %+v", calls)
+	}
+	is(t, "k1 without its parameters", cu.LaunchKernel(k1, 1, 1, 1, 1, 1, 1, 0, s, nil, nil), cu.CUDA_ERROR_INVALID_VALUE)
+	is(t, "a block of 2048 threads", cu.LaunchKernel(k2, 1, 1, 1, 2048, 1, 1, 0, s, nil, nil), cu.CUDA_ERROR_INVALID_VALUE)
+
+	must(t, cu.ModuleUnload(m))
+	if n := lib.Live("modules"); n != modules {
+		t.Errorf("live modules %d after the unload, want %d", n, modules)
+	}
+	is(t, "a launch of an unloaded module's function", cu.LaunchKernel(k2, 1, 1, 1, 1, 1, 1, 0, s, nil, nil), cu.CUDA_ERROR_INVALID_HANDLE)
+	is(t, "unload again", cu.ModuleUnload(m), cu.CUDA_ERROR_INVALID_HANDLE)
+	if n := len(kernels.take()); n != 0 {
+		t.Errorf("%d runs after the unload", n)
+	}
+}
+
+// A binary image lists no entries: every registered name resolves, with
+// the sizes of its registration.
+func TestModuleBinaryImage(t *testing.T) {
+	primary(t)
+	must(t, installRunner())
+	s := stream(t, 1)
+	elf := make([]byte, 256)
+	copy(elf, "\x7fELF")
+	path := filepath.Join(t.TempDir(), "k.cubin")
+	must(t, os.WriteFile(path, elf, 0o644))
+	var m cu.CUmodule
+	must(t, cu.ModuleLoad(&m, cstr(path)))
+	defer func() { must(t, cu.ModuleUnload(m)) }()
+	var missing cu.CUmodule
+	is(t, "a file that is not there", cu.ModuleLoad(&missing, cstr(path+".no")), cu.CUDA_ERROR_FILE_NOT_FOUND)
+	_, err := function(m, "bin")
+	is(t, "an unregistered name", err, cu.CUDA_ERROR_NOT_FOUND)
+	must(t, lib.RegisterKernel("bin", []int{8, 4}))
+	defer lib.UnregisterKernel("bin")
+	must(t, lib.RegisterKernel("bin_unsized", nil))
+	defer lib.UnregisterKernel("bin_unsized")
+	f, err := function(m, "bin")
+	must(t, err)
+	kernels.set(nil)
+	x, y := uint64(1<<40), uint32(3)
+	params := []unsafe.Pointer{unsafe.Pointer(&x), unsafe.Pointer(&y)}
+	must(t, cu.LaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, s, &params[0], nil))
+	must(t, cu.StreamSynchronize(s))
+	calls := kernels.take()
+	if len(calls) != 1 || !slices.Equal(calls[0].Offsets, []uint32{0, 8}) || binary.LittleEndian.Uint64(calls[0].Params) != x ||
+		binary.LittleEndian.Uint32(calls[0].Params[8:]) != y {
+		t.Errorf("runs %+v", calls)
+	}
+	u, err := function(m, "bin_unsized")
+	must(t, err)
+	is(t, "arguments to a kernel of unknown layout", cu.LaunchKernel(u, 1, 1, 1, 1, 1, 1, 0, s, &params[0], nil), cu.CUDA_ERROR_INVALID_VALUE)
+	must(t, cu.LaunchKernel(u, 1, 1, 1, 1, 1, 1, 0, s, nil, nil))
+	must(t, cu.StreamSynchronize(s))
+	if calls := kernels.take(); len(calls) != 1 || calls[0].ParamsKnown {
+		t.Errorf("runs of a kernel of unknown layout %+v", calls)
+	}
+}
+
+// A kernel's failure is sticky in its context: later launches run
+// nothing, and synchronizing calls report it until the context ends.
+func TestKernelFailureIsSticky(t *testing.T) {
+	must(t, installRunner())
+	must(t, lib.RegisterKernel("k2", nil))
+	defer lib.UnregisterKernel("k2")
+	t.Run("fault", func(t *testing.T) {
+		primary(t)
+		s := stream(t, 1)
+		m := loadPTX(t, modulePTX)
+		defer func() { must(t, cu.ModuleUnload(m)) }()
+		f, err := function(m, "k2")
+		must(t, err)
+		kernels.set(func(*fakecuda.KernelCall) int { return int(cu.CUDA_ERROR_ILLEGAL_ADDRESS) })
+		must(t, cu.LaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, s, nil, nil))
+		is(t, "stream synchronize after a fault", cu.StreamSynchronize(s), cu.CUDA_ERROR_ILLEGAL_ADDRESS)
+		is(t, "context synchronize after a fault", cu.CtxSynchronize(), cu.CUDA_ERROR_ILLEGAL_ADDRESS)
+		is(t, "a launch after a fault", cu.LaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, s, nil, nil), cu.CUDA_ERROR_ILLEGAL_ADDRESS)
+		if n := len(kernels.take()); n != 1 {
+			t.Errorf("%d runs, want 1 (nothing after the fault)", n)
+		}
+	})
+	// The primary context's release ended it: a new one is clean.
+	primary(t)
+	s := stream(t, 1)
+	must(t, cu.StreamSynchronize(s))
+	must(t, cu.CtxSynchronize())
+}
