@@ -12,6 +12,7 @@ import (
 	"reflect"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/gocuda/gocuda/generated/cu"
@@ -79,6 +80,10 @@ type Kernel struct {
 	params      []uint32 // parameter sizes in bytes, where paramsKnown
 	paramsKnown bool
 	ex          launchExState // what LaunchEx's checks keep (launchex.go)
+	sig         struct {      // params packed for Launch's check (sizeSig)
+		done atomic.Bool
+		val  atomic.Uint64
+	}
 }
 
 // Name returns the name the kernel was looked up by ("" for a nil Kernel).
@@ -206,7 +211,7 @@ func encodeArg(v any) (bits uint64, size uint8, why int) {
 	// The generic *Slice[T], which no case can name: after the concrete
 	// types, so that they pay nothing for it.
 	if a, ok := v.(deviceArg); ok {
-		p, ok := a.kernelArg()
+		p, ok := hideArg(a).kernelArg()
 		if !ok {
 			return 0, 8, argClosedMemory
 		}
@@ -217,6 +222,20 @@ func encodeArg(v any) (bits uint64, size uint8, why int) {
 
 // deviceArg is a kernel argument that passes a device address: *Slice[T].
 type deviceArg interface{ kernelArg() (uint64, bool) }
+
+// hideArg returns a, copied word by word as integers, so that escape
+// analysis loses track of it. A call through an interface is taken to leak
+// its receiver, and through encodeArg that would make every argument of
+// Launch escape: each number a caller passes would then be boxed on the
+// heap (runtime.convT64 and its siblings: a call per value, and an
+// allocation for values past 255). The implementations of deviceArg are
+// this package's (*Slice[T]), and kernelArg keeps nothing of its receiver,
+// so nothing outlives the caller's frame.
+func hideArg(a deviceArg) deviceArg {
+	var r deviceArg
+	*(*[2]uintptr)(unsafe.Pointer(&r)) = *(*[2]uintptr)(unsafe.Pointer(&a))
+	return r
+}
 
 // argError explains why argument i could not be encoded.
 func argError(op string, i int, v any, why int) error {
@@ -433,11 +452,11 @@ func (a *Args) Close() error {
 // the memory must stay allocated until the kernel has run.
 func (k *Kernel) Launch(s *Stream, cfg LaunchConfig, args ...any) error {
 	const op = "Kernel.Launch"
-	if err := k.checkLaunch(op, s, cfg); err != nil {
-		return err
-	}
 	if len(args) <= maxLaunchValues {
 		return k.launchValues(op, s, cfg, args)
+	}
+	if err := k.checkLaunch(op, s, cfg); err != nil {
+		return err
 	}
 	a, err := k.newArgs(op, args, false)
 	if err != nil {

@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"fmt"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -102,12 +103,22 @@ func BenchmarkLaunch(b *testing.B) {
 }
 
 // BenchmarkLaunchGoSide measures what this package adds to a launch, on
-// any driver (the fake one included): cuLaunchKernel's entry point is
-// replaced by a C function that returns at once, so raw is one cgo call
-// with a prepared kernelParams array, and args (LaunchArgs), launch1 and
-// launch16 (Launch with 1 and 16 uint64 values) are raw plus this
-// package's work. The four run interleaved, in chunks of 64 calls, and
-// report ns per call each, and the differences from raw.
+// any driver (the fake one included): the entry points of cuLaunchKernel
+// and cuLaunchKernelEx are replaced by C functions that return at once, so
+// raw is one cgo call with a prepared kernelParams array (exraw the same
+// for cuLaunchKernelEx, with one cluster attribute), and the others are
+// raw plus this package's work: args (LaunchArgs), launch1 and launch16
+// (Launch with 1 and 16 uint64 values), launch16mix (16 values of the
+// fast path's types and others: *DeviceMemory, *Slice, bool, int16),
+// ex0 and excluster (LaunchEx with 1 value and no attribute or one
+// cluster), ex16 (LaunchEx with 16 values and one cluster). The values are
+// variables that change between calls, so that the compiler can box none
+// of them statically.
+//
+// The calls run interleaved, in rounds of one chunk of 64 calls each; each
+// reports the median over the rounds of its ns per call, and of its
+// difference from its raw call in the same round (-raw-ns), which a busy
+// machine disturbs less than a mean.
 //
 //	GOCUDA_TEST_DRIVER=fake go test -run '^$' -bench LaunchGoSide ./cuda
 func BenchmarkLaunchGoSide(b *testing.B) {
@@ -115,10 +126,11 @@ func BenchmarkLaunchGoSide(b *testing.B) {
 	s, err := NewStream(ctx)
 	must(b, err)
 	b.Cleanup(func() { s.Close() })
-	saved := launchProc
-	nop := launchNop()
+	savedProc, savedEx := launchProc, launchExProc
+	nop, exNop := launchNop(), launchExNop()
 	launchProc = func() (uintptr, error) { return nop, nil }
-	b.Cleanup(func() { launchProc = saved })
+	launchExProc = func() (uintptr, error) { return exNop, nil }
+	b.Cleanup(func() { launchProc, launchExProc = savedProc, savedEx })
 
 	var live atomic.Int64
 	mod := newModuleHandle(nopCore(&live, func(st *moduleState) { st.raw = 0x1 }))
@@ -128,33 +140,68 @@ func BenchmarkLaunchGoSide(b *testing.B) {
 	for i := range k16.params {
 		k16.params[i] = 8
 	}
+	mem, err := Alloc(ctx, 256)
+	must(b, err)
+	b.Cleanup(func() { mem.Close() })
+	sl, err := SliceOf[float32](mem)
+	must(b, err)
+	b.Cleanup(func() { sl.Close() })
+	kmix := &Kernel{mod: mod, raw: 0x4, name: "mix16", paramsKnown: true,
+		params: []uint32{8, 8, 8, 4, 4, 4, 4, 8, 8, 4, 4, 1, 2, 8, 4, 4}}
 	args, err := k1.NewArgs(uint64(0))
 	must(b, err)
 	b.Cleanup(func() { args.Close() })
-	cfg := LaunchConfig{Grid: Dim3{X: 1}, Block: Dim3{X: 1}}
+	cfg := LaunchConfig{Grid: Dim3{X: 2}, Block: Dim3{X: 1}}
+	cluster := LaunchAttributes{Cluster: Dim3{X: 2}}
+	la := launchAttrs{a: make([]cu.CUlaunchAttribute, fewLaunchAttrs)}
+	must(b, la.encode("bench", &cluster, &cfg))
 	rs, rk := s.Raw(), k1.Raw()
 	var z uint64
+	var f float32
+	var n int32
 
 	const chunk = 64
 	calls := []struct {
 		name string
+		ex   bool // compared with exraw rather than raw
 		f    func() error
 	}{
-		{"raw", func() error {
+		{"raw", false, func() error {
 			if r := launchRaw(nop, rk, cfg, rs, args.mem); r != 0 {
 				return r
 			}
 			return nil
 		}},
-		{"args", func() error { return k1.LaunchArgs(s, cfg, args) }},
-		{"launch1", func() error { return k1.Launch(s, cfg, z) }},
-		{"launch16", func() error {
+		{"args", false, func() error { return k1.LaunchArgs(s, cfg, args) }},
+		{"launch1", false, func() error { return k1.Launch(s, cfg, z) }},
+		{"launch16", false, func() error {
 			return k16.Launch(s, cfg, z, z, z, z, z, z, z, z, z, z, z, z, z, z, z, z)
 		}},
+		{"launch16mix", false, func() error {
+			return kmix.Launch(s, cfg, mem, sl, z, f, n, f, n, z, z, f, n, n > 0, int16(n), z, f, uint32(n))
+		}},
+		{"exraw", true, func() error {
+			if r := launchExRaw(exNop, rk, &cfg, rs, &la, args.mem, nil, 0); r != 0 {
+				return r
+			}
+			return nil
+		}},
+		{"ex0", true, func() error { return k1.LaunchEx(s, cfg, LaunchAttributes{}, z) }},
+		{"excluster", true, func() error { return k1.LaunchEx(s, cfg, cluster, z) }},
+		{"ex16", true, func() error {
+			return k16.LaunchEx(s, cfg, cluster, z, z, z, z, z, z, z, z, z, z, z, z, z, z, z, z)
+		}},
 	}
-	total := make([]time.Duration, len(calls))
+	rawOf := func(ex bool) int {
+		if ex {
+			return 5
+		}
+		return 0
+	}
+	per := make([][]float64, len(calls))
+	diff := make([][]float64, len(calls))
+	round := make([]float64, len(calls))
 	b.ReportAllocs()
-	n := 0
 	for b.Loop() {
 		for j, c := range calls {
 			t0 := time.Now()
@@ -163,15 +210,25 @@ func BenchmarkLaunchGoSide(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			total[j] += time.Since(t0)
+			round[j] = float64(time.Since(t0).Nanoseconds()) / chunk
+			z++
+			f += 0.5
+			n += 300
 		}
-		n += chunk
+		for j, c := range calls {
+			per[j] = append(per[j], round[j])
+			diff[j] = append(diff[j], round[j]-round[rawOf(c.ex)])
+		}
 	}
-	per := func(j int) float64 { return float64(total[j].Nanoseconds()) / float64(n) }
+	med := func(v []float64) float64 {
+		v = slices.Clone(v)
+		slices.Sort(v)
+		return v[len(v)/2]
+	}
 	for j, c := range calls {
-		b.ReportMetric(per(j), c.name+"-ns")
-		if j > 0 {
-			b.ReportMetric(per(j)-per(0), c.name+"-raw-ns")
+		b.ReportMetric(med(per[j]), c.name+"-ns")
+		if j != rawOf(c.ex) {
+			b.ReportMetric(med(diff[j]), c.name+"-raw-ns")
 		}
 	}
 	b.ReportMetric(0, "ns/op")

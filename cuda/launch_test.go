@@ -413,4 +413,27 @@ func TestEncodeValues(t *testing.T) {
 			t.Errorf("%s: %v, want ErrKernelArgs", name, err)
 		}
 	}
+	// Parameters no values fit: a 16-byte one, a 3-byte one, more than 16.
+	sixteen := make([]any, maxLaunchValues)
+	for i := range sixteen {
+		sixteen[i] = p
+	}
+	for _, params := range [][]uint32{{8, 8, 8, 16}, {8, 8, 8, 3}, make([]uint32, maxLaunchValues+1)} {
+		k, _ := fakeKernel(t, false)
+		k.params, k.paramsKnown = params, true
+		args := sixteen[:min(len(params), maxLaunchValues)]
+		if err := k.encodeValues("test", args, &vals); !errors.Is(err, ErrKernelArgs) {
+			t.Errorf("parameters of %v bytes, %d values: %v, want ErrKernelArgs", params, len(args), err)
+		}
+	}
+	full, _ := fakeKernel(t, false)
+	full.params, full.paramsKnown = make([]uint32, maxLaunchValues), true
+	for i := range full.params {
+		full.params[i] = 8
+	}
+	must(t, full.encodeValues("test", sixteen, &vals))
+	sixteen[15] = float32(1)
+	if err := full.encodeValues("test", sixteen, &vals); !errors.Is(err, ErrKernelArgs) || !strings.Contains(err.Error(), "argument 15") {
+		t.Errorf("16 values, the last of 4 bytes for 8: %v, want ErrKernelArgs naming argument 15", err)
+	}
 }

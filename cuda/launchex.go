@@ -126,10 +126,35 @@ type LaunchAttributes struct {
 // launchAttrs are LaunchAttributes encoded for the driver, in an array on
 // the launching goroutine's stack, with what the checks need.
 type launchAttrs struct {
-	a       [maxLaunchAttrs]cu.CUlaunchAttribute
+	a       []cu.CUlaunchAttribute // an array of the launch's frame (withAttrs)
 	n       int
 	cluster Dim3 // normalized; X == 0: none
 	coop    bool
+}
+
+// fewLaunchAttrs is the size of the attribute array of launches with that
+// many attributes or fewer: most have one or two, and the array is zeroed
+// at each launch (72 bytes an attribute), which for all of
+// maxLaunchAttrs would cost more than the rest of the launch's work.
+const fewLaunchAttrs = 2
+
+// count is how many attributes attrs can become (at most; Raw's ignored
+// entries are counted too).
+func (attrs *LaunchAttributes) count() int {
+	n := len(attrs.Raw)
+	if attrs.Cluster != (Dim3{}) {
+		n++
+	}
+	if attrs.Cooperative {
+		n++
+	}
+	if attrs.ProgrammaticStreamSerialization {
+		n++
+	}
+	if attrs.HasPriority {
+		n++
+	}
+	return n
 }
 
 // attrError is the error of attributes refused before the driver, with the
@@ -145,7 +170,9 @@ func (la *launchAttrs) add(op string, id cu.CUlaunchAttributeID, seen *uint64) (
 		}
 		*seen |= 1 << id
 	}
-	if la.n == maxLaunchAttrs {
+	if la.n == len(la.a) {
+		// An array of fewer than maxLaunchAttrs is only given to
+		// attributes that fit it (count).
 		return nil, attrError(op, cu.CUDA_ERROR_INVALID_VALUE, "more than %d launch attributes", maxLaunchAttrs)
 	}
 	e := &la.a[la.n]
@@ -216,8 +243,11 @@ func (la *launchAttrs) encode(op string, attrs *LaunchAttributes, cfg *LaunchCon
 			la.coop = *v.Cooperative() != 0
 		}
 	}
-	if c := la.cluster; c.X != 0 {
-		g := cfg.Grid.norm()
+	// The grid divides into clusters: checked dimension by dimension only
+	// to name the one that does not, and without dividing by the
+	// dimensions of 1 (a division costs more than the rest of the check).
+	if c, g := la.cluster, cfg.Grid.norm(); c.X != 0 &&
+		(c.X != 1 && g.X%c.X != 0 || c.Y != 1 && g.Y%c.Y != 0 || c.Z != 1 && g.Z%c.Z != 0) {
 		for _, d := range [3]struct {
 			name       string
 			grid, size uint32
@@ -377,33 +407,12 @@ func (k *Kernel) LaunchEx(s *Stream, cfg LaunchConfig, attrs LaunchAttributes, a
 	if err := k.checkLaunch(op, s, cfg); err != nil {
 		return err
 	}
-	var la launchAttrs
-	if err := la.encode(op, &attrs, &cfg); err != nil {
-		return err
+	if attrs.count() <= fewLaunchAttrs {
+		var buf [fewLaunchAttrs]cu.CUlaunchAttribute
+		return k.launchExWith(op, s, &cfg, &attrs, buf[:], nil, args)
 	}
-	if len(args) > maxLaunchValues {
-		a, err := k.newArgs(op, args, false)
-		if err != nil {
-			return err
-		}
-		err = k.launchEx(op, s, &cfg, &la, a.mem, nil, 0)
-		C.free(a.mem)
-		return err
-	}
-	var vals [maxLaunchValues]uint64
-	var sizes [maxLaunchValues]uint8
-	for i, v := range args {
-		b, size, why := encodeArg(v)
-		if why != argOK {
-			return argError(op, i, v, why)
-		}
-		vals[i], sizes[i] = b, size
-	}
-	n := len(args)
-	if err := k.checkSizes(op, sizes[:n], args); err != nil {
-		return err
-	}
-	return k.launchEx(op, s, &cfg, &la, nil, &vals[0], n)
+	var buf [maxLaunchAttrs]cu.CUlaunchAttribute
+	return k.launchExWith(op, s, &cfg, &attrs, buf[:], nil, args)
 }
 
 // LaunchArgsEx is LaunchArgs with attributes, as LaunchEx takes them
@@ -416,22 +425,51 @@ func (k *Kernel) LaunchArgsEx(s *Stream, cfg LaunchConfig, attrs LaunchAttribute
 	if a == nil || a.mem == nil {
 		return closedError(op + " (args)")
 	}
-	var la launchAttrs
-	if err := la.encode(op, &attrs, &cfg); err != nil {
-		return err
+	var err error
+	if attrs.count() <= fewLaunchAttrs {
+		var buf [fewLaunchAttrs]cu.CUlaunchAttribute
+		err = k.launchExWith(op, s, &cfg, &attrs, buf[:], a, nil)
+	} else {
+		var buf [maxLaunchAttrs]cu.CUlaunchAttribute
+		err = k.launchExWith(op, s, &cfg, &attrs, buf[:], a, nil)
 	}
-	if a.k != k {
-		if err := k.checkSizes(op, a.sizes, nil); err != nil {
-			return err
-		}
-	}
-	var params unsafe.Pointer
-	if len(a.sizes) > 0 {
-		params = a.mem
-	}
-	err := k.launchEx(op, s, &cfg, &la, params, nil, 0)
 	runtime.KeepAlive(a)
 	return err
+}
+
+// launchExWith encodes attrs into buf and launches with the prepared
+// arguments a or, when a is nil, with the values args.
+func (k *Kernel) launchExWith(op string, s *Stream, cfg *LaunchConfig, attrs *LaunchAttributes, buf []cu.CUlaunchAttribute, a *Args, args []any) error {
+	la := launchAttrs{a: buf}
+	if err := la.encode(op, attrs, cfg); err != nil {
+		return err
+	}
+	if a != nil {
+		if a.k != k {
+			if err := k.checkSizes(op, a.sizes, nil); err != nil {
+				return err
+			}
+		}
+		var params unsafe.Pointer
+		if len(a.sizes) > 0 {
+			params = a.mem
+		}
+		return k.launchEx(op, s, cfg, &la, params, nil, 0)
+	}
+	if len(args) > maxLaunchValues {
+		a, err := k.newArgs(op, args, false)
+		if err != nil {
+			return err
+		}
+		err = k.launchEx(op, s, cfg, &la, a.mem, nil, 0)
+		C.free(a.mem)
+		return err
+	}
+	var vals [maxLaunchValues]uint64
+	if err := k.encodeValues(op, args, &vals); err != nil {
+		return err
+	}
+	return k.launchEx(op, s, cfg, &la, nil, &vals[0], len(args))
 }
 
 // launchEx checks what needs the driver and launches, with params (a
@@ -448,14 +486,22 @@ func (k *Kernel) launchEx(op string, s *Stream, cfg *LaunchConfig, la *launchAtt
 	if err != nil {
 		return err
 	}
-	g, b := cfg.Grid.norm(), cfg.Block.norm()
-	r := C.gocuda_launch_ex(C.uintptr_t(fn), C.uintptr_t(k.raw),
-		C.uint(g.X), C.uint(g.Y), C.uint(g.Z), C.uint(b.X), C.uint(b.Y), C.uint(b.Z),
-		C.uint(cfg.SharedMemBytes), C.uintptr_t(st.raw),
-		(*C.uint64_t)(unsafe.Pointer(&la.a[0])), C.uint(la.n), C.uintptr_t(uintptr(params)), (*C.uint64_t)(vals), C.int(n))
+	r := launchExRaw(fn, k.raw, cfg, st.raw, la, params, vals, n)
 	k.exitLaunch(s)
 	if r != 0 {
-		return newError(op, "cuLaunchKernelEx", cu.CUresult(r))
+		return newError(op, "cuLaunchKernelEx", r)
 	}
 	return nil
+}
+
+// launchExRaw calls fn as cuLaunchKernelEx with encoded attributes and
+// either a prepared kernelParams array in C memory or n values at vals:
+// launchEx's driver call, and the baseline of the benchmarks of the Go
+// side (launch_bench_test.go).
+func launchExRaw(fn uintptr, f cu.CUfunction, cfg *LaunchConfig, s cu.CUstream, la *launchAttrs, params unsafe.Pointer, vals *uint64, n int) cu.CUresult {
+	g, b := cfg.Grid.norm(), cfg.Block.norm()
+	return cu.CUresult(C.gocuda_launch_ex(C.uintptr_t(fn), C.uintptr_t(f),
+		C.uint(g.X), C.uint(g.Y), C.uint(g.Z), C.uint(b.X), C.uint(b.Y), C.uint(b.Z),
+		C.uint(cfg.SharedMemBytes), C.uintptr_t(s),
+		(*C.uint64_t)(unsafe.Pointer(unsafe.SliceData(la.a))), C.uint(la.n), C.uintptr_t(uintptr(params)), (*C.uint64_t)(vals), C.int(n)))
 }

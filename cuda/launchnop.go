@@ -13,9 +13,57 @@ static int gocuda_launch_nop(uintptr_t f, unsigned gx, unsigned gy, unsigned gz,
 }
 
 static uintptr_t gocuda_launch_nop_addr(void) { return (uintptr_t)gocuda_launch_nop; }
+
+// gocuda_launch_ex_nop is the same for cuLaunchKernelEx.
+static int gocuda_launch_ex_nop(void *config, uintptr_t f, void **params, void **extra) {
+	return 0;
+}
+
+static uintptr_t gocuda_launch_ex_nop_addr(void) { return (uintptr_t)gocuda_launch_ex_nop; }
+
+// The recording launches keep the first 8 bytes each of the first
+// gocuda_rec_n arguments (every slot launchValues passes has 8), for tests
+// of what reaches the driver.
+static uint64_t gocuda_rec[16];
+static int gocuda_rec_n;
+
+static void gocuda_record(void **params) {
+	for (int i = 0; i < gocuda_rec_n; i++)
+		gocuda_rec[i] = *(uint64_t *)params[i];
+}
+
+static int gocuda_launch_rec(uintptr_t f, unsigned gx, unsigned gy, unsigned gz,
+		unsigned bx, unsigned by, unsigned bz, unsigned shmem, uintptr_t stream, void **params, void **extra) {
+	gocuda_record(params);
+	return 0;
+}
+
+static int gocuda_launch_ex_rec(void *config, uintptr_t f, void **params, void **extra) {
+	gocuda_record(params);
+	return 0;
+}
+
+static uintptr_t gocuda_launch_rec_addr(void) { return (uintptr_t)gocuda_launch_rec; }
+static uintptr_t gocuda_launch_ex_rec_addr(void) { return (uintptr_t)gocuda_launch_ex_rec; }
+static void gocuda_rec_start(int n) { gocuda_rec_n = n; }
+static uint64_t gocuda_rec_get(int i) { return gocuda_rec[i]; }
 */
 import "C"
 
 // launchNop returns the address of a C function with cuLaunchKernel's
 // signature that returns CUDA_SUCCESS and does nothing (for benchmarks).
 func launchNop() uintptr { return uintptr(C.gocuda_launch_nop_addr()) }
+
+// launchExNop is launchNop for cuLaunchKernelEx.
+func launchExNop() uintptr { return uintptr(C.gocuda_launch_ex_nop_addr()) }
+
+// launchRecorders return entry points for cuLaunchKernel and
+// cuLaunchKernelEx that do nothing but keep the first 8 bytes of each of
+// the first n arguments, which recorded then returns (for tests; not safe
+// for concurrent use).
+func launchRecorders(n int) (launch, launchEx uintptr) {
+	C.gocuda_rec_start(C.int(n))
+	return uintptr(C.gocuda_launch_rec_addr()), uintptr(C.gocuda_launch_ex_rec_addr())
+}
+
+func recorded(i int) uint64 { return uint64(C.gocuda_rec_get(C.int(i))) }

@@ -57,24 +57,35 @@ const maxLaunchValues = 16
 // compared with the kernel's parameter in the same pass; checkSizes runs
 // only to report a mismatch.
 func (k *Kernel) launchValues(op string, s *Stream, cfg LaunchConfig, args []any) error {
-	var vals [maxLaunchValues]uint64
-	if err := k.encodeValues(op, args, &vals); err != nil {
-		return err
-	}
-	n := len(args)
-	fn, err := launchProc()
-	if err != nil {
-		return newError(op, "cuLaunchKernel", err)
-	}
+	// The module and the stream are held from the start: entering them
+	// checks that they are open, as checkLaunch's look would, with the
+	// same errors first, and looking as well would cost as much again.
 	st, err := k.enterLaunch(op, s)
 	if err != nil {
 		return err
 	}
+	err = k.launchHeld(op, st, cfg, args)
+	k.exitLaunch(s)
+	return err
+}
+
+// launchHeld is launchValues once the module and the stream are held.
+func (k *Kernel) launchHeld(op string, st *streamState, cfg LaunchConfig, args []any) error {
+	if err := checkConfig(op, cfg); err != nil {
+		return err
+	}
+	var vals [maxLaunchValues]uint64
+	if err := k.encodeValues(op, args, &vals); err != nil {
+		return err
+	}
+	fn, err := launchProc()
+	if err != nil {
+		return newError(op, "cuLaunchKernel", err)
+	}
 	g, b := cfg.Grid.norm(), cfg.Block.norm()
 	r := C.gocuda_launch_values(C.uintptr_t(fn), C.uintptr_t(k.raw),
 		C.uint(g.X), C.uint(g.Y), C.uint(g.Z), C.uint(b.X), C.uint(b.Y), C.uint(b.Z),
-		C.uint(cfg.SharedMemBytes), C.uintptr_t(st.raw), (*C.uint64_t)(&vals[0]), C.int(n))
-	k.exitLaunch(s)
+		C.uint(cfg.SharedMemBytes), C.uintptr_t(st.raw), (*C.uint64_t)(&vals[0]), C.int(len(args)))
 	if r != 0 {
 		return newError(op, "cuLaunchKernel", cu.CUresult(r))
 	}
@@ -83,45 +94,89 @@ func (k *Kernel) launchValues(op string, s *Stream, cfg LaunchConfig, args []any
 
 // encodeValues is launchValues's encoding of up to maxLaunchValues
 // arguments into vals, checked against k's parameter sizes where known.
+//
+// It reads each interface value's two words in place: the fixed-size
+// numbers of the fast path are recognized by their type word and copied
+// from where the data word points, and only the other types go through
+// encodeArg. The sizes are packed into one word as they come, compared
+// once with the kernel's (sizeSig), so that a launch that fits costs
+// little more than the copy; valuesError works out what is wrong only
+// when something is.
 func (k *Kernel) encodeValues(op string, args []any, vals *[maxLaunchValues]uint64) error {
-	var sizes [maxLaunchValues]uint8
 	n := len(args)
-	var params []uint32
-	mismatch := false
-	if k.paramsKnown {
-		if len(k.params) == n {
-			params = k.params
-		} else {
-			mismatch = true
-		}
-	}
-	for i, v := range args {
-		e := (*eface)(unsafe.Pointer(&v))
-		var bits uint64
-		var size uint8
+	efs := unsafe.Slice((*eface)(unsafe.Pointer(unsafe.SliceData(args))), n)
+	out := vals[:n]
+	var sig uint64
+	for i := range efs {
+		e := &efs[i]
 		switch e.typ {
 		case typeUint64, typeDevicePtr, typeInt64, typeFloat64, typeUintptr:
-			bits, size = *(*uint64)(e.data), 8
+			out[i] = *(*uint64)(e.data)
+			sig = sig<<4 | 8
 		case typeFloat32, typeInt32, typeUint32:
-			bits, size = uint64(*(*uint32)(e.data)), 4
+			out[i] = uint64(*(*uint32)(e.data))
+			sig = sig<<4 | 4
 		default:
-			var why int
-			bits, size, why = encodeArg(v)
+			bits, size, why := encodeArg(args[i])
 			if why != argOK {
-				return argError(op, i, v, why)
+				return argError(op, i, args[i], why)
 			}
-		}
-		vals[i], sizes[i] = bits, size
-		if params != nil && uint32(size) != params[i] {
-			mismatch = true
+			out[i] = bits
+			sig = sig<<4 | uint64(size)
 		}
 	}
-	if mismatch {
-		if err := k.checkSizes(op, sizes[:n], args); err != nil {
-			return err
-		}
+	if k.paramsKnown && sig != k.sizeSig() {
+		return k.valuesError(op, args)
 	}
 	return nil
+}
+
+// sigNone is the size signature of a kernel whose parameters no arguments
+// of launchValues fit: more than maxLaunchValues of them, or a size other
+// than 1, 2, 4 or 8 bytes. No arguments give it, as their sizes are
+// never 15.
+const sigNone = ^uint64(0)
+
+// sizeSig returns k's parameter sizes packed as encodeValues packs the
+// arguments' (4 bits each, the last parameter in the low bits), computed
+// at the first launch. The count is in it too: no size is 0.
+func (k *Kernel) sizeSig() uint64 {
+	if k.sig.done.Load() {
+		return k.sig.val.Load()
+	}
+	sig := sigNone
+	if len(k.params) <= maxLaunchValues {
+		sig = 0
+		for _, s := range k.params {
+			if s != 1 && s != 2 && s != 4 && s != 8 {
+				sig = sigNone
+				break
+			}
+			sig = sig<<4 | uint64(s)
+		}
+	}
+	k.sig.val.Store(sig)
+	k.sig.done.Store(true)
+	return sig
+}
+
+// valuesError is the error of arguments that do not fit k: the first one
+// that is no kernel argument, else the mismatch checkSizes describes.
+func (k *Kernel) valuesError(op string, args []any) error {
+	sizes := make([]uint8, len(args))
+	for i, v := range args {
+		_, size, why := encodeArg(v)
+		if why != argOK {
+			return argError(op, i, v, why)
+		}
+		sizes[i] = size
+	}
+	if err := k.checkSizes(op, sizes, args); err != nil {
+		return err
+	}
+	// Only an argument that changed between the two passes (device memory
+	// closed meanwhile gives its own error above) gets here.
+	return argsErr(op, "the arguments of kernel %s changed during the launch", k.name)
 }
 
 // launchRaw calls fn as cuLaunchKernel with a prepared kernelParams array
