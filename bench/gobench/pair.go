@@ -1,5 +1,8 @@
 package main
 
+// #include <stdlib.h>
+import "C"
+
 import (
 	"fmt"
 	"runtime"
@@ -93,6 +96,24 @@ func runPair(ptx []byte) {
 		func() error {
 			return k16.Launch(s, one, z, z, z, z, z, z, z, z, z, z, z, z, z, z, z, z)
 		})
+	// LaunchEx against cuLaunchKernelEx, with no attribute and with one
+	// cluster dimension (2 blocks, on a grid of 2). The raw side's launch
+	// configuration and attribute are in C memory, made once, as a C
+	// program would keep them.
+	two := cuda.LaunchConfig{Grid: cuda.Dim3{X: 2}, Block: cuda.Dim3{X: 1}}
+	cluster := cuda.LaunchAttributes{Cluster: cuda.Dim3{X: 2}}
+	exNone := launchExConfig(rs, 1, false)
+	exCluster := launchExConfig(rs, 2, true)
+	defer C.free(unsafe.Pointer(exNone))
+	defer C.free(unsafe.Pointer(exCluster))
+	pair("launch_ex_noattr_1arg", 200, 500, func() error { return cu.LaunchKernelEx(exNone, rk, params, nil) },
+		func() error { return k.LaunchEx(s, one, cuda.LaunchAttributes{}, z) })
+	pair("launch_ex_cluster_1arg", 200, 500, func() error { return cu.LaunchKernelEx(exCluster, rk, params, nil) },
+		func() error { return k.LaunchEx(s, two, cluster, z) })
+	pair("launch_ex_cluster_16arg", 200, 500, func() error { return cu.LaunchKernelEx(exCluster, rk16, params16, nil) },
+		func() error {
+			return k16.LaunchEx(s, two, cluster, z, z, z, z, z, z, z, z, z, z, z, z, z, z, z, z)
+		})
 	g, err := s.Capture(cuda.CaptureThreadLocal, func() error { return k.LaunchArgs(s, one, args) })
 	must("Stream.Capture", err)
 	defer g.Close()
@@ -174,6 +195,24 @@ func runPair(ptx []byte) {
 
 	var popped cu.CUcontext
 	must("cuCtxPopCurrent", cu.CtxPopCurrent(&popped))
+}
+
+// launchExConfig returns a cuLaunchKernelEx configuration in C memory for
+// a grid of gridX blocks of one thread on s, with the attribute array
+// after it: one cluster dimension of gridX blocks, or none. Free it with
+// C.free.
+func launchExConfig(s cu.CUstream, gridX uint32, cluster bool) *cu.CUlaunchConfig {
+	size := unsafe.Sizeof(cu.CUlaunchConfig{}) + unsafe.Sizeof(cu.CUlaunchAttribute{})
+	mem := C.calloc(1, C.size_t(size))
+	cfg := (*cu.CUlaunchConfig)(mem)
+	*cfg = cu.CUlaunchConfig{GridDimX: gridX, GridDimY: 1, GridDimZ: 1, BlockDimX: 1, BlockDimY: 1, BlockDimZ: 1, HStream: s}
+	if cluster {
+		attr := (*cu.CUlaunchAttribute)(unsafe.Add(mem, unsafe.Sizeof(cu.CUlaunchConfig{})))
+		attr.Id = cu.CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
+		*attr.Value.ClusterDim() = cu.CUlaunchAttributeValue_clusterDim{X: gridX, Y: 1, Z: 1}
+		cfg.Attrs, cfg.NumAttrs = attr, 1
+	}
+	return cfg
 }
 
 func median(v []float64) float64 { return quantile(v, 0.5) }
