@@ -152,7 +152,7 @@ func (e *Event) Record(s *Stream) error {
 	case sc == nil:
 		return closedError(op + " (stream)")
 	}
-	f, err := hotProcs()
+	f, err := hotFuncs()
 	if err != nil {
 		return newError(op, fn, err)
 	}
@@ -168,7 +168,7 @@ func (e *Event) Query() (done bool, err error) {
 	if c == nil {
 		return false, closedError(op)
 	}
-	f, err := hotProcs()
+	f, err := hotFuncs()
 	if err != nil {
 		return false, newError(op, fn, err)
 	}

@@ -370,7 +370,7 @@ func (e *GraphExec) Launch(s *Stream) error {
 	case sc == nil:
 		return closedError(op + " (stream)")
 	}
-	f, err := hotProcs()
+	f, err := hotFuncs()
 	if err != nil {
 		return newError(op, fn, err)
 	}

@@ -173,6 +173,7 @@ import "C"
 import (
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/gocuda/gocuda/generated/cu"
@@ -201,6 +202,22 @@ var hotProcs = sync.OnceValues(func() (*hotFns, error) {
 	}
 	return &f, nil
 })
+
+// hotFnsP holds hotProcs' entry points once resolved: the hot calls load
+// it instead of calling the OnceValues function.
+var hotFnsP atomic.Pointer[hotFns]
+
+func hotFuncs() (*hotFns, error) {
+	if f := hotFnsP.Load(); f != nil {
+		return f, nil
+	}
+	f, err := hotProcs()
+	if err != nil {
+		return nil, err
+	}
+	hotFnsP.Store(f)
+	return f, nil
+}
 
 // The results of a hot call that did not reach the driver.
 const (

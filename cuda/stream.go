@@ -225,7 +225,7 @@ func (s *Stream) Query() (idle bool, err error) {
 	if c == nil {
 		return false, closedError(op)
 	}
-	f, err := hotProcs()
+	f, err := hotFuncs()
 	if err != nil {
 		return false, newError(op, fn, err)
 	}
@@ -350,7 +350,7 @@ func (s *Stream) WaitEvent(e *Event) error {
 	case ec == nil:
 		return closedError(op + " (event)")
 	}
-	f, err := hotProcs()
+	f, err := hotFuncs()
 	if err != nil {
 		return newError(op, fn, err)
 	}
