@@ -4,6 +4,8 @@ GO          ?= go
 STATICCHECK ?= $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # Build tags of the CUDA version matrix, read from the manifest.
 TAGS        := $(shell sed -n 's/.*"tag": *"\(cuda[0-9]*\)".*/\1/p' headers/versions.json)
+# Build tags of the NCCL versions (the newest builds without one), read from the manifest.
+NCCL_VERSION_TAGS := $(shell sed -n 's/.*"tag": *"\(nccl[0-9]*\)".*/\1/p' headers/versions.json)
 # Where GPU test binaries are built, to be carried to the GPU machine.
 GPU_BIN     ?= .gpu
 
@@ -38,6 +40,7 @@ fmt:
 vet:
 	$(GO) vet ./...
 	@set -e; for t in $(TAGS); do echo "go vet -tags $$t ./..."; $(GO) vet -tags $$t ./...; done
+	@set -e; for t in $(NCCL_VERSION_TAGS); do echo "go vet -tags $$t ./generated/nccl ./cuda/nccl"; $(GO) vet -tags $$t ./generated/nccl ./cuda/nccl; done
 
 staticcheck:
 	@set -e; for t in $(TAGS); do echo "staticcheck -tags $$t ./..."; $(STATICCHECK) -tags $$t ./...; done
@@ -46,6 +49,7 @@ staticcheck:
 unit:
 	$(GO) test ./...
 	@set -e; for t in $(TAGS); do echo "go test -tags $$t ./generated/... ./cuda/... ./internal/fakecuda/..."; $(GO) test -tags $$t ./generated/... ./cuda/... ./internal/fakecuda/...; done
+	@set -e; for t in $(NCCL_VERSION_TAGS); do echo "go test -tags $$t ./generated/nccl ./cuda/nccl"; $(GO) test -tags $$t ./generated/nccl ./cuda/nccl; done
 
 ## test-race: the cuda tests under the race detector, for every version tag
 test-race:

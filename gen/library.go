@@ -151,6 +151,8 @@ var cudaCxxIncludes = []string{
 	"crt/device_functions.h", "crt/common_functions.h", "device_launch_parameters.h",
 	"nvrtc_device_runtime.h", "cuda_surface_types.h", "cuda_texture_types.h", "target",
 	"crtdefs.h", "corecrt.h", "Windows.h", "DbgHelp.h",
+	// nccl.h from 2.28 on, under __cplusplus.
+	"cuda_fp8.h",
 }
 
 // ownFiles are the headers whose declarations the library's package binds.

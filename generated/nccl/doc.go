@@ -8,9 +8,10 @@
 //
 // NCCL is numbered apart from CUDA and keeps one ABI, libnccl.so.2, across
 // its releases, so its headers are a matrix of their own: the "nccl" list
-// of headers/versions.json. Build tag nccl22203 selects the bindings of
-// NCCL 2.22.3 (the tag is NCCL_VERSION_CODE); with no NCCL tag the newest
-// version of the list is built, whatever the CUDA tag. HeaderVersion says
+// of headers/versions.json: NCCL 2.22.3 (Debian's, which CI fetches) and
+// 2.28.3 (the GPU machine's /usr/include/nccl.h). Build tag nccl22203
+// selects the bindings of 2.22.3 (the tag is NCCL_VERSION_CODE); with no
+// NCCL tag the newest version of the list is built, whatever the CUDA tag. HeaderVersion says
 // which was built. Adding a version is one entry in that list and
 // `make generate`. The bindings of a newer header work with an older
 // library: a function the library lacks returns a *MissingFunctionError
