@@ -129,10 +129,10 @@
 // The hot calls (Event.Record, Event.Query, Stream.WaitEvent, Stream.Query,
 // Kernel.LaunchArgs, GraphExec.Launch) bind nothing: the driver finds the
 // context from the stream, event or function. They make one driver call and
-// do not allocate unless they fail. Event.Record and Query, Stream.WaitEvent
-// and Query and GraphExec.Launch check their handles inside the one C call
-// that makes the driver call, after a single fence, instead of holding each
-// handle with two atomic additions; the destroy of an object they have used
+// do not allocate unless they fail. They, and Kernel.Launch and LaunchEx,
+// check their handles inside the one C call that makes the driver call,
+// after a single fence, instead of holding each handle with two atomic
+// read-modify-writes (hot.go); the destroy of an object they have used
 // waits until no such call that could have found it open is still in the
 // driver. So a Close that races one of them never frees the object under
 // it, as for every other call, and one that starts after Close still gets

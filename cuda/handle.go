@@ -277,8 +277,7 @@ func (h *handle[T]) hold() bool {
 
 // holds is the set of handles one call on several objects holds, for the
 // whole driver call: hold each in turn, and release them all at the end.
-// Kernel launches hold their two handles directly instead, without an
-// interface call; the other hot calls use hot.go.
+// The hot calls (record, query, wait, launches) hold nothing: see hot.go.
 type holds struct {
 	n  int
 	gs [3]gate

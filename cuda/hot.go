@@ -9,7 +9,8 @@ package cuda
 #include <string.h>
 
 // The hot calls (Event.Record and Query, Stream.Query and WaitEvent,
-// GraphExec.Launch) hold no reference on their handles. Each runs in one C
+// GraphExec.Launch, the kernel launches) hold no reference on their
+// handles. Each runs in one C
 // function that marks its OS thread as inside a hot call, checks that the
 // handles are open and calls the driver. A destroy of an object that has
 // seen a hot call first waits for a grace period: until every thread that
@@ -24,14 +25,7 @@ package cuda
 // cache line. It is the scheme of userspace RCU's memory-barrier flavour,
 // with the fence on the reader's side.
 
-enum { GOCUDA_HOT_CLOSED1 = -1, GOCUDA_HOT_CLOSED2 = -2, GOCUDA_HOT_NOMEM = 2 };
-#define GOCUDA_CLOSED_BIT (1ULL << 63) // handle.ops' closedBit
-
-typedef struct {
-	_Atomic uint64_t seq; // odd while the owning thread is inside a hot call
-	int used;             // owned by a live thread; under gocuda_hot_mu
-	char pad[64 - sizeof(uint64_t) - sizeof(int)];
-} gocuda_slot;
+#include "hot.h"
 
 // Slots come in chunks that are never freed: the grace period reads them
 // without a lock, and a thread's exit only marks its slot free for reuse.
@@ -46,7 +40,7 @@ static _Atomic(gocuda_chunk *) gocuda_chunks;
 static pthread_mutex_t gocuda_hot_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_key_t gocuda_hot_key;
 static pthread_once_t gocuda_hot_once = PTHREAD_ONCE_INIT;
-static __thread gocuda_slot *gocuda_mine;
+__thread gocuda_slot *gocuda_mine;
 
 // A thread ends outside any hot call, so its slot's sequence is even.
 static void gocuda_slot_free(void *p) {
@@ -57,7 +51,7 @@ static void gocuda_slot_free(void *p) {
 
 static void gocuda_hot_init(void) { pthread_key_create(&gocuda_hot_key, gocuda_slot_free); }
 
-static gocuda_slot *gocuda_slot_new(void) {
+gocuda_slot *gocuda_slot_new(void) {
 	pthread_once(&gocuda_hot_once, gocuda_hot_init);
 	pthread_mutex_lock(&gocuda_hot_mu);
 	gocuda_slot *s = NULL;
@@ -85,54 +79,15 @@ static gocuda_slot *gocuda_slot_new(void) {
 	return s;
 }
 
-static inline gocuda_slot *gocuda_hot_enter(void) {
-	gocuda_slot *s = gocuda_mine;
-	if (s == NULL && (s = gocuda_slot_new()) == NULL)
-		return NULL;
-	uint64_t v = atomic_load_explicit(&s->seq, memory_order_relaxed);
-	atomic_store_explicit(&s->seq, v + 1, memory_order_relaxed);
-	// The mark must be visible before the handles' closed bits are read:
-	// the grace period reads the marks after the bits were set.
-	atomic_thread_fence(memory_order_seq_cst);
-	return s;
-}
-
-static inline void gocuda_hot_exit(gocuda_slot *s) {
-	uint64_t v = atomic_load_explicit(&s->seq, memory_order_relaxed);
-	atomic_store_explicit(&s->seq, v + 1, memory_order_release);
-}
-
-// ops is the address of a handle's ops word, which Go updates atomically.
-static inline int gocuda_open(uintptr_t ops) {
-	return (__atomic_load_n((uint64_t *)ops, __ATOMIC_RELAXED) & GOCUDA_CLOSED_BIT) == 0;
-}
-
 // cuEventQuery(a), cuStreamQuery(a).
 static int gocuda_hot1(uintptr_t fn, uintptr_t ops, uintptr_t a) {
-	gocuda_slot *s = gocuda_hot_enter();
-	if (s == NULL)
-		return GOCUDA_HOT_NOMEM;
-	int r = gocuda_open(ops) ? ((int (*)(uintptr_t))fn)(a) : GOCUDA_HOT_CLOSED1;
-	gocuda_hot_exit(s);
-	return r;
+	return GOCUDA_HOT_CALL(ops, ops, ((int (*)(uintptr_t))fn)(a));
 }
 
 // cuEventRecord(a, b), cuGraphLaunch(a, b), cuStreamWaitEvent(a, b, 0).
 static int gocuda_hot2(uintptr_t fn, uintptr_t ops1, uintptr_t ops2, uintptr_t a, uintptr_t b, int wait) {
-	gocuda_slot *s = gocuda_hot_enter();
-	if (s == NULL)
-		return GOCUDA_HOT_NOMEM;
-	int r;
-	if (!gocuda_open(ops1))
-		r = GOCUDA_HOT_CLOSED1;
-	else if (!gocuda_open(ops2))
-		r = GOCUDA_HOT_CLOSED2;
-	else if (wait)
-		r = ((int (*)(uintptr_t, uintptr_t, unsigned int))fn)(a, b, 0);
-	else
-		r = ((int (*)(uintptr_t, uintptr_t))fn)(a, b);
-	gocuda_hot_exit(s);
-	return r;
+	return GOCUDA_HOT_CALL(ops1, ops2, wait ? ((int (*)(uintptr_t, uintptr_t, unsigned int))fn)(a, b, 0)
+		: ((int (*)(uintptr_t, uintptr_t))fn)(a, b));
 }
 
 // gocuda_hot_grace returns once every thread that was inside a hot call
@@ -267,6 +222,40 @@ func hot2[T1, T2 any](h1 *handle[T1], c1 *shared[T1], h2 *handle[T2], c2 *shared
 	runtime.KeepAlive(c1)
 	runtime.KeepAlive(c2)
 	return int32(r)
+}
+
+// launchHold is what a launch holds as a hot call (hot.go): the module's
+// handle (so that it is not unloaded under the launch) and the stream's,
+// with their cores marked so that their destroy waits for it.
+type launchHold struct {
+	mh *handle[moduleState]
+	mc *shared[moduleState]
+	sh *handle[streamState]
+	sc *shared[streamState]
+}
+
+// hotLaunch returns the launch's hold, or ErrClosed naming the module
+// (the kernel) or the stream when one is closed already; the C side checks
+// again under the thread's mark.
+func (k *Kernel) hotLaunch(op string, s *Stream) (launchHold, error) {
+	mh, sh := k.module(), s.handle()
+	h := launchHold{mh: mh, mc: hotReady(mh), sh: sh, sc: hotReady(sh)}
+	if _, ok := mh.peek(); !ok {
+		return h, closedError(op)
+	}
+	if _, ok := sh.peek(); !ok {
+		return h, closedError(op + " (stream)")
+	}
+	return h, nil
+}
+
+func (h launchHold) ops() (C.uintptr_t, C.uintptr_t) { return opsAddr(h.mh), opsAddr(h.sh) }
+
+func (h launchHold) keepAlive() {
+	runtime.KeepAlive(h.mh)
+	runtime.KeepAlive(h.mc)
+	runtime.KeepAlive(h.sh)
+	runtime.KeepAlive(h.sc)
 }
 
 // hotGrace waits until no hot call that began before it is still inside

@@ -502,32 +502,12 @@ func (k *Kernel) checkLaunch(op string, s *Stream, cfg LaunchConfig) error {
 	return checkConfig(op, cfg)
 }
 
-// enterLaunch holds the module (so that it is not unloaded under the
-// launch) and the stream for the driver call; exitLaunch lets them go.
-func (k *Kernel) enterLaunch(op string, s *Stream) (*streamState, error) {
-	mh := k.module()
-	if _, ok := mh.enter(); !ok {
-		return nil, closedError(op)
-	}
-	st, ok := s.handle().enter()
-	if !ok {
-		mh.exit()
-		return nil, closedError(op + " (stream)")
-	}
-	return st, nil
-}
-
-func (k *Kernel) exitLaunch(s *Stream) {
-	s.handle().exit()
-	k.module().exit()
-}
-
 func (k *Kernel) launch(op string, s *Stream, cfg LaunchConfig, a *Args) error {
 	fn, err := launchProc()
 	if err != nil {
 		return newError(op, "cuLaunchKernel", err)
 	}
-	st, err := k.enterLaunch(op, s)
+	h, err := k.hotLaunch(op, s)
 	if err != nil {
 		return err
 	}
@@ -535,10 +515,5 @@ func (k *Kernel) launch(op string, s *Stream, cfg LaunchConfig, a *Args) error {
 	if len(a.sizes) > 0 {
 		params = a.mem
 	}
-	r := launchRaw(fn, k.raw, cfg, st.raw, params)
-	k.exitLaunch(s)
-	if r != 0 {
-		return newError(op, "cuLaunchKernel", r)
-	}
-	return nil
+	return k.hotParams(op, h, fn, cfg, params)
 }

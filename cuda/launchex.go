@@ -6,6 +6,9 @@ package cuda
 // copies what it keeps before it returns, and never calls back into Go.
 #cgo noescape gocuda_launch_ex
 #cgo nocallback gocuda_launch_ex
+#cgo noescape gocuda_hot_launch_ex
+#cgo nocallback gocuda_hot_launch_ex
+#include "hot.h"
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -45,6 +48,14 @@ static int gocuda_launch_ex(uintptr_t fn, uintptr_t f, unsigned gx, unsigned gy,
 		params = p;
 	}
 	return ((int (*)(gocuda_launch_config *, uintptr_t, void **, void **))fn)(&cfg, f, params, 0);
+}
+
+// gocuda_hot_launch_ex is gocuda_launch_ex as a hot call (hot.go): unless
+// the module's or the stream's handle (ops words at mops, sops) is closed.
+static int gocuda_hot_launch_ex(uintptr_t mops, uintptr_t sops, uintptr_t fn, uintptr_t f, unsigned gx, unsigned gy, unsigned gz,
+		unsigned bx, unsigned by, unsigned bz, unsigned shmem, uintptr_t stream,
+		const uint64_t *attrs, unsigned nattrs, uintptr_t prepared, const uint64_t *vals, int n) {
+	return GOCUDA_HOT_CALL(mops, sops, gocuda_launch_ex(fn, f, gx, gy, gz, bx, by, bz, shmem, stream, attrs, nattrs, prepared, vals, n));
 }
 */
 import "C"
@@ -482,16 +493,18 @@ func (k *Kernel) launchEx(op string, s *Stream, cfg *LaunchConfig, la *launchAtt
 	if err := k.checkLimits(op, cfg, la); err != nil {
 		return err
 	}
-	st, err := k.enterLaunch(op, s)
+	h, err := k.hotLaunch(op, s)
 	if err != nil {
 		return err
 	}
-	r := launchExRaw(fn, k.raw, cfg, st.raw, la, params, vals, n)
-	k.exitLaunch(s)
-	if r != 0 {
-		return newError(op, "cuLaunchKernelEx", r)
-	}
-	return nil
+	mops, sops := h.ops()
+	g, b := cfg.Grid.norm(), cfg.Block.norm()
+	r := C.gocuda_hot_launch_ex(mops, sops, C.uintptr_t(fn), C.uintptr_t(k.raw),
+		C.uint(g.X), C.uint(g.Y), C.uint(g.Z), C.uint(b.X), C.uint(b.Y), C.uint(b.Z),
+		C.uint(cfg.SharedMemBytes), C.uintptr_t(h.sc.val.raw),
+		(*C.uint64_t)(unsafe.Pointer(unsafe.SliceData(la.a))), C.uint(la.n), C.uintptr_t(uintptr(params)), (*C.uint64_t)(vals), C.int(n))
+	h.keepAlive()
+	return hotResult(op, "cuLaunchKernelEx", " (stream)", int32(r))
 }
 
 // launchExRaw calls fn as cuLaunchKernelEx with encoded attributes and

@@ -4,8 +4,9 @@ package cuda
 // The argument values live in a Go array on the caller's stack: the
 // driver reads them through kernelParams during cuLaunchKernel, which
 // copies them before it returns, and never calls back into Go.
-#cgo noescape gocuda_launch_values
-#cgo nocallback gocuda_launch_values
+#cgo noescape gocuda_hot_launch_values
+#cgo nocallback gocuda_hot_launch_values
+#include "hot.h"
 #include <stdint.h>
 
 enum { maxLaunchValues = 16 };
@@ -30,6 +31,18 @@ static int gocuda_launch_params(uintptr_t fn, uintptr_t f, unsigned gx, unsigned
 		unsigned bx, unsigned by, unsigned bz, unsigned shmem, uintptr_t stream, uintptr_t params) {
 	return ((int (*)(uintptr_t, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
 		uintptr_t, void **, void **))fn)(f, gx, gy, gz, bx, by, bz, shmem, stream, (void **)params, 0);
+}
+
+// The two as hot calls (hot.go): unless the module's or the stream's
+// handle (ops words at mops, sops) is closed.
+static int gocuda_hot_launch_values(uintptr_t mops, uintptr_t sops, uintptr_t fn, uintptr_t f, unsigned gx, unsigned gy, unsigned gz,
+		unsigned bx, unsigned by, unsigned bz, unsigned shmem, uintptr_t stream, const uint64_t *vals, int n) {
+	return GOCUDA_HOT_CALL(mops, sops, gocuda_launch_values(fn, f, gx, gy, gz, bx, by, bz, shmem, stream, vals, n));
+}
+
+static int gocuda_hot_launch_params(uintptr_t mops, uintptr_t sops, uintptr_t fn, uintptr_t f, unsigned gx, unsigned gy, unsigned gz,
+		unsigned bx, unsigned by, unsigned bz, unsigned shmem, uintptr_t stream, uintptr_t params) {
+	return GOCUDA_HOT_CALL(mops, sops, gocuda_launch_params(fn, f, gx, gy, gz, bx, by, bz, shmem, stream, params));
 }
 */
 import "C"
@@ -57,20 +70,10 @@ const maxLaunchValues = 16
 // compared with the kernel's parameter in the same pass; checkSizes runs
 // only to report a mismatch.
 func (k *Kernel) launchValues(op string, s *Stream, cfg LaunchConfig, args []any) error {
-	// The module and the stream are held from the start: entering them
-	// checks that they are open, as checkLaunch's look would, with the
-	// same errors first, and looking as well would cost as much again.
-	st, err := k.enterLaunch(op, s)
+	h, err := k.hotLaunch(op, s)
 	if err != nil {
 		return err
 	}
-	err = k.launchHeld(op, st, cfg, args)
-	k.exitLaunch(s)
-	return err
-}
-
-// launchHeld is launchValues once the module and the stream are held.
-func (k *Kernel) launchHeld(op string, st *streamState, cfg LaunchConfig, args []any) error {
 	if err := checkConfig(op, cfg); err != nil {
 		return err
 	}
@@ -82,14 +85,25 @@ func (k *Kernel) launchHeld(op string, st *streamState, cfg LaunchConfig, args [
 	if err != nil {
 		return newError(op, "cuLaunchKernel", err)
 	}
+	mops, sops := h.ops()
 	g, b := cfg.Grid.norm(), cfg.Block.norm()
-	r := C.gocuda_launch_values(C.uintptr_t(fn), C.uintptr_t(k.raw),
+	r := C.gocuda_hot_launch_values(mops, sops, C.uintptr_t(fn), C.uintptr_t(k.raw),
 		C.uint(g.X), C.uint(g.Y), C.uint(g.Z), C.uint(b.X), C.uint(b.Y), C.uint(b.Z),
-		C.uint(cfg.SharedMemBytes), C.uintptr_t(st.raw), (*C.uint64_t)(&vals[0]), C.int(len(args)))
-	if r != 0 {
-		return newError(op, "cuLaunchKernel", cu.CUresult(r))
-	}
-	return nil
+		C.uint(cfg.SharedMemBytes), C.uintptr_t(h.sc.val.raw), (*C.uint64_t)(&vals[0]), C.int(len(args)))
+	h.keepAlive()
+	return hotResult(op, "cuLaunchKernel", " (stream)", int32(r))
+}
+
+// hotParams launches with a prepared kernelParams array (C memory, or nil)
+// as a hot call, h from hotLaunch.
+func (k *Kernel) hotParams(op string, h launchHold, fn uintptr, cfg LaunchConfig, params unsafe.Pointer) error {
+	mops, sops := h.ops()
+	g, b := cfg.Grid.norm(), cfg.Block.norm()
+	r := C.gocuda_hot_launch_params(mops, sops, C.uintptr_t(fn), C.uintptr_t(k.raw),
+		C.uint(g.X), C.uint(g.Y), C.uint(g.Z), C.uint(b.X), C.uint(b.Y), C.uint(b.Z),
+		C.uint(cfg.SharedMemBytes), C.uintptr_t(h.sc.val.raw), C.uintptr_t(uintptr(params)))
+	h.keepAlive()
+	return hotResult(op, "cuLaunchKernel", " (stream)", int32(r))
 }
 
 // encodeValues is launchValues's encoding of up to maxLaunchValues
