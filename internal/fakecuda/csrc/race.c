@@ -125,20 +125,17 @@ struct rthr {
 	uint32_t nlanes;
 };
 
-static struct rthr *g_thr;
-static uint32_t g_nthr;
+// The table holds pointers, so that a thread's entry stays where it is
+// when the table grows (thr_new): callers keep pointers to entries, and
+// to their clocks, across calls that may add a thread.
+static struct rthr **g_thr;
+static uint32_t g_nthr, g_capthr;
 
-static struct vc *host_vc(void) { return &g_thr[HOST_TID].vc; }
+static struct vc *host_vc(void) { return &g_thr[HOST_TID]->vc; }
 
 static uint32_t thr_new(void) {
-	if (g_nthr == 0) {
-		g_thr = xalloc(NULL, sizeof *g_thr);
-		memset(g_thr, 0, sizeof *g_thr);
-		g_thr[0].used = 1;
-		g_nthr = 1;
-	}
 	for (uint32_t t = 1; t < g_nthr; t++) {
-		struct rthr *r = &g_thr[t];
+		struct rthr *r = g_thr[t];
 		if (r->used && r->dead && vc_get(host_vc(), t) >= r->clk) {
 			free(r->lanes);
 			vc_free(&r->vc);
@@ -150,17 +147,21 @@ static uint32_t thr_new(void) {
 			return t;
 		}
 	}
-	g_thr = xalloc(g_thr, (g_nthr + 1) * sizeof *g_thr);
-	uint32_t t = g_nthr++;
-	memset(&g_thr[t], 0, sizeof g_thr[t]);
-	g_thr[t].used = 1;
-	return t;
+	if (g_nthr == g_capthr) {
+		g_capthr = g_capthr ? 2 * g_capthr : 64;
+		g_thr = xalloc(g_thr, g_capthr * sizeof *g_thr);
+	}
+	struct rthr *r = xalloc(NULL, sizeof *r);
+	memset(r, 0, sizeof *r);
+	r->used = 1;
+	g_thr[g_nthr] = r;
+	return g_nthr++;
 }
 
 static uint32_t tid_of(struct stream *s) {
 	if (s->race_tid == 0) {
 		uint32_t t = thr_new();
-		struct rthr *r = &g_thr[t];
+		struct rthr *r = g_thr[t];
 		r->ctx = s->ctx;
 		r->legacy = s == s->ctx->legacy;
 		r->blocking = !r->legacy && !(s->flags & CU_STREAM_NON_BLOCKING);
@@ -290,15 +291,15 @@ static int touches_memory(const struct op *op) {
 // order_before joins into s's clock what precedes anything queued on s
 // now: the host, and the legacy stream's implicit ordering.
 static void order_before(struct stream *s, uint32_t t) {
-	struct rthr *r = &g_thr[t];
+	struct rthr *r = g_thr[t];
 	vc_join(&r->vc, host_vc());
 	const struct ctx *c = s->ctx;
 	if (r->legacy) {
 		for (uint32_t u = 1; u < g_nthr; u++)
-			if (g_thr[u].used && g_thr[u].blocking && g_thr[u].ctx == c)
-				vc_join(&g_thr[t].vc, &g_thr[u].vc);
+			if (g_thr[u]->used && g_thr[u]->blocking && g_thr[u]->ctx == c)
+				vc_join(&g_thr[t]->vc, &g_thr[u]->vc);
 	} else if (r->blocking && c->legacy != NULL && c->legacy->race_tid != 0) {
-		vc_join(&r->vc, &g_thr[c->legacy->race_tid].vc);
+		vc_join(&r->vc, &g_thr[c->legacy->race_tid]->vc);
 	}
 }
 
@@ -320,7 +321,7 @@ void race_enqueue(struct stream *s, struct op *op, int sync) {
 	op->race = &none;
 	uint32_t t = tid_of(s);
 	order_before(s, t);
-	struct rthr *r = &g_thr[t];
+	struct rthr *r = g_thr[t];
 	if (op->kind == OP_WAIT_EVENT && op->ev->race_vc != NULL)
 		vc_join(&r->vc, op->ev->race_vc);
 	if (touches_memory(op)) {
@@ -366,8 +367,10 @@ void race_done(struct op *op) {
 }
 
 void race_host_sync_stream(struct stream *s) {
-	if (g_race)
-		vc_join(host_vc(), &g_thr[tid_of(s)].vc);
+	// A stream without a thread yet has had nothing queued: nothing to
+	// join, and no thread to make for it here.
+	if (g_race && s->race_tid != 0)
+		vc_join(host_vc(), &g_thr[s->race_tid]->vc);
 }
 
 void race_host_sync_event(struct event *e) {
@@ -379,17 +382,17 @@ void race_host_sync_ctx(struct ctx *c) {
 	if (!g_race)
 		return;
 	for (uint32_t u = 1; u < g_nthr; u++)
-		if (g_thr[u].used && !g_thr[u].lane && g_thr[u].ctx == c)
-			vc_join(host_vc(), &g_thr[u].vc);
+		if (g_thr[u]->used && !g_thr[u]->lane && g_thr[u]->ctx == c)
+			vc_join(host_vc(), &g_thr[u]->vc);
 }
 
 void race_stream_destroyed(struct stream *s) {
 	if (!g_race || s->race_tid == 0)
 		return;
-	struct rthr *r = &g_thr[s->race_tid];
+	struct rthr *r = g_thr[s->race_tid];
 	r->dead = 1;
 	for (uint32_t i = 0; i < r->nlanes; i++)
-		g_thr[r->lanes[i]].dead = 1;
+		g_thr[r->lanes[i]]->dead = 1;
 	s->race_tid = 0;
 }
 
@@ -429,7 +432,7 @@ struct race_graph *race_graph_begin(struct stream *s, size_t n) {
 	g->stream = s->id;
 	g->legacy = s == s->ctx->legacy;
 	order_before(s, g->tid);
-	g->base = vc_copy(&g_thr[g->tid].vc);
+	g->base = vc_copy(&g_thr[g->tid]->vc);
 	g->n = n;
 	g->node_vc = xalloc(NULL, n * sizeof *g->node_vc);
 	memset(g->node_vc, 0, n * sizeof *g->node_vc);
@@ -462,17 +465,16 @@ void race_graph_node(struct race_graph *g, struct op *op, size_t i) {
 		lane = g->nl++;
 		g->tail[lane] = -1;
 	}
-	struct rthr *owner = &g_thr[g->tid];
+	struct rthr *owner = g_thr[g->tid];
 	if ((uint32_t)lane >= owner->nlanes) {
-		uint32_t lt = thr_new(); // may move g_thr
-		owner = &g_thr[g->tid];
-		g_thr[lt].lane = 1;
-		g_thr[lt].ctx = owner->ctx;
+		uint32_t lt = thr_new();
+		g_thr[lt]->lane = 1;
+		g_thr[lt]->ctx = owner->ctx;
 		owner->lanes = xalloc(owner->lanes, (owner->nlanes + 1) * sizeof *owner->lanes);
 		owner->lanes[owner->nlanes++] = lt;
 	}
 	uint32_t lt = owner->lanes[lane];
-	uint64_t e = ++g_thr[lt].clk;
+	uint64_t e = ++g_thr[lt]->clk;
 	vc_set(&v, lt, e);
 	g->lane_of[i] = (uint32_t)lane;
 	g->tail[lane] = (long)i;
@@ -492,7 +494,7 @@ void race_graph_node(struct race_graph *g, struct op *op, size_t i) {
 void race_graph_end(struct race_graph *g, struct stream *s) {
 	if (g == NULL)
 		return;
-	struct rthr *r = &g_thr[g->tid];
+	struct rthr *r = g_thr[g->tid];
 	for (size_t i = 0; i < g->n; i++) {
 		vc_join(&r->vc, &g->node_vc[i]);
 		vc_free(&g->node_vc[i]);
@@ -845,7 +847,7 @@ EXPORT void fakecuda_race_host_access(unsigned long long ptr, size_t n, int writ
 		return;
 	lock();
 	struct vc *h = host_vc();
-	uint64_t e = ++g_thr[HOST_TID].clk;
+	uint64_t e = ++g_thr[HOST_TID]->clk;
 	vc_set(h, HOST_TID, e);
 	struct rop *x = rop_new(RK_HOST, HOST_TID, e, NULL, 1);
 	x->api = -1; // t_api names the thread's last driver call, not this
