@@ -25,8 +25,8 @@ func needTwoGPUs(t *testing.T) (*Context, *Context) {
 	return ctx0, ctx1
 }
 
-// skipWithoutPeerCopy skips when the driver lacks cuMemcpyPeer (the fake
-// driver does not model it), and fails on any other error.
+// skipWithoutPeerCopy skips when the driver lacks cuMemcpyPeer, and fails
+// on any other error.
 func skipWithoutPeerCopy(t *testing.T, err error) {
 	t.Helper()
 	if errors.Is(err, cu.ErrMissingFunction) || errors.Is(err, cu.CUDA_ERROR_NOT_FOUND) || errors.Is(err, cu.CUDA_ERROR_NOT_SUPPORTED) {
@@ -230,13 +230,7 @@ func TestEventAcrossDevices(t *testing.T) {
 		must(t, src.FillAsync(s0, v))
 		must(t, ev.Record(s0))
 		must(t, s1.WaitEvent(ev)) // a stream of device 1 waits for device 0's event
-		err := CopySlicePeerAsync(s1, dst, src)
-		if errors.Is(err, cu.ErrMissingFunction) {
-			// A driver without peer copies (the fake): a copy through
-			// unified addressing orders the same way.
-			err = CopySliceAsync(s1, dst, src)
-		}
-		must(t, err)
+		must(t, CopySlicePeerAsync(s1, dst, src))
 		must(t, s1.Synchronize())
 		got := make([]float32, n)
 		must(t, dst.CopyTo(got))

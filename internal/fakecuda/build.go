@@ -23,7 +23,9 @@
 //     with the capture rules the cuda package meets (joining streams through
 //     events, unjoined streams, unsafe calls per capture mode), and graphs
 //     that instantiate, launch and update; page-locking of the caller's
-//     memory (cuMemHostRegister); peer access between devices;
+//     memory (cuMemHostRegister); peer access between devices; peer
+//     copies (cuMemcpyPeer, which waits for the work of the contexts it
+//     involves, and cuMemcpyPeerAsync, in stream order);
 //   - managed memory (cuMemAllocManaged): attach flags checked, prefetches
 //     (cuMemPrefetchAsync, either ABI) queued in stream order, advice
 //     (cuMemAdvise, either ABI) and the last prefetch's destination kept

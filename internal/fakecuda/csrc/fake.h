@@ -116,7 +116,8 @@ extern int g_initialized;    // cuInit succeeded
 	X(cuEventSynchronize) X(cuEventElapsedTime) X(cuMemAlloc) X(cuMemFree) X(cuMemAllocHost)     \
 	X(cuMemHostAlloc) X(cuMemFreeHost) X(cuMemGetInfo) X(cuMemAllocAsync) X(cuMemFreeAsync)      \
 	X(cuMemcpy) X(cuMemcpyAsync) X(cuMemcpyHtoD) X(cuMemcpyDtoH) X(cuMemcpyDtoD)                 \
-	X(cuMemcpyHtoDAsync) X(cuMemcpyDtoHAsync) X(cuMemcpyDtoDAsync) X(cuMemsetD8) X(cuMemsetD16)  \
+	X(cuMemcpyHtoDAsync) X(cuMemcpyDtoHAsync) X(cuMemcpyDtoDAsync) X(cuMemcpyPeer)                 \
+	X(cuMemcpyPeerAsync) X(cuMemsetD8) X(cuMemsetD16)                                             \
 	X(cuMemsetD32) X(cuMemsetD8Async) X(cuMemsetD16Async) X(cuMemsetD32Async) X(cuMemHostRegister) \
 	X(cuMemHostUnregister) X(cuCtxEnablePeerAccess) X(cuCtxDisablePeerAccess)                     \
 	X(cuStreamBeginCapture) X(cuStreamEndCapture) X(cuStreamIsCapturing) X(cuGraphGetNodes)       \

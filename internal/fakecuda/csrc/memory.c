@@ -407,6 +407,97 @@ EXPORT CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t n,
 	return copy(DPTR(dst), DEV, DPTR(src), DEV, n, hs, 1);
 }
 
+// ---- peer copies ----
+
+// peer_ends checks a peer copy's contexts and memory: both pointers in
+// device (or managed) memory of the context named with them. Under the lock.
+static CUresult peer_ends(void *dst, CUcontext dctx, const void *src, CUcontext sctx, size_t n, struct ctx **dc, struct ctx **sc) {
+	CUresult r = ctx_of(dctx, dc);
+	if (r == CUDA_SUCCESS)
+		r = ctx_of(sctx, sc);
+	if (r != CUDA_SUCCESS)
+		return r;
+	struct alloc *da = alloc_find(dst, n), *sa = alloc_find(src, n);
+	if (da == NULL || sa == NULL || da->host || sa->host || da->ctx != *dc || sa->ctx != *sc)
+		return CUDA_ERROR_INVALID_VALUE;
+	return CUDA_SUCCESS;
+}
+
+// cuMemcpyPeer is serialized, the driver documents, with all pending and
+// future work of the current context and of both contexts named, though
+// asynchronous to the host. The fake waits for that work and then for the
+// copy, queued on the current context's NULL stream: the ordering the
+// driver promises, and more. The detector orders the host after all of it
+// too, as after cuCtxSynchronize of each context (so a race of the host
+// with that work goes unreported); package cuda synchronizes after the
+// call anyway.
+EXPORT CUresult cuMemcpyPeer(CUdeviceptr dst, CUcontext dctx, CUdeviceptr src, CUcontext sctx, size_t n) {
+	ENTER(cuMemcpyPeer);
+	CUresult r = driver_ready();
+	if (r != CUDA_SUCCESS)
+		return r;
+	if (dst == 0 || src == 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	lock();
+	struct ctx *dc, *sc, *cur;
+	struct stream *s;
+	r = peer_ends(DPTR(dst), dctx, DPTR(src), sctx, n, &dc, &sc);
+	if (r == CUDA_SUCCESS)
+		r = target_stream(NULL, 0, &s);
+	if (r == CUDA_SUCCESS && n > 0) {
+		cur = s->ctx;
+		ctx_sync(cur);
+		if (dc != cur)
+			ctx_sync(dc);
+		if (sc != cur && sc != dc)
+			ctx_sync(sc);
+		// Found again: the waits let go of the lock, and the memory or
+		// the contexts may have gone meanwhile.
+		r = peer_ends(DPTR(dst), dctx, DPTR(src), sctx, n, &dc, &sc);
+		if (r == CUDA_SUCCESS)
+			r = target_stream(NULL, 0, &s);
+	}
+	if (r == CUDA_SUCCESS && n > 0) {
+		struct op *op = op_new(OP_COPY);
+		op->dst = DPTR(dst);
+		op->src = DPTR(src);
+		op->bytes = n;
+		op->a[0] = alloc_find(op->dst, n);
+		op->a[1] = alloc_find(op->src, n);
+		r = enqueue(s, op, 1);
+	}
+	unlock();
+	return r;
+}
+
+// cuMemcpyPeerAsync is a copy on hs like cuMemcpyDtoDAsync, with the
+// contexts of its two sides checked.
+EXPORT CUresult cuMemcpyPeerAsync(CUdeviceptr dst, CUcontext dctx, CUdeviceptr src, CUcontext sctx, size_t n, CUstream hs) {
+	ENTER(cuMemcpyPeerAsync);
+	CUresult r = driver_ready();
+	if (r != CUDA_SUCCESS)
+		return r;
+	if (dst == 0 || src == 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	lock();
+	struct ctx *dc, *sc;
+	struct stream *s;
+	r = peer_ends(DPTR(dst), dctx, DPTR(src), sctx, n, &dc, &sc);
+	if (r == CUDA_SUCCESS)
+		r = stream_of(hs, &s);
+	if (r == CUDA_SUCCESS && n > 0) {
+		struct op *op = op_new(OP_COPY);
+		op->dst = DPTR(dst);
+		op->src = DPTR(src);
+		op->bytes = n;
+		op->a[0] = alloc_find(op->dst, n);
+		op->a[1] = alloc_find(op->src, n);
+		r = enqueue(s, op, 0);
+	}
+	unlock();
+	return r;
+}
+
 // set checks and queues a memset of count elements of elem bytes. A
 // synchronous memset returns at once unless it writes host memory, as the
 // driver documents.

@@ -21,7 +21,7 @@ P(cuEventSynchronize) P(cuEventElapsedTime) P(cuEventElapsedTime_v2) P(cuMemAllo
 P(cuMemFree_v2) P(cuMemAllocHost_v2) P(cuMemHostAlloc) P(cuMemFreeHost) P(cuMemGetInfo_v2)
 P(cuMemAllocAsync) P(cuMemFreeAsync) P(cuMemcpy) P(cuMemcpyAsync) P(cuMemcpyHtoD_v2)
 P(cuMemcpyDtoH_v2) P(cuMemcpyDtoD_v2) P(cuMemcpyHtoDAsync_v2) P(cuMemcpyDtoHAsync_v2)
-P(cuMemcpyDtoDAsync_v2) P(cuMemsetD8_v2) P(cuMemsetD16_v2) P(cuMemsetD32_v2) P(cuMemsetD8Async)
+P(cuMemcpyDtoDAsync_v2) P(cuMemcpyPeer) P(cuMemcpyPeerAsync) P(cuMemsetD8_v2) P(cuMemsetD16_v2) P(cuMemsetD32_v2) P(cuMemsetD8Async)
 P(cuMemsetD16Async) P(cuMemsetD32Async) P(cuMemHostRegister_v2) P(cuMemHostUnregister)
 P(cuCtxEnablePeerAccess) P(cuCtxDisablePeerAccess) P(cuStreamBeginCapture_v2) P(cuStreamEndCapture)
 P(cuStreamIsCapturing) P(cuGraphGetNodes) P(cuGraphGetEdges) P(cuGraphGetEdges_v2) P(cuGraphDestroy)
@@ -115,6 +115,8 @@ static const struct proc {
 	{"cuMemcpyHtoDAsync", 3020, cuMemcpyHtoDAsync_v2},
 	{"cuMemcpyDtoHAsync", 3020, cuMemcpyDtoHAsync_v2},
 	{"cuMemcpyDtoDAsync", 3020, cuMemcpyDtoDAsync_v2},
+	{"cuMemcpyPeer", 4000, cuMemcpyPeer},
+	{"cuMemcpyPeerAsync", 4000, cuMemcpyPeerAsync},
 	{"cuMemsetD8", 3020, cuMemsetD8_v2},
 	{"cuMemsetD16", 3020, cuMemsetD16_v2},
 	{"cuMemsetD32", 3020, cuMemsetD32_v2},
