@@ -60,9 +60,18 @@
 // the Go stack where each was queued. A test calls CheckRaces first to
 // fail with the reports of the races found while it ran; races nobody
 // took fail the run at its end (UseFakeDriver prints them); TakeRaces
-// returns them as values. The detector costs a vector clock per queued
-// operation and a walk of the caller's frame pointers: package cuda's own
-// tests run with it on.
+// returns them as values. Example_kernelPipeline is the whole story: a
+// function that loads a module, launches a producer and a consumer kernel
+// on two streams and forgets the event between them, reported, then fixed.
+//
+// The detector costs a vector clock per queued operation and a walk of
+// the caller's frame pointers: package cuda's own tests run with it on.
+// Measured on that suite (one test binary, run three times each way,
+// alternating, on a shared 2-core AMD EPYC VM at a load average of 1.2 to
+// 1.5), leaving out TestCloseRacingCallsGetErrClosed, a contention test
+// whose time (4 to 21 s) follows the scheduling more than the detector:
+// median wall time 7.2 s with it, 6.2 s without (+15%); CPU time 6.1 s
+// against 5.6 s (+9%).
 //
 // With WithSeed(n) (or FAKECUDA_SEED=n), the stream workers run one
 // operation at a time in an order drawn from a PRNG seeded with n, while
