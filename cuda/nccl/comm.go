@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"reflect"
 	"runtime"
 	"strings"
 	"sync"
@@ -315,22 +316,27 @@ func InitAll(streams []*cuda.Stream) ([]*Comm, error) {
 	return comms, nil
 }
 
-// config is NCCL_CONFIG_INITIALIZER with blocking = 0: NCCL_CONFIG_UNDEF_INT
-// in the fields left to NCCL, its magic, and the header's version, which
-// tells the library how much of the struct there is.
-func nonBlockingConfig() nccl.NcclConfig_t {
-	const undef = nccl.NCCL_CONFIG_UNDEF_INT
-	return nccl.NcclConfig_t{
-		Size:           uint64(unsafe.Sizeof(nccl.NcclConfig_t{})),
-		Magic:          0xcafebeef,
-		Version:        uint32(nccl.HeaderVersion()),
-		Blocking:       0,
-		CgaClusterSize: undef,
-		MinCTAs:        undef,
-		MaxCTAs:        undef,
-		SplitShare:     undef,
+// nonBlockingConfig is NCCL_CONFIG_INITIALIZER with blocking = 0: its
+// size, magic and the header's version, which tells the library how much
+// of the struct there is, and NCCL_CONFIG_UNDEF_INT in every int field
+// (NCCL_CONFIG_UNDEF_PTR, nil, in the pointers). The fields differ between
+// NCCL versions (2.28 has seven more than 2.22), and NCCL refuses a zero
+// where it expects "undefined", so every int32 field is set by reflection
+// rather than by name.
+var nonBlockingConfig = sync.OnceValue(func() nccl.NcclConfig_t {
+	var c nccl.NcclConfig_t
+	v := reflect.ValueOf(&c).Elem()
+	for i := range v.NumField() {
+		if f := v.Field(i); f.Kind() == reflect.Int32 {
+			f.SetInt(nccl.NCCL_CONFIG_UNDEF_INT)
+		}
 	}
-}
+	c.Size = uint64(unsafe.Sizeof(c))
+	c.Magic = 0xcafebeef
+	c.Version = uint32(nccl.HeaderVersion())
+	c.Blocking = 0
+	return c
+})
 
 // InitRank makes rank rank of the communicator id names, of nranks ranks,
 // on the device of s and bound to a clone of it (ncclCommInitRankConfig,

@@ -51,7 +51,9 @@ func comms(t *testing.T, min int) []*Comm {
 	needNCCL(t)
 	n, err := cuda.DeviceCount()
 	if err != nil || n < min {
-		skipOrFail(t, "%d CUDA device(s) (%v): the test needs %d", n, err, min)
+		// A machine's number of GPUs is not a missing library: even with
+		// GOCUDA_TEST_LIBS=required, too few GPUs skip.
+		t.Skipf("%d CUDA device(s) (%v): the test needs %d", n, err, min)
 	}
 	streams := make([]*cuda.Stream, n)
 	for i := range streams {
@@ -403,6 +405,7 @@ func TestLifecycle(t *testing.T) {
 	must(t, c2.Abort())
 	wantClosed(t, "AllReduce after Abort", AllReduce(c2, x, x, Sum))
 	must(t, c2.Close()) // Abort closed it: closing again is nil
+	must(t, x.Close())
 	if after := cuda.LiveObjects(); after != before {
 		t.Errorf("live objects %+v after Abort, %+v before", after, before)
 	}
@@ -459,7 +462,7 @@ func TestTwoProcesses(t *testing.T) {
 	}
 	needNCCL(t)
 	if n, err := cuda.DeviceCount(); err != nil || n < 2 {
-		skipOrFail(t, "%d CUDA device(s) (%v): two processes need a GPU each", n, err)
+		t.Skipf("%d CUDA device(s) (%v): two processes need a GPU each", n, err)
 	}
 	id, err := NewUniqueID()
 	must(t, err)

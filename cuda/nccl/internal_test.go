@@ -5,8 +5,10 @@ package nccl
 import (
 	"errors"
 	"os"
+	"reflect"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/gocuda/gocuda/cuda"
 	"github.com/gocuda/gocuda/cuda/cudatest"
@@ -285,4 +287,24 @@ func TestWithoutLibrary(t *testing.T) {
 		return
 	}
 	runChild(t, "TestWithoutLibrary", "GOCUDA_NCCL_SAFE_CHILD=1", nccl.LibraryEnv+"=/nonexistent/libnccl.so.2")
+}
+
+// The non-blocking config is NCCL_CONFIG_INITIALIZER for whichever header
+// the bindings come from: every int field "undefined" but blocking, which
+// NCCL checks (2.28 refuses a zero nvlsCTAs).
+func TestNonBlockingConfigLeavesFieldsUndefined(t *testing.T) {
+	c := nonBlockingConfig()
+	if c.Size != uint64(unsafe.Sizeof(c)) || c.Magic != 0xcafebeef || c.Version != uint32(nccl.HeaderVersion()) || c.Blocking != 0 {
+		t.Errorf("size %d, magic %#x, version %d, blocking %d", c.Size, c.Magic, c.Version, c.Blocking)
+	}
+	v := reflect.ValueOf(c)
+	for i := range v.NumField() {
+		f, name := v.Field(i), v.Type().Field(i).Name
+		if f.Kind() == reflect.Int32 && name != "Blocking" && f.Int() != nccl.NCCL_CONFIG_UNDEF_INT {
+			t.Errorf("%s = %d, want NCCL_CONFIG_UNDEF_INT", name, f.Int())
+		}
+		if f.Kind() == reflect.Pointer && !f.IsNil() {
+			t.Errorf("%s is set, want nil", name)
+		}
+	}
 }
