@@ -412,6 +412,7 @@ func TestLifecycle(t *testing.T) {
 
 	cs, err = InitAll([]*cuda.Stream{s})
 	must(t, err)
+	x = upload(t, cs[0], []float32{1, 2, 3})
 	must(t, AllReduce(cs[0], x, x, Max))
 	must(t, cs[0].Shutdown(t.Context()))
 	wantClosed(t, "AllReduce after Shutdown", AllReduce(cs[0], x, x, Sum))
