@@ -160,6 +160,7 @@ import "C"
 import (
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/gocuda/gocuda/generated/cu"
@@ -205,12 +206,20 @@ var boundProcs = sync.OnceValues(func() (*boundFns, error) {
 // procs returns the bound calls' entry points, or the error of op when the
 // driver lacks one.
 func procs(op, fn string) (*boundFns, error) {
+	if f := boundFnsP.Load(); f != nil {
+		return f, nil
+	}
 	f, err := boundProcs()
 	if err != nil {
 		return nil, newError(op, fn, err)
 	}
+	boundFnsP.Store(f)
 	return f, nil
 }
+
+// boundFnsP holds boundProcs' entry points once resolved: every lifecycle
+// call loads it instead of calling the OnceValues function.
+var boundFnsP atomic.Pointer[boundFns]
 
 // settle turns a bound call's results into the handle it made and an
 // error, and gives the thread back. The caller locked the thread before

@@ -13,8 +13,11 @@ import (
 type shared[T any] struct {
 	// val is first so that the hot paths reach the raw driver handle, the
 	// first field of every T, with one load from the core pointer.
-	val  T
-	refs atomic.Int64
+	val T
+	// extra is the number of references less one, so that a new core
+	// holds its first reference without an atomic store (an exchange on
+	// amd64): -1 once the last is gone.
+	extra atomic.Int64
 	// destroy asks the driver to destroy the object; drop then gives back
 	// what the object holds (its context's reference, say). drop runs only
 	// once the driver no longer holds the object.
@@ -33,7 +36,6 @@ type shared[T any] struct {
 // before it is shared.
 func newShared[T any](live *atomic.Int64, destroy func(*T) error, drop func(*T) error) *shared[T] {
 	c := &shared[T]{destroy: destroy, drop: drop, live: live}
-	c.refs.Store(1)
 	live.Add(1)
 	return c
 }
@@ -43,23 +45,26 @@ func newShared[T any](live *atomic.Int64, destroy func(*T) error, drop func(*T) 
 // the object, which a plain Add(1) would do.
 func (c *shared[T]) acquire() bool {
 	for {
-		n := c.refs.Load()
-		if n <= 0 {
+		n := c.extra.Load()
+		if n < 0 {
 			return false
 		}
-		if c.refs.CompareAndSwap(n, n+1) {
+		if c.extra.CompareAndSwap(n, n+1) {
 			return true
 		}
 	}
 }
 
+// refs is the number of references held (for tests).
+func (c *shared[T]) refs() int64 { return c.extra.Load() + 1 }
+
 // release drops one reference and destroys the object with the last one.
 func (c *shared[T]) release() error {
-	n := c.refs.Add(-1)
+	n := c.extra.Add(-1)
 	switch {
-	case n > 0:
+	case n >= 0:
 		return nil
-	case n < 0:
+	case n < -1:
 		// Only reachable through a bug in this package: every reference
 		// is given back once (a handle's after winning its closed bit).
 		panic("cuda: reference count below zero")

@@ -95,7 +95,7 @@ func TestHandleExactCountUnderContention(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	if n := root.h.core.refs.Load(); n != 1 {
+	if n := root.h.core.refs(); n != 1 {
 		t.Fatalf("refs after every clone closed = %d, want 1", n)
 	}
 	if d := k.destroyed.Load(); d != 0 {
@@ -194,7 +194,7 @@ func TestHandleCleanupOfCloneOnly(t *testing.T) {
 		_ = c
 	}()
 	deadline := time.Now().Add(5 * time.Second)
-	for root.h.core.refs.Load() != 1 {
+	for root.h.core.refs() != 1 {
 		if time.Now().After(deadline) {
 			t.Fatal("the unreachable clone's reference was not released")
 		}
