@@ -15,18 +15,7 @@ import (
 // must be at most dst.Size(). Like CopyDevice it does not wait for streams
 // made by NewStream, in either context.
 func CopyPeer(dst, src *DeviceMemory) error {
-	const op = "CopyPeer"
-	var hs holds
-	defer hs.release()
-	dh, sh := dst.handle(), src.handle()
-	if err := hs.all(op, arg{"destination", dh}, arg{"source", sh}); err != nil {
-		return err
-	}
-	d, s := &dh.core.val, &sh.core.val
-	if s.size > d.size {
-		return invalidArg(op, "copy of %d bytes into device memory of %d", s.size, d.size)
-	}
-	return peerCopy(op, d, s, d.ptr, s.ptr, s.size)
+	return copyPeer("CopyPeer", false, nil, dst.handle(), src.handle(), fitMemory("CopyPeer"))
 }
 
 // CopyPeerAsync enqueues on st a copy of the whole of src to the start of
@@ -35,18 +24,7 @@ func CopyPeer(dst, src *DeviceMemory) error {
 // queued on st only: order it after work on the other device's streams
 // with an event (Stream.WaitEvent), which works across devices.
 func CopyPeerAsync(st *Stream, dst, src *DeviceMemory) error {
-	const op = "CopyPeerAsync"
-	var hs holds
-	defer hs.release()
-	th, dh, sh := st.handle(), dst.handle(), src.handle()
-	if err := hs.all(op, arg{"stream", th}, arg{"destination", dh}, arg{"source", sh}); err != nil {
-		return err
-	}
-	d, s := &dh.core.val, &sh.core.val
-	if s.size > d.size {
-		return invalidArg(op, "copy of %d bytes into device memory of %d", s.size, d.size)
-	}
-	return peerCopyAsync(op, &th.core.val, d, s, d.ptr, s.ptr, s.size)
+	return copyPeer("CopyPeerAsync", true, st, dst.handle(), src.handle(), fitMemory("CopyPeerAsync"))
 }
 
 // CopySlicePeer copies the whole of src to the start of dst, slices of any
@@ -54,36 +32,62 @@ func CopyPeerAsync(st *Stream, dst, src *DeviceMemory) error {
 // src.Len() must be at most dst.Len(). Two views of one allocation must not
 // overlap. Like CopySlice it does not wait for streams made by NewStream.
 func CopySlicePeer[T Element](dst, src *Slice[T]) error {
-	const op = "CopySlicePeer"
-	var hs holds
-	defer hs.release()
-	dh, sh := dst.handle(), src.handle()
-	if err := hs.all(op, arg{"destination", dh}, arg{"source", sh}); err != nil {
-		return err
-	}
-	d, s := &dh.core.val, &sh.core.val
-	if err := checkSliceCopy(op, dst, src); err != nil || src.n == 0 {
-		return err
-	}
-	return peerCopy(op, d, s, dst.addr(d, 0), src.addr(s, 0), src.n*sizeOf[T]())
+	return copyPeer("CopySlicePeer", false, nil, dst.handle(), src.handle(), fitSlices("CopySlicePeer", dst, src))
 }
 
 // CopySlicePeerAsync enqueues on st a copy of the whole of src to the start
 // of dst, slices of any two contexts (cuMemcpyPeerAsync), under
 // CopySlicePeer's rules and CopyPeerAsync's ordering.
 func CopySlicePeerAsync[T Element](st *Stream, dst, src *Slice[T]) error {
-	const op = "CopySlicePeerAsync"
+	return copyPeer("CopySlicePeerAsync", true, st, dst.handle(), src.handle(), fitSlices("CopySlicePeerAsync", dst, src))
+}
+
+// fitMemory is the fit of a copy of the whole of one DeviceMemory to the
+// start of another.
+func fitMemory(op string) func(d, s *memState) (cu.CUdeviceptr, cu.CUdeviceptr, int, error) {
+	return func(d, s *memState) (cu.CUdeviceptr, cu.CUdeviceptr, int, error) {
+		if s.size > d.size {
+			return 0, 0, 0, invalidArg(op, "copy of %d bytes into device memory of %d", s.size, d.size)
+		}
+		return d.ptr, s.ptr, s.size, nil
+	}
+}
+
+// fitSlices is the fit of a copy of the whole of slice src to the start of
+// dst (checkSliceCopy's rules).
+func fitSlices[T Element](op string, dst, src *Slice[T]) func(d, s *memState) (cu.CUdeviceptr, cu.CUdeviceptr, int, error) {
+	return func(d, s *memState) (cu.CUdeviceptr, cu.CUdeviceptr, int, error) {
+		if err := checkSliceCopy(op, dst, src); err != nil {
+			return 0, 0, 0, err
+		}
+		return dst.addr(d, 0), src.addr(s, 0), src.n * sizeOf[T](), nil
+	}
+}
+
+// copyPeer holds the stream of an asynchronous copy and both ends for the
+// whole driver call, asks fit for the addresses and the byte count, and
+// copies with peerCopy or peerCopyAsync.
+func copyPeer(op string, async bool, st *Stream, dh, sh *handle[memState], fit func(d, s *memState) (cu.CUdeviceptr, cu.CUdeviceptr, int, error)) error {
 	var hs holds
 	defer hs.release()
-	th, dh, sh := st.handle(), dst.handle(), src.handle()
-	if err := hs.all(op, arg{"stream", th}, arg{"destination", dh}, arg{"source", sh}); err != nil {
+	var err error
+	if !async {
+		err = hs.all(op, arg{"destination", dh}, arg{"source", sh})
+	} else {
+		err = hs.all(op, arg{"stream", st.handle()}, arg{"destination", dh}, arg{"source", sh})
+	}
+	if err != nil {
 		return err
 	}
 	d, s := &dh.core.val, &sh.core.val
-	if err := checkSliceCopy(op, dst, src); err != nil || src.n == 0 {
+	dp, sp, n, err := fit(d, s)
+	if err != nil {
 		return err
 	}
-	return peerCopyAsync(op, &th.core.val, d, s, dst.addr(d, 0), src.addr(s, 0), src.n*sizeOf[T]())
+	if !async {
+		return peerCopy(op, d, s, dp, sp, n)
+	}
+	return peerCopyAsync(op, &st.h.core.val, d, s, dp, sp, n)
 }
 
 // peerCopy is cuMemcpyPeer of n bytes with the destination's context
