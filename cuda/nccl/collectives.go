@@ -303,27 +303,19 @@ func Reduce[T Element](c *Comm, send, recv *cuda.Slice[T], op Op, root int) erro
 // length (ncclSend). A Send and the Recv it meets run together: make both
 // sides' calls inside a Group where a rank both sends and receives.
 func Send[T Element](c *Comm, send *cuda.Slice[T], peer int) error {
-	const name = "Send"
-	_, sh, ok := c.obj()
-	if !ok {
-		return closedErr(name)
-	}
-	if err := checkRank(name, "peer", peer, sh.nranks); err != nil {
-		return err
-	}
-	vs, err := operands(name, sh, []string{"send buffer"}, []*cuda.Slice[T]{send}, []bool{false})
-	if err != nil {
-		return err
-	}
-	return c.call(name, "ncclSend", func(raw nccl.NcclComm_t, stream cu.CUstream) error {
-		return nccl.Send(ptr(vs[0]), uint64(vs[0].n), dataType[T](), int32(peer), raw, stream)
-	}, send)
+	return pointToPoint(c, "Send", "ncclSend", "send buffer", send, peer, nccl.Send)
 }
 
 // Recv receives into recv what rank peer sends with Send (ncclRecv); the
 // lengths must agree.
 func Recv[T Element](c *Comm, recv *cuda.Slice[T], peer int) error {
-	const name = "Recv"
+	return pointToPoint(c, "Recv", "ncclRecv", "receive buffer", recv, peer, nccl.Recv)
+}
+
+// pointToPoint is Send and Recv: buf (what names it in errors) to or from
+// rank peer through fn, which both functions' signatures fit.
+func pointToPoint[T Element](c *Comm, name, fnName, what string, buf *cuda.Slice[T], peer int,
+	fn func(unsafe.Pointer, uint64, nccl.NcclDataType_t, int32, nccl.NcclComm_t, cu.CUstream) error) error {
 	_, sh, ok := c.obj()
 	if !ok {
 		return closedErr(name)
@@ -331,11 +323,11 @@ func Recv[T Element](c *Comm, recv *cuda.Slice[T], peer int) error {
 	if err := checkRank(name, "peer", peer, sh.nranks); err != nil {
 		return err
 	}
-	vs, err := operands(name, sh, []string{"receive buffer"}, []*cuda.Slice[T]{recv}, []bool{false})
+	vs, err := operands(name, sh, []string{what}, []*cuda.Slice[T]{buf}, []bool{false})
 	if err != nil {
 		return err
 	}
-	return c.call(name, "ncclRecv", func(raw nccl.NcclComm_t, stream cu.CUstream) error {
-		return nccl.Recv(ptr(vs[0]), uint64(vs[0].n), dataType[T](), int32(peer), raw, stream)
-	}, recv)
+	return c.call(name, fnName, func(raw nccl.NcclComm_t, stream cu.CUstream) error {
+		return fn(ptr(vs[0]), uint64(vs[0].n), dataType[T](), int32(peer), raw, stream)
+	}, buf)
 }
