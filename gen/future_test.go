@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -92,7 +93,7 @@ func TestFutureVersionBuilds(t *testing.T) {
 	writeCached(t, cache, future.Version, raised)
 	t.Setenv("GOCUDA_HEADER_CACHE", cache)
 
-	mod := t.TempDir()
+	mod := futureModuleDir(t)
 	for _, dir := range []string{"cuda", "generated", "internal"} {
 		copyTree(t, filepath.Join(root, dir), filepath.Join(mod, dir))
 	}
@@ -172,6 +173,41 @@ func TestFutureVersionBuilds(t *testing.T) {
 	goCmd("build", tags, "./generated/...", "./cuda/...")
 	goCmd("vet", tags, "./generated/...", "./cuda/...")
 	goCmd("test", tags, "./cuda/...")
+}
+
+// futureModuleDir is where the test copies the module: the same directory
+// in every run, emptied first and removed at the end. -trimpath keeps the
+// copy's location out of the build cache's keys, so cgo's cached output of
+// an earlier run is reused, and go vet then reads the cgo files at the
+// path recorded with it: a fresh directory per run would be gone by then
+// ("can't parse raw cgo file"). A lock file keeps two runs of the test
+// (CI and a developer's) out of each other's copy.
+func futureModuleDir(t *testing.T) string {
+	t.Helper()
+	base := filepath.Join(os.TempDir(), fmt.Sprintf("gocuda-future-%d", os.Getuid()))
+	if err := os.MkdirAll(base, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	lock, err := os.OpenFile(filepath.Join(base, "lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	mod := filepath.Join(base, "module")
+	clean := func() {
+		if err := os.RemoveAll(mod); err != nil {
+			t.Error(err)
+		}
+	}
+	clean()
+	t.Cleanup(func() {
+		clean()
+		_ = syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
+		lock.Close()
+	})
+	return mod
 }
 
 func writeCached(t *testing.T, cache, version string, data []byte) {
