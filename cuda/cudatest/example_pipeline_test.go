@@ -103,7 +103,12 @@ func pipeline(ctx *cuda.Context, in []float32, wait bool) ([]float32, error) {
 	if err := cons.Launch(s2, cfg, y, z, uint32(n)); err != nil {
 		return nil, err
 	}
+	// Both streams finish before the deferred frees: the producer may
+	// still be running when the consumer's stream is done.
 	if err := s2.Synchronize(); err != nil {
+		return nil, err
+	}
+	if err := s1.Synchronize(); err != nil {
 		return nil, err
 	}
 	out := make([]float32, n)
