@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/gocuda/gocuda/cuda"
 	"github.com/gocuda/gocuda/cuda/cudatest"
@@ -476,5 +477,38 @@ func TestKernelRunAllocatesNothing(t *testing.T) {
 	})
 	if allocs != 0 {
 		t.Errorf("launch and run of a per-thread kernel: %v allocations, want 0", allocs)
+	}
+}
+
+// A free waits for the work queued before it, as the driver's cuMemFree
+// does: a kernel still to run when its input is freed reads it whole, and
+// the context is left without a sticky error.
+func TestFreeWaitsForQueuedKernel(t *testing.T) {
+	f := newFixture(t, false)
+	register(t, "scale", cudatest.Kernel{Launch: func(l *cudatest.Launch) {
+		time.Sleep(20 * time.Millisecond) // still queued when the host frees x
+		x, y, n, c := l.Param(0).Ptr(), l.Param(1).Ptr(), int(l.Param(2).Uint32()), l.Param(3).Float32()
+		for i := range n {
+			cudatest.Store(y, i, c*cudatest.Load[float32](x, i))
+		}
+	}})
+	k := f.kernel(t, "scale")
+	const n = 1024
+	in := make([]float32, n)
+	for i := range in {
+		in[i] = float32(i)
+	}
+	x, err := cuda.AllocFrom(f.ctx, in)
+	must(t, err)
+	y := f.floats(t, make([]float32, n))
+	must(t, k.Launch(f.s, cuda.LaunchConfig{Grid: cuda.Dim3{X: 1}, Block: cuda.Dim3{X: 1}}, x, y, uint32(n), float32(3)))
+	must(t, x.Close())
+	must(t, f.s.Synchronize())
+	out := make([]float32, n)
+	must(t, cuda.CopyFromDevice(out, y))
+	for i, v := range out {
+		if v != 3*float32(i) {
+			t.Fatalf("y[%d] = %v, want %v", i, v, 3*float32(i))
+		}
 	}
 }

@@ -175,6 +175,11 @@ static CUresult free_at(const void *p, int host) {
 		unlock();
 		return r;
 	}
+	// The driver's cuMemFree and cuMemFreeHost wait for the work already
+	// queued in the context (an implicit synchronization), so that a
+	// kernel launched before the free never sees the memory go: code that
+	// relies on it is right on a GPU and must be here too.
+	ctx_sync(a->ctx);
 	g_live[host ? L_HOST : L_DEVICE]--;
 	unlink_alloc(a);
 	unlock();
