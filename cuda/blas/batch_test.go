@@ -12,6 +12,7 @@ import (
 
 	"github.com/gocuda/gocuda/cuda"
 	"github.com/gocuda/gocuda/cuda/blas"
+	"github.com/gocuda/gocuda/internal/libtest"
 )
 
 // The layout of a batch, from the exported fields alone.
@@ -85,8 +86,8 @@ func batchOf(rows, cols int, l blas.Layout, k batchKind, count int) blas.Matrix 
 }
 
 func TestGemmRejectsBadBatches(t *testing.T) {
-	ctx := needContext(t)
-	mem := func(n int) *cuda.DeviceMemory { return alloc(t, ctx, 4*n) }
+	ctx := libtest.Context(t)
+	mem := func(n int) *cuda.DeviceMemory { return libtest.Alloc(t, ctx, 4*n) }
 	batch := func(r, c, n int) blas.Matrix {
 		return blas.Matrix{Mem: mem(r * c * max(n, 1)), Rows: r, Cols: c, Batch: blas.Batch{Count: n}}
 	}
@@ -241,7 +242,7 @@ func TestLtBatchedMatmul(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 10))
 	const m, k, n, count = 24, 64, 40, 6
 	a, w, bias := smallInts(r, count*m*k), smallInts(r, n*k), smallInts(r, n)
-	cmem := alloc(t, ctx, count*m*n*2)
+	cmem := libtest.Alloc(t, ctx, count*m*n*2)
 	mm := blas.Matmul{
 		A:     blas.Matrix{Mem: upload(t, ctx, cuda.ToBFloat16s(a)), Rows: m, Cols: k, Batch: blas.Batch{Count: count}},
 		B:     blas.Matrix{Mem: upload(t, ctx, cuda.ToBFloat16s(w)), Rows: n, Cols: k}.T(), // one weight for all
@@ -276,7 +277,7 @@ func TestLtBatchedMatmul(t *testing.T) {
 	c32 := blas.Matrix{Rows: m, Cols: n, Stride: count * n, Batch: blas.Batch{Count: count, Stride: n}}
 	av, bv := smallInts(r, spanOf(a32)), smallInts(r, spanOf(b32))
 	a32.Mem, b32.Mem = upload(t, ctx, av), upload(t, ctx, bv)
-	c32.Mem = alloc(t, ctx, 4*spanOf(c32))
+	c32.Mem = libtest.Alloc(t, ctx, 4*spanOf(c32))
 	if err := lt.Run(blas.Matmul{A: a32, B: b32, C: c32}, 1, 0, nil); err != nil {
 		t.Fatal(err)
 	}

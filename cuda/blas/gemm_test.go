@@ -17,22 +17,8 @@ import (
 	"github.com/gocuda/gocuda/cuda/blas"
 	"github.com/gocuda/gocuda/cuda/cudatest"
 	"github.com/gocuda/gocuda/generated/cublas"
+	"github.com/gocuda/gocuda/internal/libtest"
 )
-
-// needContext returns a context on the first device, real or fake.
-func needContext(t *testing.T) *cuda.Context {
-	t.Helper()
-	devs, err := cuda.Devices()
-	if err != nil || len(devs) == 0 {
-		t.Skipf("no driver or device: %v", err)
-	}
-	ctx, err := cuda.PrimaryContext(devs[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ctx.Close() })
-	return ctx
-}
 
 // needHandle returns a cuBLAS handle on a new stream, skipping where there
 // is no GPU or no cuBLAS (unless GOCUDA_TEST_LIBS=required).
@@ -41,7 +27,7 @@ func needHandle(t *testing.T) (*cuda.Context, *cuda.Stream, *blas.Handle) {
 	if cudatest.Active() {
 		t.Skip("the fake driver has no cuBLAS: this test needs a GPU")
 	}
-	ctx := needContext(t)
+	ctx := libtest.Context(t)
 	s, err := cuda.NewStream(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -58,19 +44,9 @@ func needHandle(t *testing.T) (*cuda.Context, *cuda.Stream, *blas.Handle) {
 	return ctx, s, h
 }
 
-func alloc(t *testing.T, ctx *cuda.Context, bytes int) *cuda.DeviceMemory {
-	t.Helper()
-	m, err := cuda.Alloc(ctx, bytes)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { m.Close() })
-	return m
-}
-
 func TestGemmRejectsShapesThatDoNotMultiply(t *testing.T) {
-	ctx := needContext(t)
-	mem := func(n int) *cuda.DeviceMemory { return alloc(t, ctx, 4*n) }
+	ctx := libtest.Context(t)
+	mem := func(n int) *cuda.DeviceMemory { return libtest.Alloc(t, ctx, 4*n) }
 	a := blas.Matrix{Mem: mem(6), Rows: 2, Cols: 3}
 	b := blas.Matrix{Mem: mem(12), Rows: 3, Cols: 4}
 	c := blas.Matrix{Mem: mem(8), Rows: 2, Cols: 4}
@@ -97,7 +73,7 @@ func TestGemmRejectsShapesThatDoNotMultiply(t *testing.T) {
 	if err := blas.Gemm[float32](nil, 1, a, b, 0, c); !errors.Is(err, cuda.ErrClosed) {
 		t.Errorf("Gemm on a nil handle = %v, want ErrClosed", err)
 	}
-	closed := alloc(t, ctx, 4*6)
+	closed := libtest.Alloc(t, ctx, 4*6)
 	closed.Close()
 	if err := blas.Gemm[float32](nil, 1, blas.Matrix{Mem: closed, Rows: 2, Cols: 3}, b, 0, c); !errors.Is(err, cuda.ErrClosed) {
 		t.Errorf("Gemm with closed memory = %v, want ErrClosed", err)
@@ -335,7 +311,7 @@ func TestClosedHandle(t *testing.T) {
 // pointing nowhere: New fails with an error matching cublas.ErrNoLibrary.
 func TestNewWithoutCuBLAS(t *testing.T) {
 	if os.Getenv("GOCUDA_BLAS_CHILD") != "" {
-		ctx := needContext(t)
+		ctx := libtest.Context(t)
 		s, err := cuda.NewStream(ctx)
 		if err != nil {
 			t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 	"github.com/gocuda/gocuda/cuda/blas"
 	"github.com/gocuda/gocuda/cuda/cudatest"
 	"github.com/gocuda/gocuda/generated/cublas"
+	"github.com/gocuda/gocuda/internal/libtest"
 )
 
 func needLt(t *testing.T) (*cuda.Context, *cuda.Stream, *blas.LtHandle) {
@@ -22,7 +23,7 @@ func needLt(t *testing.T) (*cuda.Context, *cuda.Stream, *blas.LtHandle) {
 	if cudatest.Active() {
 		t.Skip("the fake driver has no cuBLASLt: this test needs a GPU")
 	}
-	ctx := needContext(t)
+	ctx := libtest.Context(t)
 	s, err := cuda.NewStream(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -123,7 +124,7 @@ func TestLtMatmulTypesAndEpilogues(t *testing.T) {
 		{"fp8 e4m3 scaled 2×0.25 to bfloat16", blas.Float8E4M3, blas.BFloat16, upload(t, ctx, conv8(a)), upload(t, ctx, conv8(w)), nil, blas.NoEpilogue, scaled(want, 0.5)},
 	}
 	for _, tc := range cases {
-		cmem := alloc(t, ctx, m*n*tc.out.Size())
+		cmem := libtest.Alloc(t, ctx, m*n*tc.out.Size())
 		mm := blas.Matmul{
 			A:     blas.Matrix{Mem: tc.a, Rows: m, Cols: k},
 			B:     blas.Matrix{Mem: tc.w, Rows: n, Cols: k}.T(),
@@ -171,9 +172,9 @@ func TestLtTuneNeverPicksSlowerThanTheDefault(t *testing.T) {
 	ctx, _, lt := needLt(t)
 	const m, k, n = 16, 4096, 4096
 	mm := blas.Matmul{
-		A:     blas.Matrix{Mem: alloc(t, ctx, m*k*2), Rows: m, Cols: k},
-		B:     blas.Matrix{Mem: alloc(t, ctx, k*n*2), Rows: n, Cols: k}.T(),
-		C:     blas.Matrix{Mem: alloc(t, ctx, m*n*2), Rows: m, Cols: n},
+		A:     blas.Matrix{Mem: libtest.Alloc(t, ctx, m*k*2), Rows: m, Cols: k},
+		B:     blas.Matrix{Mem: libtest.Alloc(t, ctx, k*n*2), Rows: n, Cols: k}.T(),
+		C:     blas.Matrix{Mem: libtest.Alloc(t, ctx, m*n*2), Rows: m, Cols: n},
 		AType: blas.BFloat16, BType: blas.BFloat16, CType: blas.BFloat16,
 	}
 	plan, err := lt.Tune(mm, 1, 0, blas.TuneOptions{Runs: 20, Batch: 5})
@@ -212,10 +213,10 @@ func TestPlansSaveAndLoad(t *testing.T) {
 }
 
 func TestMatmulRejectsWhatCuBLASLtCannotDo(t *testing.T) {
-	ctx := needContext(t)
-	a := blas.Matrix{Mem: alloc(t, ctx, 6*4), Rows: 2, Cols: 3}
-	b := blas.Matrix{Mem: alloc(t, ctx, 12*4), Rows: 3, Cols: 4}
-	c := blas.Matrix{Mem: alloc(t, ctx, 8*4), Rows: 2, Cols: 4}
+	ctx := libtest.Context(t)
+	a := blas.Matrix{Mem: libtest.Alloc(t, ctx, 6*4), Rows: 2, Cols: 3}
+	b := blas.Matrix{Mem: libtest.Alloc(t, ctx, 12*4), Rows: 3, Cols: 4}
+	c := blas.Matrix{Mem: libtest.Alloc(t, ctx, 8*4), Rows: 2, Cols: 4}
 	for name, tc := range map[string]struct {
 		mm   blas.Matmul
 		want string
@@ -224,11 +225,11 @@ func TestMatmulRejectsWhatCuBLASLtCannotDo(t *testing.T) {
 		"fp8 layouts":        {blas.Matmul{A: a, B: b, C: c, AType: blas.Float8E4M3, BType: blas.Float8E4M3, CType: blas.BFloat16}, "FP8 needs A row-major and B column-major"},
 		"bias without bias":  {blas.Matmul{A: a, B: b, C: c, Epilogue: blas.Bias}, "no Bias"},
 		"bias without epi":   {blas.Matmul{A: a, B: b, C: c, Bias: a.Mem}, "does not add one"},
-		"short bias":         {blas.Matmul{A: a, B: b, C: c, Epilogue: blas.Bias, Bias: alloc(t, ctx, 12)}, "needs 4 elements"},
+		"short bias":         {blas.Matmul{A: a, B: b, C: c, Epilogue: blas.Bias, Bias: libtest.Alloc(t, ctx, 12)}, "needs 4 elements"},
 		"unknown type":       {blas.Matmul{A: a, B: b, C: c, CType: 9}, "unknown element type"},
 		"shapes":             {blas.Matmul{A: a, B: a, C: c}, "A is 2×3 and B is 2×3"},
-		"scale of bfloat16":  {blas.Matmul{A: a, B: b, C: c, AType: blas.BFloat16, BType: blas.BFloat16, AScale: alloc(t, ctx, 4)}, "AScale is for FP8 inputs"},
-		"memory of the type": {blas.Matmul{A: blas.Matrix{Mem: alloc(t, ctx, 6), Rows: 2, Cols: 3}, B: b, C: c, AType: blas.BFloat16}, "12 bytes of 2-byte elements, but its memory has 6"},
+		"scale of bfloat16":  {blas.Matmul{A: a, B: b, C: c, AType: blas.BFloat16, BType: blas.BFloat16, AScale: libtest.Alloc(t, ctx, 4)}, "AScale is for FP8 inputs"},
+		"memory of the type": {blas.Matmul{A: blas.Matrix{Mem: libtest.Alloc(t, ctx, 6), Rows: 2, Cols: 3}, B: b, C: c, AType: blas.BFloat16}, "12 bytes of 2-byte elements, but its memory has 6"},
 	} {
 		err := (*blas.LtHandle)(nil).Run(tc.mm, 1, 0, nil)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

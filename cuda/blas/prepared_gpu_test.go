@@ -11,6 +11,7 @@ import (
 	"github.com/gocuda/gocuda/cuda"
 	"github.com/gocuda/gocuda/cuda/blas"
 	"github.com/gocuda/gocuda/generated/cublas"
+	"github.com/gocuda/gocuda/internal/libtest"
 )
 
 // readBF16 copies a bfloat16 matrix back as float32s, after the stream.
@@ -53,7 +54,7 @@ func TestLtPlanComputesTheProduct(t *testing.T) {
 		}
 	}
 	am1, am2 := upload(t, ctx, cuda.ToBFloat16s(a1)), upload(t, ctx, cuda.ToBFloat16s(a2))
-	c1, c2 := alloc(t, ctx, m*n*2), alloc(t, ctx, m*n*2)
+	c1, c2 := libtest.Alloc(t, ctx, m*n*2), libtest.Alloc(t, ctx, m*n*2)
 	for _, f := range []blas.Formulation{blas.ColumnOrder, blas.RowOrder} {
 		algos, err := lt.AlgorithmsFor(mm(am1, c1), f, 1)
 		if f == blas.RowOrder && errors.Is(err, cublas.CUBLAS_STATUS_NOT_SUPPORTED) {
@@ -113,7 +114,7 @@ func TestLtPlanTakesEachCallsBias(t *testing.T) {
 	for i := range b2 {
 		b2[i] += 5
 	}
-	cmem := alloc(t, ctx, m*n*2)
+	cmem := libtest.Alloc(t, ctx, m*n*2)
 	mm := blas.Matmul{
 		A:     blas.Matrix{Mem: upload(t, ctx, cuda.ToBFloat16s(a)), Rows: m, Cols: k},
 		B:     blas.Matrix{Mem: upload(t, ctx, cuda.ToBFloat16s(w)), Rows: n, Cols: k}.T(),
@@ -158,9 +159,9 @@ func TestLtPlanAfterItsHandleCloses(t *testing.T) {
 	}
 	const m, k, n = 4, 32, 16
 	mm := blas.Matmul{
-		A:     blas.Matrix{Mem: alloc(t, ctx, m*k*2), Rows: m, Cols: k},
-		B:     blas.Matrix{Mem: alloc(t, ctx, n*k*2), Rows: n, Cols: k}.T(),
-		C:     blas.Matrix{Mem: alloc(t, ctx, m*n*2), Rows: m, Cols: n},
+		A:     blas.Matrix{Mem: libtest.Alloc(t, ctx, m*k*2), Rows: m, Cols: k},
+		B:     blas.Matrix{Mem: libtest.Alloc(t, ctx, n*k*2), Rows: n, Cols: k}.T(),
+		C:     blas.Matrix{Mem: libtest.Alloc(t, ctx, m*n*2), Rows: m, Cols: n},
 		AType: blas.BFloat16, BType: blas.BFloat16, CType: blas.BFloat16,
 	}
 	p, err := lt.Prepare(mm, nil)
@@ -197,7 +198,7 @@ func TestLtRunCacheFillsUp(t *testing.T) {
 		for j := range w {
 			w[j] = 1
 		}
-		cmem := alloc(t, ctx, m*n*2)
+		cmem := libtest.Alloc(t, ctx, m*n*2)
 		mm := blas.Matmul{
 			A:     blas.Matrix{Mem: a, Rows: m, Cols: k},
 			B:     blas.Matrix{Mem: upload(t, ctx, cuda.ToBFloat16s(w)), Rows: n, Cols: k}.T(),
@@ -221,7 +222,7 @@ func TestLtTuneGraphPlan(t *testing.T) {
 	ctx, s, lt := needLt(t)
 	const m, k, n = 4, 4096, 4096
 	fill := func(elems int, bits uint16) *cuda.DeviceMemory {
-		mem := alloc(t, ctx, elems*2)
+		mem := libtest.Alloc(t, ctx, elems*2)
 		if err := mem.MemsetD16(bits); err != nil {
 			t.Fatal(err)
 		}
@@ -270,7 +271,7 @@ func TestHandleWorkspaceOnTheGPU(t *testing.T) {
 	const m, k, n = 64, 128, 48
 	a, b := smallInts(r, m*k), smallInts(r, k*n)
 	want := cpuProduct(a, b, m, k, n, false, nil, false)
-	am, bm, cm := upload(t, ctx, a), upload(t, ctx, b), alloc(t, ctx, m*n*4)
+	am, bm, cm := upload(t, ctx, a), upload(t, ctx, b), libtest.Alloc(t, ctx, m*n*4)
 	s2, err := cuda.NewStream(ctx)
 	if err != nil {
 		t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/gocuda/gocuda/cuda"
 	"github.com/gocuda/gocuda/cuda/blas"
+	"github.com/gocuda/gocuda/internal/libtest"
 )
 
 // TestLtTuneSearch tunes a decode shape with the algorithm search: the plan
@@ -16,7 +17,7 @@ func TestLtTuneSearch(t *testing.T) {
 	ctx, _, lt := needLt(t)
 	const m, k, n = 4, 4096, 4096
 	fill := func(elems int, bits uint16) *cuda.DeviceMemory {
-		mem := alloc(t, ctx, elems*2)
+		mem := libtest.Alloc(t, ctx, elems*2)
 		if err := mem.MemsetD16(bits); err != nil {
 			t.Fatal(err)
 		}

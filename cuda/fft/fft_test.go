@@ -16,55 +16,10 @@ import (
 	"unsafe"
 
 	"github.com/gocuda/gocuda/cuda"
-	"github.com/gocuda/gocuda/cuda/cudatest"
 	"github.com/gocuda/gocuda/cuda/fft"
 	"github.com/gocuda/gocuda/generated/cufft"
+	"github.com/gocuda/gocuda/internal/libtest"
 )
-
-// required, from GOCUDA_TEST_LIBS=required, makes a missing GPU or cuFFT
-// a failure rather than a skip: for the GPU machine, where a skip would
-// hide a broken install.
-func required() bool { return os.Getenv("GOCUDA_TEST_LIBS") == "required" }
-
-func unavailable(t *testing.T, format string, args ...any) {
-	t.Helper()
-	msg := fmt.Sprintf(format, args...)
-	if required() {
-		t.Fatalf("%s (GOCUDA_TEST_LIBS=required)", msg)
-	}
-	t.Skipf("%s (set GOCUDA_TEST_LIBS=required to make this a failure)", msg)
-}
-
-// needContext returns a context on the first device, real or fake.
-func needContext(t *testing.T) *cuda.Context {
-	t.Helper()
-	devs, err := cuda.Devices()
-	if err != nil || len(devs) == 0 {
-		unavailable(t, "no driver or device: %v", err)
-	}
-	ctx, err := cuda.PrimaryContext(devs[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ctx.Close() })
-	return ctx
-}
-
-// needGPU returns a context and a new stream on a real GPU, skipping on
-// the fake driver, which has no cuFFT.
-func needGPU(t *testing.T) (*cuda.Context, *cuda.Stream) {
-	t.Helper()
-	if cudatest.Active() {
-		unavailable(t, "the fake driver has no cuFFT: this test needs a GPU")
-	}
-	ctx := needContext(t)
-	s, err := cuda.NewStream(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return ctx, s
-}
 
 // newPlan makes a plan of 1 to 3 dimensions on s, skipping where there is
 // no cuFFT (unless GOCUDA_TEST_LIBS=required).
@@ -81,7 +36,7 @@ func newPlan(t *testing.T, s *cuda.Stream, kind fft.Kind, batch int, dims ...int
 		p, err = fft.NewPlan3D(s, dims[0], dims[1], dims[2], kind, batch)
 	}
 	if errors.Is(err, cufft.ErrNoLibrary) {
-		unavailable(t, "no cuFFT library: %v", err)
+		libtest.Unavailable(t, "no cuFFT library: %v", err)
 	}
 	if err != nil {
 		t.Fatalf("%v plan %v batch %d: %v", kind, dims, batch, err)
@@ -267,7 +222,7 @@ var shapes = [][]int{{1000}, {1024}, {12, 10}, {6, 5, 8}}
 // them with a DFT on the CPU, transforms them back in place and checks
 // that the result over n is the input.
 func TestComplexForwardMatchesDFTAndInverseRestoresInput(t *testing.T) {
-	ctx, s := needGPU(t)
+	ctx, s := libtest.GPU(t, "cuFFT")
 	r := rand.New(rand.NewPCG(1, 2))
 	for _, kind := range []fft.Kind{fft.C2C, fft.Z2Z} {
 		double := kind == fft.Z2Z
@@ -312,7 +267,7 @@ func TestComplexForwardMatchesDFTAndInverseRestoresInput(t *testing.T) {
 // real transforms: R2C (D2Z) against the half of the CPU DFT, then C2R
 // (Z2D) back, out of place and in place with padded rows.
 func TestRealForwardMatchesDFTAndInverseRestoresInput(t *testing.T) {
-	ctx, s := needGPU(t)
+	ctx, s := libtest.GPU(t, "cuFFT")
 	r := rand.New(rand.NewPCG(3, 4))
 	for _, kinds := range [][2]fft.Kind{{fft.R2C, fft.C2R}, {fft.D2Z, fft.Z2D}} {
 		double := kinds[0] == fft.D2Z
@@ -387,7 +342,7 @@ func TestRealForwardMatchesDFTAndInverseRestoresInput(t *testing.T) {
 // area, between goroutines, each with its own clone and memory: run it
 // with -race.
 func TestExecFromManyGoroutines(t *testing.T) {
-	ctx, s := needGPU(t)
+	ctx, s := libtest.GPU(t, "cuFFT")
 	const n, batch = 512, 4
 	p := newPlan(t, s, fft.C2C, batch, n)
 	type job struct {
@@ -446,7 +401,7 @@ func TestExecFromManyGoroutines(t *testing.T) {
 }
 
 func TestClosedPlan(t *testing.T) {
-	ctx, s := needGPU(t)
+	ctx, s := libtest.GPU(t, "cuFFT")
 	p := newPlan(t, s, fft.Z2Z, 1, 64)
 	c, err := p.Clone()
 	if err != nil {
@@ -501,7 +456,7 @@ func TestNewPlanChecksBeforeCuFFT(t *testing.T) {
 // cufft.ErrNoLibrary.
 func TestNewPlanWithoutCuFFT(t *testing.T) {
 	if os.Getenv("GOCUDA_FFT_CHILD") != "" {
-		ctx := needContext(t)
+		ctx := libtest.Context(t)
 		s, err := cuda.NewStream(ctx)
 		if err != nil {
 			t.Fatal(err)

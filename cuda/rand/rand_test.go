@@ -14,55 +14,10 @@ import (
 	"testing"
 
 	"github.com/gocuda/gocuda/cuda"
-	"github.com/gocuda/gocuda/cuda/cudatest"
 	"github.com/gocuda/gocuda/cuda/rand"
 	"github.com/gocuda/gocuda/generated/curand"
+	"github.com/gocuda/gocuda/internal/libtest"
 )
-
-// required, from GOCUDA_TEST_LIBS=required, makes a missing GPU or cuRAND
-// a failure rather than a skip: for the GPU machine, where a skip would
-// hide a broken install.
-func required() bool { return os.Getenv("GOCUDA_TEST_LIBS") == "required" }
-
-func unavailable(t *testing.T, format string, args ...any) {
-	t.Helper()
-	msg := fmt.Sprintf(format, args...)
-	if required() {
-		t.Fatalf("%s (GOCUDA_TEST_LIBS=required)", msg)
-	}
-	t.Skipf("%s (set GOCUDA_TEST_LIBS=required to make this a failure)", msg)
-}
-
-// needContext returns a context on the first device, real or fake.
-func needContext(t *testing.T) *cuda.Context {
-	t.Helper()
-	devs, err := cuda.Devices()
-	if err != nil || len(devs) == 0 {
-		unavailable(t, "no driver or device: %v", err)
-	}
-	ctx, err := cuda.PrimaryContext(devs[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ctx.Close() })
-	return ctx
-}
-
-// needGPU returns a context and a new stream on a real GPU, skipping on
-// the fake driver, which has no cuRAND.
-func needGPU(t *testing.T) (*cuda.Context, *cuda.Stream) {
-	t.Helper()
-	if cudatest.Active() {
-		unavailable(t, "the fake driver has no cuRAND: this test needs a GPU")
-	}
-	ctx := needContext(t)
-	s, err := cuda.NewStream(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return ctx, s
-}
 
 // newGenerator makes a generator on s, skipping where there is no cuRAND
 // (unless GOCUDA_TEST_LIBS=required).
@@ -70,23 +25,13 @@ func newGenerator(t *testing.T, s *cuda.Stream, kind rand.Kind, seed uint64) *ra
 	t.Helper()
 	g, err := rand.New(s, kind, seed)
 	if errors.Is(err, curand.ErrNoLibrary) {
-		unavailable(t, "no cuRAND library: %v", err)
+		libtest.Unavailable(t, "no cuRAND library: %v", err)
 	}
 	if err != nil {
 		t.Fatalf("New(%v, %d): %v", kind, seed, err)
 	}
 	t.Cleanup(func() { g.Close() })
 	return g
-}
-
-func alloc(t *testing.T, ctx *cuda.Context, bytes int) *cuda.DeviceMemory {
-	t.Helper()
-	m, err := cuda.Alloc(ctx, bytes)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { m.Close() })
-	return m
 }
 
 // filled returns device memory holding n NaNs of T: elements left
@@ -119,10 +64,10 @@ func download[T float32 | float64](t *testing.T, s *cuda.Stream, m *cuda.DeviceM
 }
 
 func TestCountsAreCheckedBeforeCuRAND(t *testing.T) {
-	ctx := needContext(t)
-	m40 := alloc(t, ctx, 40) // 10 float32, 5 float64
-	m10 := alloc(t, ctx, 10)
-	closed := alloc(t, ctx, 40)
+	ctx := libtest.Context(t)
+	m40 := libtest.Alloc(t, ctx, 40) // 10 float32, 5 float64
+	m10 := libtest.Alloc(t, ctx, 10)
+	closed := libtest.Alloc(t, ctx, 40)
 	closed.Close()
 	var g *rand.Generator // nil: anything that passes the checks fails with ErrClosed
 	for name, tc := range map[string]struct {
@@ -282,7 +227,7 @@ func firstDiff[T comparable](x, y []T) int {
 }
 
 func TestUniformIsInRangeWithMeanOneHalfAndRepeatsPerSeed(t *testing.T) {
-	ctx, s := needGPU(t)
+	ctx, s := libtest.GPU(t, "cuRAND")
 	for _, k := range kinds {
 		checkUniform[float32](t, ctx, s, k)
 		checkUniform[float64](t, ctx, s, k)
@@ -324,7 +269,7 @@ func checkNormal[T float32 | float64](t *testing.T, ctx *cuda.Context, s *cuda.S
 }
 
 func TestNormalHasItsMeanAndDeviation(t *testing.T) {
-	ctx, s := needGPU(t)
+	ctx, s := libtest.GPU(t, "cuRAND")
 	for _, k := range kinds {
 		checkNormal[float32](t, ctx, s, k)
 		checkNormal[float64](t, ctx, s, k)
@@ -334,9 +279,9 @@ func TestNormalHasItsMeanAndDeviation(t *testing.T) {
 // TestSetOffsetSkipsAhead: a generator moved to offset k gives the numbers
 // a generator at 0 gives from its k-th on, each time.
 func TestSetOffsetSkipsAhead(t *testing.T) {
-	ctx, s := needGPU(t)
+	ctx, s := libtest.GPU(t, "cuRAND")
 	const n, k = 1 << 16, 1 << 12
-	m := alloc(t, ctx, 4*n)
+	m := libtest.Alloc(t, ctx, 4*n)
 	for _, kind := range []rand.Kind{rand.Philox, rand.XORWOW, rand.MRG32k3a} {
 		g := newGenerator(t, s, kind, 99)
 		if err := rand.Uniform[float32](g, m); err != nil {
@@ -371,7 +316,7 @@ func TestSetOffsetSkipsAhead(t *testing.T) {
 // calls take turns, so each one's numbers are one of the blocks that the
 // same calls made one after the other give.
 func TestGenerateFromManyGoroutines(t *testing.T) {
-	ctx, s := needGPU(t)
+	ctx, s := libtest.GPU(t, "cuRAND")
 	const workers, calls, n = 8, 10, 4096
 	const seed = 5
 	g := newGenerator(t, s, rand.Philox, seed)
@@ -380,7 +325,7 @@ func TestGenerateFromManyGoroutines(t *testing.T) {
 	for w := range workers {
 		mems[w] = make([]*cuda.DeviceMemory, calls)
 		for i := range calls {
-			mems[w][i] = alloc(t, ctx, 4*n)
+			mems[w][i] = libtest.Alloc(t, ctx, 4*n)
 		}
 		wg.Add(1)
 		go func() {
@@ -404,7 +349,7 @@ func TestGenerateFromManyGoroutines(t *testing.T) {
 		return
 	}
 	ref := newGenerator(t, s, rand.Philox, seed)
-	m := alloc(t, ctx, 4*n)
+	m := libtest.Alloc(t, ctx, 4*n)
 	blocks := map[string]int{}
 	for i := range workers * calls {
 		if err := rand.Uniform[float32](ref, m); err != nil {
@@ -429,7 +374,7 @@ func TestGenerateFromManyGoroutines(t *testing.T) {
 }
 
 func TestClosedGenerator(t *testing.T) {
-	ctx, s := needGPU(t)
+	ctx, s := libtest.GPU(t, "cuRAND")
 	g := newGenerator(t, s, rand.XORWOW, 1)
 	c, err := g.Clone()
 	if err != nil {
@@ -441,7 +386,7 @@ func TestClosedGenerator(t *testing.T) {
 	if err := c.Close(); err != nil {
 		t.Fatal(err)
 	}
-	m := alloc(t, ctx, 64)
+	m := libtest.Alloc(t, ctx, 64)
 	if err := rand.Uniform[float32](c, m); !errors.Is(err, cuda.ErrClosed) {
 		t.Fatalf("Uniform after Close = %v, want ErrClosed", err)
 	}
@@ -467,7 +412,7 @@ func TestClosedGenerator(t *testing.T) {
 // pointing nowhere: New fails with an error matching curand.ErrNoLibrary.
 func TestNewWithoutCuRAND(t *testing.T) {
 	if os.Getenv("GOCUDA_RAND_CHILD") != "" {
-		ctx := needContext(t)
+		ctx := libtest.Context(t)
 		s, err := cuda.NewStream(ctx)
 		if err != nil {
 			t.Fatal(err)
