@@ -512,3 +512,36 @@ func TestFreeWaitsForQueuedKernel(t *testing.T) {
 		}
 	}
 }
+
+// A context synchronize waits for the work of a stream destroyed with
+// work still queued, as the driver's does (cuStreamDestroy lets the work
+// finish).
+func TestContextSyncWaitsForDestroyedStream(t *testing.T) {
+	f := newFixture(t, false)
+	register(t, "scale", cudatest.Kernel{Launch: func(l *cudatest.Launch) {
+		time.Sleep(20 * time.Millisecond) // still running when the stream is destroyed
+		x, y, n, c := l.Param(0).Ptr(), l.Param(1).Ptr(), int(l.Param(2).Uint32()), l.Param(3).Float32()
+		for i := range n {
+			cudatest.Store(y, i, c*cudatest.Load[float32](x, i))
+		}
+	}})
+	k := f.kernel(t, "scale")
+	const n = 256
+	in := make([]float32, n)
+	for i := range in {
+		in[i] = float32(i)
+	}
+	x, y := f.floats(t, in), f.floats(t, make([]float32, n))
+	s, err := cuda.NewStream(f.ctx)
+	must(t, err)
+	must(t, k.Launch(s, cuda.LaunchConfig{Grid: cuda.Dim3{X: 1}, Block: cuda.Dim3{X: 1}}, x, y, uint32(n), float32(2)))
+	must(t, s.Close())
+	must(t, f.ctx.Synchronize())
+	out := make([]float32, n)
+	must(t, cuda.CopyFromDevice(out, y))
+	for i, v := range out {
+		if v != 2*float32(i) {
+			t.Fatalf("y[%d] = %v after the context synchronized, want %v", i, v, 2*float32(i))
+		}
+	}
+}

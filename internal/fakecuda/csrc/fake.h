@@ -264,6 +264,9 @@ struct stream {
 	size_t ndeps;
 	uint64_t cap_gen, joined_gen;
 	uint32_t race_tid;    // its thread of the race detector's clock, 0 none yet
+	// Every stream struct alive, destroyed ones still draining their queue
+	// included (ctx_sync waits for those too, as the driver does).
+	struct stream *all_prev, *all_next;
 };
 
 struct event {

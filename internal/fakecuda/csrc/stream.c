@@ -19,8 +19,17 @@ struct op *op_new(enum op_kind k) {
 
 // ---- reference counting (under the lock) ----
 
+// g_streams lists every stream struct alive (under the lock).
+static struct stream *g_streams;
+
 static void stream_unref(struct stream *s) {
 	if (--s->refs == 0) {
+		if (s->all_prev != NULL)
+			s->all_prev->all_next = s->all_next;
+		else
+			g_streams = s->all_next;
+		if (s->all_next != NULL)
+			s->all_next->all_prev = s->all_prev;
 		pthread_cond_destroy(&s->cv);
 		free(s->deps);
 		free(s);
@@ -45,6 +54,10 @@ static struct stream *stream_new(struct ctx *c, unsigned flags, int prio, int le
 	s->prio = prio;
 	s->refs = 1;
 	s->id = ++g_stream_ids;
+	s->all_next = g_streams;
+	if (g_streams != NULL)
+		g_streams->all_prev = s;
+	g_streams = s;
 	if (!legacy)
 		s->h = handle_new(K_STREAM, s);
 	return s;
@@ -331,10 +344,11 @@ static void collect(void *obj, void *arg) {
 
 void ctx_sync(struct ctx *c) {
 	race_host_sync_ctx(c);
+	// Every stream of c, the legacy one and destroyed ones still draining
+	// included: the driver's context synchronize waits for all its work.
 	struct sync_list l = {.ctx = c};
-	handle_each(K_STREAM, collect, &l);
-	if (c->legacy != NULL)
-		collect(c->legacy, &l);
+	for (struct stream *s = g_streams; s != NULL; s = s->all_next)
+		collect(s, &l);
 	for (size_t i = 0; i < l.n; i++) {
 		while (l.v[i]->done < l.target[i])
 			host_wait();
