@@ -166,7 +166,7 @@ import (
 	"github.com/gocuda/gocuda/generated/cu"
 )
 
-// entry points of the bound calls, resolved once.
+// entry points of the bound calls and the hot calls, resolved once.
 type boundFns struct {
 	eventCreate, eventDestroy                     uintptr
 	streamCreate, streamCreatePrio, streamDestroy uintptr
@@ -174,6 +174,8 @@ type boundFns struct {
 	hostRegister, hostUnregister                  uintptr
 	htod, dtoh, dtod, syncStream                  uintptr
 	memsetD8, memsetD16, memsetD32                uintptr
+	// The hot calls (hot.go).
+	eventRecord, eventQuery, streamQuery, streamWaitEvent, graphLaunch uintptr
 }
 
 var boundProcs = sync.OnceValues(func() (*boundFns, error) {
@@ -192,6 +194,9 @@ var boundProcs = sync.OnceValues(func() (*boundFns, error) {
 		{"cuMemcpyHtoD", &f.htod}, {"cuMemcpyDtoH", &f.dtoh}, {"cuMemcpyDtoD", &f.dtod},
 		{"cuStreamSynchronize", &f.syncStream},
 		{"cuMemsetD8", &f.memsetD8}, {"cuMemsetD16", &f.memsetD16}, {"cuMemsetD32", &f.memsetD32},
+		{"cuEventRecord", &f.eventRecord}, {"cuEventQuery", &f.eventQuery},
+		{"cuStreamQuery", &f.streamQuery}, {"cuStreamWaitEvent", &f.streamWaitEvent},
+		{"cuGraphLaunch", &f.graphLaunch},
 	} {
 		p, err := cu.Proc(e.name)
 		if err != nil {

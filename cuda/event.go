@@ -152,9 +152,9 @@ func (e *Event) Record(s *Stream) error {
 	case sc == nil:
 		return closedError(op + " (stream)")
 	}
-	f, err := hotFuncs()
+	f, err := procs(op, fn)
 	if err != nil {
-		return newError(op, fn, err)
+		return err
 	}
 	return hotResult(op, fn, " (stream)", hot2(eh, ec, sh, sc, f.eventRecord, uintptr(ec.val.raw), uintptr(sc.val.raw), false))
 }
@@ -168,9 +168,9 @@ func (e *Event) Query() (done bool, err error) {
 	if c == nil {
 		return false, closedError(op)
 	}
-	f, err := hotFuncs()
+	f, err := procs(op, fn)
 	if err != nil {
-		return false, newError(op, fn, err)
+		return false, err
 	}
 	r := hot1(h, c, f.eventQuery, uintptr(c.val.raw))
 	if r == int32(cu.CUDA_ERROR_NOT_READY) {

@@ -370,9 +370,9 @@ func (e *GraphExec) Launch(s *Stream) error {
 	case sc == nil:
 		return closedError(op + " (stream)")
 	}
-	f, err := hotFuncs()
+	f, err := procs(op, fn)
 	if err != nil {
-		return newError(op, fn, err)
+		return err
 	}
 	return hotResult(op, fn, " (stream)", hot2(eh, ec, sh, sc, f.graphLaunch, uintptr(ec.val.raw), uintptr(sc.val.raw), false))
 }

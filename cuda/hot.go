@@ -127,52 +127,10 @@ import "C"
 
 import (
 	"runtime"
-	"sync"
-	"sync/atomic"
 	"unsafe"
 
 	"github.com/gocuda/gocuda/generated/cu"
 )
-
-// hotFns are the driver's entry points of the hot calls.
-type hotFns struct {
-	eventRecord, eventQuery, streamQuery, streamWaitEvent, graphLaunch C.uintptr_t
-}
-
-var hotProcs = sync.OnceValues(func() (*hotFns, error) {
-	var f hotFns
-	for _, e := range []struct {
-		name string
-		p    *C.uintptr_t
-	}{
-		{"cuEventRecord", &f.eventRecord}, {"cuEventQuery", &f.eventQuery},
-		{"cuStreamQuery", &f.streamQuery}, {"cuStreamWaitEvent", &f.streamWaitEvent},
-		{"cuGraphLaunch", &f.graphLaunch},
-	} {
-		p, err := cu.Proc(e.name)
-		if err != nil {
-			return nil, err
-		}
-		*e.p = C.uintptr_t(p)
-	}
-	return &f, nil
-})
-
-// hotFnsP holds hotProcs' entry points once resolved: the hot calls load
-// it instead of calling the OnceValues function.
-var hotFnsP atomic.Pointer[hotFns]
-
-func hotFuncs() (*hotFns, error) {
-	if f := hotFnsP.Load(); f != nil {
-		return f, nil
-	}
-	f, err := hotProcs()
-	if err != nil {
-		return nil, err
-	}
-	hotFnsP.Store(f)
-	return f, nil
-}
 
 // The results of a hot call that did not reach the driver.
 const (
@@ -202,8 +160,8 @@ func opsAddr[T any](h *handle[T]) C.uintptr_t {
 }
 
 // hot1 is a one-handle hot call: fn(raw) unless h is closed.
-func hot1[T any](h *handle[T], core *shared[T], fn C.uintptr_t, raw uintptr) int32 {
-	r := C.gocuda_hot1(fn, opsAddr(h), C.uintptr_t(raw))
+func hot1[T any](h *handle[T], core *shared[T], fn uintptr, raw uintptr) int32 {
+	r := C.gocuda_hot1(C.uintptr_t(fn), opsAddr(h), C.uintptr_t(raw))
 	runtime.KeepAlive(h)
 	runtime.KeepAlive(core)
 	return int32(r)
@@ -211,12 +169,12 @@ func hot1[T any](h *handle[T], core *shared[T], fn C.uintptr_t, raw uintptr) int
 
 // hot2 is a two-handle hot call: fn(a, b), or fn(a, b, 0) when wait, unless
 // h1 or h2 is closed.
-func hot2[T1, T2 any](h1 *handle[T1], c1 *shared[T1], h2 *handle[T2], c2 *shared[T2], fn C.uintptr_t, a, b uintptr, wait bool) int32 {
+func hot2[T1, T2 any](h1 *handle[T1], c1 *shared[T1], h2 *handle[T2], c2 *shared[T2], fn uintptr, a, b uintptr, wait bool) int32 {
 	w := C.int(0)
 	if wait {
 		w = 1
 	}
-	r := C.gocuda_hot2(fn, opsAddr(h1), opsAddr(h2), C.uintptr_t(a), C.uintptr_t(b), w)
+	r := C.gocuda_hot2(C.uintptr_t(fn), opsAddr(h1), opsAddr(h2), C.uintptr_t(a), C.uintptr_t(b), w)
 	runtime.KeepAlive(h1)
 	runtime.KeepAlive(h2)
 	runtime.KeepAlive(c1)
@@ -279,8 +237,8 @@ func hotResult(op, fn, second string, r int32) error {
 
 // For tests: a stand-in driver call that stays inside until
 // hotReleaseHold, whether one is inside it now, and how many calls it had.
-func hotHoldFn() C.uintptr_t { return C.gocuda_hot_hold_addr() }
-func hotNopFn() C.uintptr_t  { return C.gocuda_hot_nop_addr() }
-func hotHolding() bool       { return C.gocuda_hot_holding() != 0 }
-func hotReleaseHold()        { C.gocuda_hot_release() }
-func hotHoldCalls() int      { return int(C.gocuda_hot_hold_calls()) }
+func hotHoldFn() uintptr { return uintptr(C.gocuda_hot_hold_addr()) }
+func hotNopFn() uintptr  { return uintptr(C.gocuda_hot_nop_addr()) }
+func hotHolding() bool   { return C.gocuda_hot_holding() != 0 }
+func hotReleaseHold()    { C.gocuda_hot_release() }
+func hotHoldCalls() int  { return int(C.gocuda_hot_hold_calls()) }

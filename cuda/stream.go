@@ -225,9 +225,9 @@ func (s *Stream) Query() (idle bool, err error) {
 	if c == nil {
 		return false, closedError(op)
 	}
-	f, err := hotFuncs()
+	f, err := procs(op, fn)
 	if err != nil {
-		return false, newError(op, fn, err)
+		return false, err
 	}
 	r := hot1(h, c, f.streamQuery, uintptr(c.val.raw))
 	if r == int32(cu.CUDA_ERROR_NOT_READY) {
@@ -350,9 +350,9 @@ func (s *Stream) WaitEvent(e *Event) error {
 	case ec == nil:
 		return closedError(op + " (event)")
 	}
-	f, err := hotFuncs()
+	f, err := procs(op, fn)
 	if err != nil {
-		return newError(op, fn, err)
+		return err
 	}
 	return hotResult(op, fn, " (event)", hot2(sh, sc, eh, ec, f.streamWaitEvent, uintptr(sc.val.raw), uintptr(ec.val.raw), true))
 }
