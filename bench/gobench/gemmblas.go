@@ -16,8 +16,9 @@ func init() { gemmImpls = append(gemmImpls, gemmImpl{"go-cuda", openGemmBlas}) }
 // for bf16 is not C's cublasGemmEx: bf16lt compares it with C's
 // cublasLtMatmul); fp8 through blas.LtHandle.Run with E4M3 A and B and a
 // bfloat16 C, A row-major, B the transpose of the row-major W, C row-major
-// (the layouts cuda/blas takes for FP8). Run makes its descriptors and asks
-// the heuristic on every call, as the safe layer does.
+// (the layouts cuda/blas takes for FP8). Run keeps the descriptors and the
+// heuristic's choice it made at its first call of a shape (its cache of
+// prepared multiplies), as the safe layer does.
 func openGemmBlas(b *gemmBench) (gemmEnqueue, func() error, error) {
 	h, err := blas.New(b.s)
 	if err != nil {

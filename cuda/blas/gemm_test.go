@@ -34,7 +34,7 @@ func needHandle(t *testing.T) (*cuda.Context, *cuda.Stream, *blas.Handle) {
 	}
 	t.Cleanup(func() { s.Close() })
 	h, err := blas.New(s)
-	if errors.Is(err, cublas.ErrNoLibrary) && os.Getenv("GOCUDA_TEST_LIBS") != "required" {
+	if errors.Is(err, cublas.ErrNoLibrary) && !libtest.Required() {
 		t.Skipf("no cuBLAS library: %v", err)
 	}
 	if err != nil {

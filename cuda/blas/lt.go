@@ -396,10 +396,7 @@ func describe(op string, mm *Matmul, raw [6]uint64, f Formulation) (*descs, erro
 		first, second = second, first
 	}
 	_, _, _, ptrs := operands(raw, d.g.swap)
-	compute := cublas.CUBLAS_COMPUTE_32F
-	if mm.TF32 && mm.AType == Float32 && mm.BType == Float32 {
-		compute = cublas.CUBLAS_COMPUTE_32F_FAST_TF32
-	}
+	compute, _, _, _ := searchTypes(mm, d.g.swap)
 	fail := func(fn string, err error) (*descs, error) {
 		d.destroy()
 		return nil, check(op, fn, err)

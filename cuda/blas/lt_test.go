@@ -7,7 +7,6 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
-	"os"
 	"strings"
 	"testing"
 
@@ -30,7 +29,7 @@ func needLt(t *testing.T) (*cuda.Context, *cuda.Stream, *blas.LtHandle) {
 	}
 	t.Cleanup(func() { s.Close() })
 	lt, err := blas.NewLt(s)
-	if errors.Is(err, cublas.ErrNoLibrary) && os.Getenv("GOCUDA_TEST_LIBS") != "required" {
+	if errors.Is(err, cublas.ErrNoLibrary) && !libtest.Required() {
 		t.Skipf("no cuBLASLt library: %v", err)
 	}
 	if err != nil {

@@ -121,13 +121,20 @@ type runKey struct {
 // destroyed: none is evicted, so a call never loses one that another is
 // running; past LtRunCache, Run prepares afresh each call.
 type ltCache struct {
-	mu sync.Mutex
+	mu sync.RWMutex
 	m  map[runKey]*prepared
 }
 
 // get returns the prepared multiply of key, making it if needed, and
 // whether the cache keeps it (if not, the caller destroys it after use).
+// A hit takes the lock shared, so that Runs on one handle do not queue.
 func (c *ltCache) get(op string, st ltState, mm *Matmul, raw [6]uint64, key runKey, algo *Algo) (*prepared, bool, error) {
+	c.mu.RLock()
+	p, ok := c.m[key]
+	c.mu.RUnlock()
+	if ok {
+		return p, true, nil
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if p, ok := c.m[key]; ok {

@@ -287,9 +287,9 @@ func finalists(medians []time.Duration, n int) []int {
 	return out
 }
 
-// searchTypes are the types cublasLtMatmulAlgoGetIds and
-// cublasLtMatmulAlgoInit take for mm: those describe gives its
-// descriptors (A and B swapped when the formulation computes Cᵀ).
+// searchTypes are the types of mm's descriptors (A and B swapped when the
+// formulation computes Cᵀ): describe's, and those that
+// cublasLtMatmulAlgoGetIds and cublasLtMatmulAlgoInit take.
 func searchTypes(mm *Matmul, swap bool) (compute cublas.CublasComputeType_t, a, b, c libtypes.CudaDataType_t) {
 	first, second := mm.AType, mm.BType
 	if swap {
@@ -419,6 +419,12 @@ func (lt *LtHandle) search(op string, mm *Matmul, alpha, beta float32, forms []F
 		var neighbors [][]cand // per base
 		var spreadCfgs []AlgoConfig
 		var spreadCands []cand
+		ds := map[Formulation]*descs{} // each formulation's, for the checks and the trial runs
+		defer func() {
+			for _, d := range ds {
+				d.destroy()
+			}
+		}()
 		for _, f := range forms {
 			if heur[f] == nil {
 				continue
@@ -427,7 +433,7 @@ func (lt *LtHandle) search(op string, mm *Matmul, alpha, beta float32, forms []F
 			if err != nil {
 				return err
 			}
-			defer d.destroy()
+			ds[f] = d
 			try := func(a *cublaslt.CublasLtMatmulAlgo_t) (Algo, AlgoConfig, bool) {
 				checked++
 				cfg := configOf(a)
@@ -531,12 +537,6 @@ func (lt *LtHandle) search(op string, mm *Matmul, alpha, beta float32, forms []F
 			picked = append(picked, pick(spreadCands, pickConfigs(spreadCfgs, left))...)
 		}
 		// Each once, to drop any that cublasLtMatmul refuses after all.
-		ds := map[Formulation]*descs{}
-		defer func() {
-			for _, d := range ds {
-				d.destroy()
-			}
-		}()
 		for _, c := range picked {
 			d := ds[c.form]
 			if d == nil {
