@@ -31,6 +31,7 @@ import "C"
 
 import (
 	"fmt"
+	"sync"
 	"unsafe"
 )
 
@@ -39,6 +40,51 @@ type Lib struct {
 	path                               string
 	h                                  unsafe.Pointer
 	live, calls, function, fail, reset unsafe.Pointer
+
+	lazyOnce sync.Once
+	lazy     lazySyms
+}
+
+// lazySyms are the library's entry points beyond Open's, resolved on
+// first use; nil where the library lacks one.
+type lazySyms struct {
+	raceEnabled, raceCount, raceGet, raceQuiesce, raceHostAccess, seed unsafe.Pointer
+	// race is fakecuda_race_enabled's answer, fixed when the library loaded.
+	race bool
+
+	funcNew, funcFree, lastLaunch unsafe.Pointer
+
+	kernel    kernelSyms
+	kernelErr error
+}
+
+// syms resolves the entry points of lazySyms once.
+func (l *Lib) syms() *lazySyms {
+	l.lazyOnce.Do(func() {
+		s := &l.lazy
+		for name, p := range map[string]*unsafe.Pointer{
+			"fakecuda_race_enabled": &s.raceEnabled, "fakecuda_race_count": &s.raceCount,
+			"fakecuda_race_get": &s.raceGet, "fakecuda_race_quiesce": &s.raceQuiesce,
+			"fakecuda_race_host_access": &s.raceHostAccess, "fakecuda_seed": &s.seed,
+			"fakecuda_function_new": &s.funcNew, "fakecuda_function_free": &s.funcFree,
+			"fakecuda_last_launch": &s.lastLaunch,
+		} {
+			*p = l.sym(name)
+		}
+		if s.raceEnabled != nil {
+			s.race = raceEnabled(s.raceEnabled)
+		}
+		for name, p := range map[string]*unsafe.Pointer{
+			"fakecuda_set_kernel_runner": &s.kernel.setRunner, "fakecuda_kernel_register": &s.kernel.register,
+			"fakecuda_kernel_unregister": &s.kernel.unregister, "fakecuda_kernel_pin": &s.kernel.pin,
+			"fakecuda_note_access": &s.kernel.note,
+		} {
+			if *p = l.sym(name); *p == nil {
+				s.kernelErr = fmt.Errorf("fakecuda: the library has no %s", name)
+			}
+		}
+	})
+	return &l.lazy
 }
 
 // Open opens the library at path, the one package cu loaded: dlopen of the
@@ -119,6 +165,18 @@ func (l *Lib) Functions() []string {
 		}
 		names = append(names, C.GoString(p))
 	}
+}
+
+// functionName returns the API name of function i of Functions, or "".
+func (l *Lib) functionName(i int) string {
+	if i < 0 {
+		return ""
+	}
+	p := C.fk_function(l.function, C.int(i))
+	if p == nil {
+		return ""
+	}
+	return C.GoString(p)
 }
 
 // Fail makes the nth call of the function from now on (1: the next one)

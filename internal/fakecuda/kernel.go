@@ -33,7 +33,6 @@ import "C"
 
 import (
 	"fmt"
-	"sync"
 	"sync/atomic"
 	"unsafe"
 )
@@ -68,25 +67,9 @@ type kernelSyms struct {
 	setRunner, register, unregister, pin, note unsafe.Pointer
 }
 
-var (
-	ksymsOnce sync.Once
-	ksyms     kernelSyms
-	ksymsErr  error
-)
-
 func (l *Lib) kernelSyms() (*kernelSyms, error) {
-	ksymsOnce.Do(func() {
-		for name, p := range map[string]*unsafe.Pointer{
-			"fakecuda_set_kernel_runner": &ksyms.setRunner, "fakecuda_kernel_register": &ksyms.register,
-			"fakecuda_kernel_unregister": &ksyms.unregister, "fakecuda_kernel_pin": &ksyms.pin,
-			"fakecuda_note_access": &ksyms.note,
-		} {
-			if *p = l.sym(name); *p == nil {
-				ksymsErr = fmt.Errorf("fakecuda: the library has no %s", name)
-			}
-		}
-	})
-	return &ksyms, ksymsErr
+	s := l.syms()
+	return &s.kernel, s.kernelErr
 }
 
 // SetKernelRunner makes run the function that runs Go kernels: the fake's

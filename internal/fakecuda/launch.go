@@ -40,7 +40,7 @@ type Function struct {
 
 // NewFunction makes a function and returns its handle (a CUfunction).
 func (l *Lib) NewFunction(f Function) (uint64, error) {
-	fn := l.sym("fakecuda_function_new")
+	fn := l.syms().funcNew
 	if fn == nil {
 		return 0, errors.New("fakecuda: the library has no fakecuda_function_new")
 	}
@@ -57,7 +57,7 @@ func (l *Lib) NewFunction(f Function) (uint64, error) {
 
 // FreeFunction frees a function of NewFunction.
 func (l *Lib) FreeFunction(h uint64) error {
-	fn := l.sym("fakecuda_function_free")
+	fn := l.syms().funcFree
 	if fn == nil || C.fk_func_free(fn, C.uint64_t(h)) != 0 {
 		return fmt.Errorf("fakecuda: %#x is no function of the fake's", h)
 	}
@@ -85,7 +85,7 @@ type LaunchAttr struct {
 // LastLaunch returns the last launch cuLaunchKernelEx accepted and how
 // many it accepted so far (0: none, and Launch is zero).
 func (l *Lib) LastLaunch() (Launch, int) {
-	fn := l.sym("fakecuda_last_launch")
+	fn := l.syms().lastLaunch
 	if fn == nil {
 		return Launch{}, 0
 	}

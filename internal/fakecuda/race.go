@@ -91,26 +91,34 @@ const (
 	opHost   = 100
 )
 
-func (l *Lib) raceSym(name string) unsafe.Pointer {
-	p := l.sym(name)
+// need returns the entry point p of the library, and panics if it has
+// none.
+func need(p unsafe.Pointer, name string) unsafe.Pointer {
 	if p == nil {
 		panic("fakecuda: the library has no " + name)
 	}
 	return p
 }
 
+// raceEnabled calls fakecuda_race_enabled (for Lib.syms).
+func raceEnabled(fn unsafe.Pointer) bool { return C.fk_int(fn) != 0 }
+
 // RaceDetector reports whether the race detector is on (FAKECUDA_RACE).
-func (l *Lib) RaceDetector() bool { return C.fk_int(l.raceSym("fakecuda_race_enabled")) != 0 }
+func (l *Lib) RaceDetector() bool {
+	s := l.syms()
+	need(s.raceEnabled, "fakecuda_race_enabled")
+	return s.race
+}
 
 // RaceCount returns the number of races found since the library was
 // loaded. Each pair of operations is reported once.
-func (l *Lib) RaceCount() int { return int(C.fk_long(l.raceSym("fakecuda_race_count"))) }
+func (l *Lib) RaceCount() int { return int(C.fk_long(need(l.syms().raceCount, "fakecuda_race_count"))) }
 
 // Race returns race i (0 the first found); false for one past those kept
 // (the first 256).
 func (l *Lib) Race(i int) (Race, bool) {
 	var out C.struct_fk_race
-	if C.fk_race_get(l.raceSym("fakecuda_race_get"), C.long(i), &out) != 0 {
+	if C.fk_race_get(need(l.syms().raceGet, "fakecuda_race_get"), C.long(i), &out) != 0 {
 		return Race{}, false
 	}
 	return Race{Access: l.access(&out.cur), Previous: l.access(&out.prev)}, true
@@ -139,9 +147,7 @@ func (l *Lib) access(a *C.struct_fk_race_access) RaceAccess {
 	default:
 		r.Op = "kernel"
 	}
-	if names := l.Functions(); a.api >= 0 && int(a.api) < len(names) {
-		r.API = names[a.api]
-	}
+	r.API = l.functionName(int(a.api))
 	r.AllocKind = [4]string{"device", "page-locked host", "registered host", "managed"}[a.alloc_kind&3]
 	for i := range int(a.npcs) {
 		r.PCs = append(r.PCs, uintptr(a.pcs[i]))
@@ -155,7 +161,7 @@ func (l *Lib) access(a *C.struct_fk_race_access) RaceAccess {
 // so a check for races quiesces first. Without the detector it returns
 // true at once.
 func (l *Lib) Quiesce(timeout time.Duration) bool {
-	return C.fk_quiesce(l.raceSym("fakecuda_race_quiesce"), C.long(timeout.Milliseconds())) != 0
+	return C.fk_quiesce(need(l.syms().raceQuiesce, "fakecuda_race_quiesce"), C.long(timeout.Milliseconds())) != 0
 }
 
 // HostAccess records that the host read (write false) or wrote the n
@@ -170,13 +176,13 @@ func (l *Lib) HostAccess(p uintptr, n int, write bool) {
 	if write {
 		w = 1
 	}
-	C.fk_host_access(l.raceSym("fakecuda_race_host_access"), C.uint64_t(p), C.size_t(n), w)
+	C.fk_host_access(need(l.syms().raceHostAccess, "fakecuda_race_host_access"), C.uint64_t(p), C.size_t(n), w)
 }
 
 // Seed returns the scheduler's seed and whether it is seeded
 // (FAKECUDA_SEED).
 func (l *Lib) Seed() (uint64, bool) {
 	var s C.ulonglong
-	ok := C.fk_seed(l.raceSym("fakecuda_seed"), &s) != 0
+	ok := C.fk_seed(need(l.syms().seed, "fakecuda_seed"), &s) != 0
 	return uint64(s), ok
 }
