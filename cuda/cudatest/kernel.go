@@ -179,13 +179,15 @@ func runKernel(c *fakecuda.KernelCall) (result int) {
 	kmu.RUnlock()
 	st := launches.Get().(*launchState)
 	l := &st.l
+	lib := kernelLib.Load()
 	*l = Launch{
 		GridDim:        Dim3{c.Grid[0], c.Grid[1], c.Grid[2]},
 		BlockDim:       Dim3{c.Block[0], c.Block[1], c.Block[2]},
 		SharedMemBytes: c.SharedMemBytes,
 		Stream:         c.Stream,
 		call:           c,
-		lib:            kernelLib.Load(),
+		lib:            lib,
+		race:           lib != nil && lib.RaceDetector(),
 	}
 	if reg != nil {
 		l.Name = reg.name
@@ -260,6 +262,7 @@ type Launch struct {
 	lib  *fakecuda.Lib
 	cur  *Thread // the running thread of a per-thread kernel
 	done bool
+	race bool // the race detector is on: accesses are noted and reported
 
 	allocs [8]span // allocations reached so far, for the bounds checks
 	nalloc int
@@ -489,6 +492,9 @@ func (l *Launch) inAlloc(a, n uint64) bool {
 }
 
 func (l *Launch) note(lo, hi uint64, write bool) {
+	if !l.race {
+		return
+	}
 	set := &l.reads
 	if write {
 		set = &l.writes
@@ -512,6 +518,9 @@ func (l *Launch) note(lo, hi uint64, write bool) {
 
 // flush reports the accesses not yet reported.
 func (l *Launch) flush() {
+	if !l.race {
+		return
+	}
 	for _, w := range []bool{false, true} {
 		set := &l.reads
 		if w {
