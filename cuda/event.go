@@ -156,7 +156,7 @@ func (e *Event) Record(s *Stream) error {
 	if err != nil {
 		return err
 	}
-	return hotResult(op, fn, " (stream)", hot2(eh, ec, sh, sc, f.eventRecord, uintptr(ec.val.raw), uintptr(sc.val.raw), false))
+	return hotResult(op, fn, " (stream)", hot2(eh, sh, f.eventRecord, uintptr(ec.val.raw), uintptr(sc.val.raw), false))
 }
 
 // Query reports whether the recorded work has finished (cuEventQuery). An
@@ -172,7 +172,7 @@ func (e *Event) Query() (done bool, err error) {
 	if err != nil {
 		return false, err
 	}
-	r := hot1(h, c, f.eventQuery, uintptr(c.val.raw))
+	r := hot1(h, f.eventQuery, uintptr(c.val.raw))
 	if r == int32(cu.CUDA_ERROR_NOT_READY) {
 		return false, nil
 	}

@@ -374,7 +374,7 @@ func (e *GraphExec) Launch(s *Stream) error {
 	if err != nil {
 		return err
 	}
-	return hotResult(op, fn, " (stream)", hot2(eh, ec, sh, sc, f.graphLaunch, uintptr(ec.val.raw), uintptr(sc.val.raw), false))
+	return hotResult(op, fn, " (stream)", hot2(eh, sh, f.graphLaunch, uintptr(ec.val.raw), uintptr(sc.val.raw), false))
 }
 
 // Update gives e the parameters of g, a graph of the same topology, as

@@ -160,25 +160,22 @@ func opsAddr[T any](h *handle[T]) C.uintptr_t {
 }
 
 // hot1 is a one-handle hot call: fn(raw) unless h is closed.
-func hot1[T any](h *handle[T], core *shared[T], fn uintptr, raw uintptr) int32 {
+func hot1[T any](h *handle[T], fn uintptr, raw uintptr) int32 {
 	r := C.gocuda_hot1(C.uintptr_t(fn), opsAddr(h), C.uintptr_t(raw))
-	runtime.KeepAlive(h)
-	runtime.KeepAlive(core)
+	runtime.KeepAlive(h) // and so its core
 	return int32(r)
 }
 
 // hot2 is a two-handle hot call: fn(a, b), or fn(a, b, 0) when wait, unless
 // h1 or h2 is closed.
-func hot2[T1, T2 any](h1 *handle[T1], c1 *shared[T1], h2 *handle[T2], c2 *shared[T2], fn uintptr, a, b uintptr, wait bool) int32 {
+func hot2[T1, T2 any](h1 *handle[T1], h2 *handle[T2], fn uintptr, a, b uintptr, wait bool) int32 {
 	w := C.int(0)
 	if wait {
 		w = 1
 	}
 	r := C.gocuda_hot2(C.uintptr_t(fn), opsAddr(h1), opsAddr(h2), C.uintptr_t(a), C.uintptr_t(b), w)
-	runtime.KeepAlive(h1)
+	runtime.KeepAlive(h1) // and so their cores
 	runtime.KeepAlive(h2)
-	runtime.KeepAlive(c1)
-	runtime.KeepAlive(c2)
 	return int32(r)
 }
 
@@ -187,9 +184,7 @@ func hot2[T1, T2 any](h1 *handle[T1], c1 *shared[T1], h2 *handle[T2], c2 *shared
 // with their cores marked so that their destroy waits for it.
 type launchHold struct {
 	mh *handle[moduleState]
-	mc *shared[moduleState]
 	sh *handle[streamState]
-	sc *shared[streamState]
 }
 
 // hotLaunch returns the launch's hold, or ErrClosed naming the module
@@ -197,7 +192,11 @@ type launchHold struct {
 // again under the thread's mark.
 func (k *Kernel) hotLaunch(op string, s *Stream) (launchHold, error) {
 	mh, sh := k.module(), s.handle()
-	h := launchHold{mh: mh, mc: hotReady(mh), sh: sh, sc: hotReady(sh)}
+	h := launchHold{mh: mh, sh: sh}
+	// The cores are marked before the C side looks; peek reports a nil,
+	// zero or closed handle.
+	hotReady(mh)
+	hotReady(sh)
 	if _, ok := mh.peek(); !ok {
 		return h, closedError(op)
 	}
@@ -210,10 +209,8 @@ func (k *Kernel) hotLaunch(op string, s *Stream) (launchHold, error) {
 func (h launchHold) ops() (C.uintptr_t, C.uintptr_t) { return opsAddr(h.mh), opsAddr(h.sh) }
 
 func (h launchHold) keepAlive() {
-	runtime.KeepAlive(h.mh)
-	runtime.KeepAlive(h.mc)
+	runtime.KeepAlive(h.mh) // and so their cores
 	runtime.KeepAlive(h.sh)
-	runtime.KeepAlive(h.sc)
 }
 
 // hotGrace waits until no hot call that began before it is still inside

@@ -12,9 +12,9 @@ import (
 func TestHotGraceWaitsForCallInside(t *testing.T) {
 	k := newFakeKind()
 	x := k.newObject()
-	c := hotReady(&x.h)
+	hotReady(&x.h)
 	inside := make(chan int32)
-	go func() { inside <- hot1(&x.h, c, hotHoldFn(), 0) }()
+	go func() { inside <- hot1(&x.h, hotHoldFn(), 0) }()
 	for !hotHolding() {
 		time.Sleep(time.Millisecond)
 	}
@@ -44,18 +44,19 @@ func TestHotGraceWaitsForCallInside(t *testing.T) {
 func TestHotCallOnClosedHandleSkipsDriver(t *testing.T) {
 	k := newFakeKind()
 	x, y := k.newObject(), k.newObject()
-	cx, cy := hotReady(&x.h), hotReady(&y.h)
+	hotReady(&x.h)
+	hotReady(&y.h)
 	if err := y.h.close("test"); err != nil {
 		t.Fatal(err)
 	}
 	before := hotHoldCalls()
-	if r := hot2(&x.h, cx, &y.h, cy, hotHoldFn(), 0, 0, false); r != hotClosed2 {
+	if r := hot2(&x.h, &y.h, hotHoldFn(), 0, 0, false); r != hotClosed2 {
 		t.Errorf("hot2 with the second handle closed = %d, want %d", r, hotClosed2)
 	}
 	if err := x.h.close("test"); err != nil {
 		t.Fatal(err)
 	}
-	if r := hot1(&x.h, cx, hotHoldFn(), 0); r != hotClosed1 {
+	if r := hot1(&x.h, hotHoldFn(), 0); r != hotClosed1 {
 		t.Errorf("hot1 on a closed handle = %d, want %d", r, hotClosed1)
 	}
 	if n := hotHoldCalls() - before; n != 0 {
@@ -75,18 +76,19 @@ func TestHotCallOnClosedHandleSkipsDriver(t *testing.T) {
 func BenchmarkHotCall(b *testing.B) {
 	k := newFakeKind()
 	x, y := k.newObject(), k.newObject()
-	cx, cy := hotReady(&x.h), hotReady(&y.h)
+	hotReady(&x.h)
+	hotReady(&y.h)
 	nop := hotNopFn()
 	b.Run("one", func(b *testing.B) {
 		for b.Loop() {
-			if hot1(&x.h, cx, nop, 0) != 0 {
+			if hot1(&x.h, nop, 0) != 0 {
 				b.Fatal("closed")
 			}
 		}
 	})
 	b.Run("two", func(b *testing.B) {
 		for b.Loop() {
-			if hot2(&x.h, cx, &y.h, cy, nop, 0, 0, false) != 0 {
+			if hot2(&x.h, &y.h, nop, 0, 0, false) != 0 {
 				b.Fatal("closed")
 			}
 		}

@@ -455,14 +455,15 @@ func (k *Kernel) Launch(s *Stream, cfg LaunchConfig, args ...any) error {
 	if len(args) <= maxLaunchValues {
 		return k.launchValues(op, s, cfg, args)
 	}
-	if err := k.checkLaunch(op, s, cfg); err != nil {
+	h, err := k.checkLaunch(op, s, cfg)
+	if err != nil {
 		return err
 	}
 	a, err := k.newArgs(op, args, false)
 	if err != nil {
 		return err
 	}
-	err = k.launch(op, s, cfg, a)
+	err = k.launch(op, h, cfg, a)
 	C.free(a.mem)
 	return err
 }
@@ -473,7 +474,8 @@ func (k *Kernel) Launch(s *Stream, cfg LaunchConfig, args ...any) error {
 // against this one's parameters where the driver told them.
 func (k *Kernel) LaunchArgs(s *Stream, cfg LaunchConfig, a *Args) error {
 	const op = "Kernel.LaunchArgs"
-	if err := k.checkLaunch(op, s, cfg); err != nil {
+	h, err := k.checkLaunch(op, s, cfg)
+	if err != nil {
 		return err
 	}
 	if a == nil || a.mem == nil {
@@ -484,32 +486,26 @@ func (k *Kernel) LaunchArgs(s *Stream, cfg LaunchConfig, a *Args) error {
 			return err
 		}
 	}
-	err := k.launch(op, s, cfg, a)
+	err = k.launch(op, h, cfg, a)
 	runtime.KeepAlive(a)
 	return err
 }
 
-// checkLaunch is what both launches check first, before their arguments:
+// checkLaunch is what every launch checks first, before its arguments:
 // the kernel's module and the stream open (ErrClosed, as for any handle),
-// then the shape.
-func (k *Kernel) checkLaunch(op string, s *Stream, cfg LaunchConfig) error {
-	if _, ok := k.module().peek(); !ok {
-		return closedError(op)
+// then the shape. It returns what the launch holds (hotLaunch).
+func (k *Kernel) checkLaunch(op string, s *Stream, cfg LaunchConfig) (launchHold, error) {
+	h, err := k.hotLaunch(op, s)
+	if err != nil {
+		return h, err
 	}
-	if _, ok := s.handle().peek(); !ok {
-		return closedError(op + " (stream)")
-	}
-	return checkConfig(op, cfg)
+	return h, checkConfig(op, cfg)
 }
 
-func (k *Kernel) launch(op string, s *Stream, cfg LaunchConfig, a *Args) error {
+func (k *Kernel) launch(op string, h launchHold, cfg LaunchConfig, a *Args) error {
 	fn, err := launchProc()
 	if err != nil {
 		return newError(op, "cuLaunchKernel", err)
-	}
-	h, err := k.hotLaunch(op, s)
-	if err != nil {
-		return err
 	}
 	var params unsafe.Pointer
 	if len(a.sizes) > 0 {

@@ -415,34 +415,35 @@ func (k *Kernel) AllowNonPortableClusterSize(allow bool) error {
 // older driver gives an error matching ErrMissingFunction.
 func (k *Kernel) LaunchEx(s *Stream, cfg LaunchConfig, attrs LaunchAttributes, args ...any) error {
 	const op = "Kernel.LaunchEx"
-	if err := k.checkLaunch(op, s, cfg); err != nil {
+	h, err := k.checkLaunch(op, s, cfg)
+	if err != nil {
 		return err
 	}
 	if attrs.count() <= fewLaunchAttrs {
 		var buf [fewLaunchAttrs]cu.CUlaunchAttribute
-		return k.launchExWith(op, s, &cfg, &attrs, buf[:], nil, args)
+		return k.launchExWith(op, h, &cfg, &attrs, buf[:], nil, args)
 	}
 	var buf [maxLaunchAttrs]cu.CUlaunchAttribute
-	return k.launchExWith(op, s, &cfg, &attrs, buf[:], nil, args)
+	return k.launchExWith(op, h, &cfg, &attrs, buf[:], nil, args)
 }
 
 // LaunchArgsEx is LaunchArgs with attributes, as LaunchEx takes them
 // (cuLaunchKernelEx): prepared arguments, no allocation.
 func (k *Kernel) LaunchArgsEx(s *Stream, cfg LaunchConfig, attrs LaunchAttributes, a *Args) error {
 	const op = "Kernel.LaunchArgsEx"
-	if err := k.checkLaunch(op, s, cfg); err != nil {
+	h, err := k.checkLaunch(op, s, cfg)
+	if err != nil {
 		return err
 	}
 	if a == nil || a.mem == nil {
 		return closedError(op + " (args)")
 	}
-	var err error
 	if attrs.count() <= fewLaunchAttrs {
 		var buf [fewLaunchAttrs]cu.CUlaunchAttribute
-		err = k.launchExWith(op, s, &cfg, &attrs, buf[:], a, nil)
+		err = k.launchExWith(op, h, &cfg, &attrs, buf[:], a, nil)
 	} else {
 		var buf [maxLaunchAttrs]cu.CUlaunchAttribute
-		err = k.launchExWith(op, s, &cfg, &attrs, buf[:], a, nil)
+		err = k.launchExWith(op, h, &cfg, &attrs, buf[:], a, nil)
 	}
 	runtime.KeepAlive(a)
 	return err
@@ -450,7 +451,7 @@ func (k *Kernel) LaunchArgsEx(s *Stream, cfg LaunchConfig, attrs LaunchAttribute
 
 // launchExWith encodes attrs into buf and launches with the prepared
 // arguments a or, when a is nil, with the values args.
-func (k *Kernel) launchExWith(op string, s *Stream, cfg *LaunchConfig, attrs *LaunchAttributes, buf []cu.CUlaunchAttribute, a *Args, args []any) error {
+func (k *Kernel) launchExWith(op string, h launchHold, cfg *LaunchConfig, attrs *LaunchAttributes, buf []cu.CUlaunchAttribute, a *Args, args []any) error {
 	la := launchAttrs{a: buf}
 	if err := la.encode(op, attrs, cfg); err != nil {
 		return err
@@ -465,14 +466,14 @@ func (k *Kernel) launchExWith(op string, s *Stream, cfg *LaunchConfig, attrs *La
 		if len(a.sizes) > 0 {
 			params = a.mem
 		}
-		return k.launchEx(op, s, cfg, &la, params, nil, 0)
+		return k.launchEx(op, h, cfg, &la, params, nil, 0)
 	}
 	if len(args) > maxLaunchValues {
 		a, err := k.newArgs(op, args, false)
 		if err != nil {
 			return err
 		}
-		err = k.launchEx(op, s, cfg, &la, a.mem, nil, 0)
+		err = k.launchEx(op, h, cfg, &la, a.mem, nil, 0)
 		C.free(a.mem)
 		return err
 	}
@@ -480,12 +481,12 @@ func (k *Kernel) launchExWith(op string, s *Stream, cfg *LaunchConfig, attrs *La
 	if err := k.encodeValues(op, args, &vals); err != nil {
 		return err
 	}
-	return k.launchEx(op, s, cfg, &la, nil, &vals[0], len(args))
+	return k.launchEx(op, h, cfg, &la, nil, &vals[0], len(args))
 }
 
 // launchEx checks what needs the driver and launches, with params (a
 // prepared kernelParams array in C memory) or n values at vals.
-func (k *Kernel) launchEx(op string, s *Stream, cfg *LaunchConfig, la *launchAttrs, params unsafe.Pointer, vals *uint64, n int) error {
+func (k *Kernel) launchEx(op string, h launchHold, cfg *LaunchConfig, la *launchAttrs, params unsafe.Pointer, vals *uint64, n int) error {
 	fn, err := launchExProc()
 	if err != nil {
 		return newError(op, "cuLaunchKernelEx", err)
@@ -493,15 +494,11 @@ func (k *Kernel) launchEx(op string, s *Stream, cfg *LaunchConfig, la *launchAtt
 	if err := k.checkLimits(op, cfg, la); err != nil {
 		return err
 	}
-	h, err := k.hotLaunch(op, s)
-	if err != nil {
-		return err
-	}
 	mops, sops := h.ops()
 	g, b := cfg.Grid.norm(), cfg.Block.norm()
 	r := C.gocuda_hot_launch_ex(mops, sops, C.uintptr_t(fn), C.uintptr_t(k.raw),
 		C.uint(g.X), C.uint(g.Y), C.uint(g.Z), C.uint(b.X), C.uint(b.Y), C.uint(b.Z),
-		C.uint(cfg.SharedMemBytes), C.uintptr_t(h.sc.val.raw),
+		C.uint(cfg.SharedMemBytes), C.uintptr_t(h.sh.core.val.raw),
 		(*C.uint64_t)(unsafe.Pointer(unsafe.SliceData(la.a))), C.uint(la.n), C.uintptr_t(uintptr(params)), (*C.uint64_t)(vals), C.int(n))
 	h.keepAlive()
 	return hotResult(op, "cuLaunchKernelEx", " (stream)", int32(r))

@@ -70,11 +70,8 @@ const maxLaunchValues = 16
 // compared with the kernel's parameter in the same pass; checkSizes runs
 // only to report a mismatch.
 func (k *Kernel) launchValues(op string, s *Stream, cfg LaunchConfig, args []any) error {
-	h, err := k.hotLaunch(op, s)
+	h, err := k.checkLaunch(op, s, cfg)
 	if err != nil {
-		return err
-	}
-	if err := checkConfig(op, cfg); err != nil {
 		return err
 	}
 	var vals [maxLaunchValues]uint64
@@ -89,7 +86,7 @@ func (k *Kernel) launchValues(op string, s *Stream, cfg LaunchConfig, args []any
 	g, b := cfg.Grid.norm(), cfg.Block.norm()
 	r := C.gocuda_hot_launch_values(mops, sops, C.uintptr_t(fn), C.uintptr_t(k.raw),
 		C.uint(g.X), C.uint(g.Y), C.uint(g.Z), C.uint(b.X), C.uint(b.Y), C.uint(b.Z),
-		C.uint(cfg.SharedMemBytes), C.uintptr_t(h.sc.val.raw), (*C.uint64_t)(&vals[0]), C.int(len(args)))
+		C.uint(cfg.SharedMemBytes), C.uintptr_t(h.sh.core.val.raw), (*C.uint64_t)(&vals[0]), C.int(len(args)))
 	h.keepAlive()
 	return hotResult(op, "cuLaunchKernel", " (stream)", int32(r))
 }
@@ -101,7 +98,7 @@ func (k *Kernel) hotParams(op string, h launchHold, fn uintptr, cfg LaunchConfig
 	g, b := cfg.Grid.norm(), cfg.Block.norm()
 	r := C.gocuda_hot_launch_params(mops, sops, C.uintptr_t(fn), C.uintptr_t(k.raw),
 		C.uint(g.X), C.uint(g.Y), C.uint(g.Z), C.uint(b.X), C.uint(b.Y), C.uint(b.Z),
-		C.uint(cfg.SharedMemBytes), C.uintptr_t(h.sc.val.raw), C.uintptr_t(uintptr(params)))
+		C.uint(cfg.SharedMemBytes), C.uintptr_t(h.sh.core.val.raw), C.uintptr_t(uintptr(params)))
 	h.keepAlive()
 	return hotResult(op, "cuLaunchKernel", " (stream)", int32(r))
 }

@@ -229,7 +229,7 @@ func (s *Stream) Query() (idle bool, err error) {
 	if err != nil {
 		return false, err
 	}
-	r := hot1(h, c, f.streamQuery, uintptr(c.val.raw))
+	r := hot1(h, f.streamQuery, uintptr(c.val.raw))
 	if r == int32(cu.CUDA_ERROR_NOT_READY) {
 		return false, nil
 	}
@@ -354,5 +354,5 @@ func (s *Stream) WaitEvent(e *Event) error {
 	if err != nil {
 		return err
 	}
-	return hotResult(op, fn, " (event)", hot2(sh, sc, eh, ec, f.streamWaitEvent, uintptr(sc.val.raw), uintptr(ec.val.raw), true))
+	return hotResult(op, fn, " (event)", hot2(sh, eh, f.streamWaitEvent, uintptr(sc.val.raw), uintptr(ec.val.raw), true))
 }
