@@ -1,6 +1,8 @@
 package cuda
 
 /*
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 // gocuda_launch_nop has cuLaunchKernel's signature and does nothing: the
@@ -47,6 +49,23 @@ static uintptr_t gocuda_launch_rec_addr(void) { return (uintptr_t)gocuda_launch_
 static uintptr_t gocuda_launch_ex_rec_addr(void) { return (uintptr_t)gocuda_launch_ex_rec; }
 static void gocuda_rec_start(int n) { gocuda_rec_n = n; }
 static uint64_t gocuda_rec_get(int i) { return gocuda_rec[i]; }
+
+// For the tests of the grace period: a stand-in for a driver call that
+// stays inside until gocuda_hot_release, and counts its calls.
+static atomic_int gocuda_hot_held, gocuda_hot_calls;
+static int gocuda_hot_hold(uintptr_t a) {
+	atomic_fetch_add(&gocuda_hot_calls, 1);
+	atomic_store(&gocuda_hot_held, 1);
+	while (atomic_load(&gocuda_hot_held) == 1)
+		sched_yield();
+	return 0;
+}
+static int gocuda_hot_nop(uintptr_t a) { return 0; }
+static uintptr_t gocuda_hot_nop_addr(void) { return (uintptr_t)gocuda_hot_nop; }
+static uintptr_t gocuda_hot_hold_addr(void) { return (uintptr_t)gocuda_hot_hold; }
+static int gocuda_hot_holding(void) { return atomic_load(&gocuda_hot_held) == 1; }
+static void gocuda_hot_release(void) { atomic_store(&gocuda_hot_held, 2); }
+static int gocuda_hot_hold_calls(void) { return atomic_load(&gocuda_hot_calls); }
 */
 import "C"
 
@@ -67,3 +86,11 @@ func launchRecorders(n int) (launch, launchEx uintptr) {
 }
 
 func recorded(i int) uint64 { return uint64(C.gocuda_rec_get(C.int(i))) }
+
+// For tests: a stand-in driver call that stays inside until
+// hotReleaseHold, whether one is inside it now, and how many calls it had.
+func hotHoldFn() uintptr { return uintptr(C.gocuda_hot_hold_addr()) }
+func hotNopFn() uintptr  { return uintptr(C.gocuda_hot_nop_addr()) }
+func hotHolding() bool   { return C.gocuda_hot_holding() != 0 }
+func hotReleaseHold()    { C.gocuda_hot_release() }
+func hotHoldCalls() int  { return int(C.gocuda_hot_hold_calls()) }

@@ -191,8 +191,9 @@ func (k *Kernel) valuesError(op string, args []any) error {
 }
 
 // launchRaw calls fn as cuLaunchKernel with a prepared kernelParams array
-// in C memory, as a C program would: LaunchArgs's driver call, and the
-// baseline of the benchmarks of the Go side (launch_bench_test.go).
+// in C memory, as a C program would: the baseline of the benchmarks of the
+// Go side (launch_bench_test.go). LaunchArgs makes the same call through
+// gocuda_hot_launch_params.
 func launchRaw(fn uintptr, f cu.CUfunction, cfg LaunchConfig, s cu.CUstream, params unsafe.Pointer) cu.CUresult {
 	g, b := cfg.Grid.norm(), cfg.Block.norm()
 	return cu.CUresult(C.gocuda_launch_params(C.uintptr_t(fn), C.uintptr_t(f),
