@@ -29,10 +29,33 @@ uint64_t now_ns(void) {
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+// deadline_in returns the CLOCK_REALTIME time ns nanoseconds from now, the
+// deadline of a pthread_cond_timedwait that waits up to ns.
+struct timespec deadline_in(uint64_t ns) {
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += (time_t)(ns / 1000000000u);
+	ts.tv_nsec += (long)(ns % 1000000000u);
+	if (ts.tv_nsec >= 1000000000) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000;
+	}
+	return ts;
+}
+
 void sleep_until(uint64_t deadline_ns) {
 	struct timespec ts = {(time_t)(deadline_ns / 1000000000u), (long)(deadline_ns % 1000000000u)};
 	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) != 0) {
 	}
+}
+
+// xrealloc is realloc that aborts when memory runs out; a size of 0
+// allocates one byte, so the result is never NULL.
+void *xrealloc(void *p, size_t n) {
+	p = realloc(p, n ? n : 1);
+	if (p == NULL)
+		abort();
+	return p;
 }
 
 // ---- call counting and faults ----

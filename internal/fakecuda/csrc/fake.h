@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 // Only the driver's entry points and the fakecuda_* controls are exported;
 // the library is built with -fvisibility=hidden.
@@ -181,6 +182,8 @@ extern long g_live[L_COUNT];
 
 uint64_t now_ns(void);
 void sleep_until(uint64_t deadline_ns);
+struct timespec deadline_in(uint64_t ns);
+void *xrealloc(void *p, size_t n);
 
 // ---- context.c ----
 

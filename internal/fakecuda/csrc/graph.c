@@ -59,13 +59,6 @@ struct capture {
 static struct capture *g_captures; // active captures
 static uint64_t g_capture_ids;
 
-static void *xrealloc(void *p, size_t n) {
-	p = realloc(p, n ? n : 1);
-	if (p == NULL)
-		abort();
-	return p;
-}
-
 static struct gnode **copy_deps(struct gnode **src, size_t n) {
 	struct gnode **d = xrealloc(NULL, n * sizeof *d);
 	memcpy(d, src, n * sizeof *d);

@@ -61,13 +61,6 @@ __thread int t_api = -1;
 #define MAX_RACES 256
 #define HOST_TID 0
 
-static void *xalloc(void *p, size_t n) {
-	p = realloc(p, n ? n : 1);
-	if (p == NULL)
-		abort();
-	return p;
-}
-
 // ---- vector clocks ----
 
 struct vc {
@@ -80,7 +73,7 @@ static uint64_t vc_get(const struct vc *c, uint32_t t) { return t < c->n ? c->v[
 static void vc_grow(struct vc *c, uint32_t n) {
 	if (n <= c->n)
 		return;
-	c->v = xalloc(c->v, n * sizeof *c->v);
+	c->v = xrealloc(c->v, n * sizeof *c->v);
 	memset(c->v + c->n, 0, (n - c->n) * sizeof *c->v);
 	c->n = n;
 }
@@ -149,9 +142,9 @@ static uint32_t thr_new(void) {
 	}
 	if (g_nthr == g_capthr) {
 		g_capthr = g_capthr ? 2 * g_capthr : 64;
-		g_thr = xalloc(g_thr, g_capthr * sizeof *g_thr);
+		g_thr = xrealloc(g_thr, g_capthr * sizeof *g_thr);
 	}
-	struct rthr *r = xalloc(NULL, sizeof *r);
+	struct rthr *r = xrealloc(NULL, sizeof *r);
 	memset(r, 0, sizeof *r);
 	r->used = 1;
 	g_thr[g_nthr] = r;
@@ -254,7 +247,7 @@ static __attribute__((noinline)) uint32_t walk(uint64_t *pcs, uint32_t max) {
 }
 
 static struct rop *rop_new(int kind, uint32_t tid, uint64_t epoch, struct stream *s, int stack) {
-	struct rop *r = xalloc(NULL, sizeof *r);
+	struct rop *r = xrealloc(NULL, sizeof *r);
 	memset(r, 0, sizeof *r);
 	r->refs = 1;
 	r->tid = tid;
@@ -341,7 +334,7 @@ void race_enqueue(struct stream *s, struct op *op, int sync) {
 	}
 	if (op->kind == OP_MARKER) {
 		if (op->ev->race_vc == NULL) {
-			op->ev->race_vc = xalloc(NULL, sizeof(struct vc));
+			op->ev->race_vc = xrealloc(NULL, sizeof(struct vc));
 			memset(op->ev->race_vc, 0, sizeof(struct vc));
 		}
 		vc_free(op->ev->race_vc);
@@ -362,8 +355,6 @@ void race_done(struct op *op) {
 		pthread_mutex_unlock(&g_rmu);
 	}
 	op->race = NULL;
-	if (g_inflight == 0)
-		pthread_cond_broadcast(&g_done);
 }
 
 void race_host_sync_stream(struct stream *s) {
@@ -426,7 +417,7 @@ struct race_graph {
 struct race_graph *race_graph_begin(struct stream *s, size_t n) {
 	if (!g_race)
 		return NULL;
-	struct race_graph *g = xalloc(NULL, sizeof *g);
+	struct race_graph *g = xrealloc(NULL, sizeof *g);
 	memset(g, 0, sizeof *g);
 	g->tid = tid_of(s);
 	g->stream = s->id;
@@ -434,18 +425,18 @@ struct race_graph *race_graph_begin(struct stream *s, size_t n) {
 	order_before(s, g->tid);
 	g->base = vc_copy(&g_thr[g->tid]->vc);
 	g->n = n;
-	g->node_vc = xalloc(NULL, n * sizeof *g->node_vc);
+	g->node_vc = xrealloc(NULL, n * sizeof *g->node_vc);
 	memset(g->node_vc, 0, n * sizeof *g->node_vc);
-	g->lane_of = xalloc(NULL, n * sizeof *g->lane_of);
-	g->tail = xalloc(NULL, n * sizeof *g->tail);
-	g->deps = xalloc(NULL, sizeof *g->deps);
+	g->lane_of = xrealloc(NULL, n * sizeof *g->lane_of);
+	g->tail = xrealloc(NULL, n * sizeof *g->tail);
+	g->deps = xrealloc(NULL, sizeof *g->deps);
 	return g;
 }
 
 void race_graph_dep(struct race_graph *g, size_t from) {
 	if (g == NULL)
 		return;
-	g->deps = xalloc(g->deps, (g->ndeps + 1) * sizeof *g->deps);
+	g->deps = xrealloc(g->deps, (g->ndeps + 1) * sizeof *g->deps);
 	g->deps[g->ndeps++] = from;
 }
 
@@ -470,7 +461,7 @@ void race_graph_node(struct race_graph *g, struct op *op, size_t i) {
 		uint32_t lt = thr_new();
 		g_thr[lt]->lane = 1;
 		g_thr[lt]->ctx = owner->ctx;
-		owner->lanes = xalloc(owner->lanes, (owner->nlanes + 1) * sizeof *owner->lanes);
+		owner->lanes = xrealloc(owner->lanes, (owner->nlanes + 1) * sizeof *owner->lanes);
 		owner->lanes[owner->nlanes++] = lt;
 	}
 	uint32_t lt = owner->lanes[lane];
@@ -576,12 +567,12 @@ void race_alloc_add(struct alloc *a) {
 	size_t i = sh_find(base);
 	while (i < g_nsh && g_sh[i]->base < base + a->size)
 		sh_remove_at(i);
-	struct shadow *sh = xalloc(NULL, sizeof *sh);
+	struct shadow *sh = xrealloc(NULL, sizeof *sh);
 	memset(sh, 0, sizeof *sh);
 	sh->base = base;
 	sh->size = a->size;
 	sh->kind = a->managed ? AK_MANAGED : a->registered ? AK_REGISTERED : a->host ? AK_HOST : AK_DEVICE;
-	g_sh = xalloc(g_sh, (g_nsh + 1) * sizeof *g_sh);
+	g_sh = xrealloc(g_sh, (g_nsh + 1) * sizeof *g_sh);
 	memmove(&g_sh[i + 1], &g_sh[i], (g_nsh - i) * sizeof *g_sh);
 	g_sh[i] = sh;
 	g_nsh++;
@@ -661,7 +652,7 @@ static int hb(const struct rop *a, const struct vc *v) { return a->epoch <= vc_g
 static void seg_insert(struct shadow *sh, size_t i, struct seg s) {
 	if (sh->n == sh->cap) {
 		sh->cap = sh->cap ? 2 * sh->cap : 8;
-		sh->v = xalloc(sh->v, sh->cap * sizeof *sh->v);
+		sh->v = xrealloc(sh->v, sh->cap * sizeof *sh->v);
 	}
 	memmove(&sh->v[i + 1], &sh->v[i], (sh->n - i) * sizeof *sh->v);
 	sh->v[i] = s;
@@ -675,7 +666,7 @@ static void split(struct shadow *sh, size_t i, uint64_t p) {
 	if (c.w != NULL)
 		c.w->refs++;
 	if (c.nr > 0) {
-		c.r = xalloc(NULL, c.nr * sizeof *c.r);
+		c.r = xrealloc(NULL, c.nr * sizeof *c.r);
 		memcpy(c.r, sh->v[i].r, c.nr * sizeof *c.r);
 		for (uint32_t k = 0; k < c.nr; k++)
 			c.r[k]->refs++;
@@ -716,7 +707,7 @@ static void apply(struct shadow *sh, struct seg *s, struct rop *x, int write) {
 	}
 	s->nr = keep;
 	if (!have) {
-		s->r = xalloc(s->r, (s->nr + 1) * sizeof *s->r);
+		s->r = xrealloc(s->r, (s->nr + 1) * sizeof *s->r);
 		x->refs++;
 		s->r[s->nr++] = x;
 	}
@@ -890,13 +881,7 @@ EXPORT int fakecuda_race_quiesce(long ms) {
 	uint64_t deadline = now_ns() + (uint64_t)ms * 1000000u;
 	lock();
 	while (g_inflight > 0 && now_ns() < deadline) {
-		struct timespec ts;
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_nsec += 2000000;
-		if (ts.tv_nsec >= 1000000000) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000;
-		}
+		struct timespec ts = deadline_in(2000000);
 		sched_host_yield();
 		pthread_cond_timedwait(&g_done, &g_mu, &ts);
 	}

@@ -47,9 +47,7 @@ void sched_add(struct stream *s) {
 	size_t i = 0;
 	while (i < g_nws && g_ws[i]->id < s->id)
 		i++;
-	g_ws = realloc(g_ws, (g_nws + 1) * sizeof *g_ws);
-	if (g_ws == NULL)
-		abort();
+	g_ws = xrealloc(g_ws, (g_nws + 1) * sizeof *g_ws);
 	memmove(&g_ws[i + 1], &g_ws[i], (g_nws - i) * sizeof *g_ws);
 	g_ws[i] = s;
 	g_nws++;
@@ -106,14 +104,7 @@ int sched_acquire(struct stream *s) {
 	if (g_turn == s)
 		return 1;
 	// Wait for a turn; wake for the grace period's end.
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_sec += (time_t)(g_grace_ns / 1000000000u);
-	ts.tv_nsec += (long)(g_grace_ns % 1000000000u);
-	if (ts.tv_nsec >= 1000000000) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000;
-	}
+	struct timespec ts = deadline_in(g_grace_ns);
 	pthread_cond_timedwait(&g_done, &g_mu, &ts);
 	return 0;
 }
