@@ -156,7 +156,10 @@ func AllReduce[T Element](c *Comm, send, recv *cuda.Slice[T], op Op) error {
 	if err != nil {
 		return err
 	}
-	if err := checkAllReduce(name, vs[0].n, vs[1].n, op); err != nil {
+	if err := checkOp(name, op); err != nil {
+		return err
+	}
+	if err := checkSameLen(name, vs[0].n, vs[1].n); err != nil {
 		return err
 	}
 	return c.call(name, "ncclAllReduce", func(raw nccl.NcclComm_t, stream cu.CUstream) error {
@@ -164,10 +167,16 @@ func AllReduce[T Element](c *Comm, send, recv *cuda.Slice[T], op Op) error {
 	}, holders(send, recv)...)
 }
 
-func checkAllReduce(name string, send, recv int, op Op) error {
+// checkOp refuses a reduction NCCL does not have.
+func checkOp(name string, op Op) error {
 	if !op.valid() {
 		return invalid(name, "unknown reduction %v", op)
 	}
+	return nil
+}
+
+// checkSameLen refuses send and receive buffers of different lengths.
+func checkSameLen(name string, send, recv int) error {
 	if send != recv {
 		return invalid(name, "send buffer of %d elements, receive buffer of %d: they must be the same", send, recv)
 	}
@@ -217,8 +226,8 @@ func ReduceScatter[T Element](c *Comm, send, recv *cuda.Slice[T], op Op) error {
 	if err != nil {
 		return err
 	}
-	if !op.valid() {
-		return invalid(name, "unknown reduction %v", op)
+	if err := checkOp(name, op); err != nil {
+		return err
 	}
 	if err := checkPerRank(name, "send", vs[0].n, vs[1].n, sh.nranks); err != nil {
 		return err
@@ -254,8 +263,10 @@ func Broadcast[T Element](c *Comm, send, recv *cuda.Slice[T], root int) error {
 	if err != nil {
 		return err
 	}
-	if isRoot && vs[0].n != vs[1].n {
-		return invalid(name, "send buffer of %d elements, receive buffer of %d: they must be the same", vs[0].n, vs[1].n)
+	if isRoot {
+		if err := checkSameLen(name, vs[0].n, vs[1].n); err != nil {
+			return err
+		}
 	}
 	sendv := vs[0]
 	if send == nil {
@@ -279,16 +290,18 @@ func Reduce[T Element](c *Comm, send, recv *cuda.Slice[T], op Op, root int) erro
 	if err := checkRank(name, "root", root, sh.nranks); err != nil {
 		return err
 	}
-	if !op.valid() {
-		return invalid(name, "unknown reduction %v", op)
+	if err := checkOp(name, op); err != nil {
+		return err
 	}
 	isRoot := sh.rank == root
 	vs, err := operands(name, sh, []string{"send buffer", "receive buffer"}, []*cuda.Slice[T]{send, recv}, []bool{false, !isRoot})
 	if err != nil {
 		return err
 	}
-	if recv != nil && vs[0].n != vs[1].n {
-		return invalid(name, "send buffer of %d elements, receive buffer of %d: they must be the same", vs[0].n, vs[1].n)
+	if recv != nil {
+		if err := checkSameLen(name, vs[0].n, vs[1].n); err != nil {
+			return err
+		}
 	}
 	recvv := vs[1]
 	if recv == nil {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/gocuda/gocuda/cuda"
 	"github.com/gocuda/gocuda/generated/nccl"
+	"github.com/gocuda/gocuda/internal/libtest"
 )
 
 // These tests need NCCL and GPUs; they skip saying why without them
@@ -38,7 +39,7 @@ func runChild(t *testing.T, name string, env ...string) {
 func needNCCL(t *testing.T) {
 	t.Helper()
 	if err := nccl.Load(); err != nil {
-		skipOrFail(t, "no NCCL: %v", err)
+		libtest.Unavailable(t, "no NCCL: %v", err)
 	}
 	v, err := Version()
 	must(t, err)

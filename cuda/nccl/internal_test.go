@@ -13,6 +13,7 @@ import (
 	"github.com/gocuda/gocuda/cuda"
 	"github.com/gocuda/gocuda/cuda/cudatest"
 	"github.com/gocuda/gocuda/generated/nccl"
+	"github.com/gocuda/gocuda/internal/libtest"
 )
 
 // TestMain runs against the real driver where there is one, else against
@@ -24,18 +25,6 @@ func TestMain(m *testing.M) {
 	}
 	cudatest.SetupIfNoDriver()
 	os.Exit(m.Run())
-}
-
-// required, from GOCUDA_TEST_LIBS=required, makes a missing GPU or NCCL a
-// failure instead of a skip.
-func required() bool { return os.Getenv("GOCUDA_TEST_LIBS") == "required" }
-
-func skipOrFail(t *testing.T, format string, args ...any) {
-	t.Helper()
-	if required() {
-		t.Fatalf(format+" (GOCUDA_TEST_LIBS=required)", args...)
-	}
-	t.Skipf(format+" (set GOCUDA_TEST_LIBS=required to make this a failure)", args...)
 }
 
 func must(t testing.TB, err error) {
@@ -51,10 +40,10 @@ func stream(t *testing.T, dev int) *cuda.Stream {
 	t.Helper()
 	n, err := cuda.DeviceCount()
 	if err != nil {
-		skipOrFail(t, "no CUDA driver: %v", err)
+		libtest.Unavailable(t, "no CUDA driver: %v", err)
 	}
 	if n <= dev {
-		skipOrFail(t, "%d CUDA device(s): the test needs %d", n, dev+1)
+		libtest.Unavailable(t, "%d CUDA device(s): the test needs %d", n, dev+1)
 	}
 	d, err := cuda.GetDevice(dev)
 	must(t, err)
@@ -223,7 +212,7 @@ func TestShapeChecks(t *testing.T) {
 // a context of its own is refused before NCCL.
 func TestStreamMustBePrimary(t *testing.T) {
 	if n, err := cuda.DeviceCount(); err != nil || n == 0 {
-		skipOrFail(t, "no CUDA device: %v", err)
+		libtest.Unavailable(t, "no CUDA device: %v", err)
 	}
 	d0, err := cuda.GetDevice(0)
 	must(t, err)
