@@ -85,13 +85,9 @@ func run(args []string) error {
 		todo = append(append(todo, m.Versions...), m.NCCL...)
 	} else {
 		for _, name := range versions {
-			v, err := m.Lookup(name)
+			v, err := m.LookupAny(name)
 			if err != nil {
-				nv, nerr := m.NCCLMatrix().Lookup(name)
-				if nerr != nil {
-					return err
-				}
-				v = nv
+				return err
 			}
 			todo = append(todo, v)
 		}

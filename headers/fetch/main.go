@@ -106,7 +106,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	filePaths := map[string]string{} // by version; the flag may name a tag
 	for name, path := range files {
-		v, err := lookup(m, name)
+		v, err := m.LookupAny(name)
 		switch {
 		case err != nil:
 		case v.Source.Kind != manifest.SourceFile:
@@ -125,7 +125,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(names) > 0 {
 		selected = nil
 		for _, n := range names {
-			v, err := lookup(m, n)
+			v, err := m.LookupAny(n)
 			if err != nil {
 				fmt.Fprintf(stderr, "fetch: %v\n", err)
 				return 2
@@ -185,18 +185,6 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	return code
-}
-
-// lookup finds a CUDA version, else an NCCL one, by number or tag.
-func lookup(m *manifest.Manifest, name string) (manifest.Version, error) {
-	v, err := m.Lookup(name)
-	if err == nil || len(m.NCCL) == 0 {
-		return v, err
-	}
-	if nv, nerr := m.NCCLMatrix().Lookup(name); nerr == nil {
-		return nv, nil
-	}
-	return v, err
 }
 
 // aptRoot is where the machine's apt configuration is read from; tests point

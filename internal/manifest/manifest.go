@@ -212,6 +212,19 @@ func (m *Manifest) validateNCCL() error {
 }
 
 // NCCLMatrix is the NCCL entries as a matrix of their own, for code that
+// LookupAny finds a CUDA version, else an NCCL one, by number or tag; the
+// error is the CUDA lookup's.
+func (m *Manifest) LookupAny(name string) (Version, error) {
+	v, err := m.Lookup(name)
+	if err == nil || len(m.NCCL) == 0 {
+		return v, err
+	}
+	if nv, nerr := m.NCCLMatrix().Lookup(name); nerr == nil {
+		return nv, nil
+	}
+	return v, err
+}
+
 // walks a matrix (the generator, fetch): its default is the newest.
 func (m *Manifest) NCCLMatrix() *Manifest {
 	n := &Manifest{Versions: m.NCCL}
