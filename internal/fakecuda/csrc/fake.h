@@ -399,8 +399,6 @@ void kernel_run(struct op *op);
 void kernel_release(struct op *op);
 // module_reap unloads the modules of c, counting them as reaped. Under the lock.
 void module_reap(struct ctx *c);
-// func_get resolves a function handle, of either kind, or NULL. Under the lock.
-struct func *func_get(uint64_t h);
 
 // fakecuda_note_access reports that the operation op (the token a Go
 // kernel's launch receives) read or wrote [ptr, ptr+n): the race

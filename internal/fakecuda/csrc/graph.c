@@ -562,7 +562,7 @@ EXPORT CUresult cuGraphLaunch(CUgraphExec hx, CUstream hs) {
 		race_graph_node(rg, op, i);
 		r = enqueue(s, op, 0);
 	}
-	race_graph_end(rg, s);
+	race_graph_end(rg);
 	unlock();
 	return r;
 }

@@ -172,8 +172,6 @@ EXPORT int fakecuda_function_free(uint64_t h) {
 	return f != NULL ? 0 : -1;
 }
 
-struct func *func_get(uint64_t h) { return handle_get(h, K_FUNC); }
-
 // fakecuda_last_launch copies the last accepted launch to out and returns
 // how many launches cuLaunchKernelEx accepted so far (0: out untouched).
 EXPORT long fakecuda_last_launch(struct fakecuda_launch *out) {

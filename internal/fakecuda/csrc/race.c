@@ -109,7 +109,7 @@ static void vc_free(struct vc *c) {
 // covers every epoch it had: then everything queued later is ordered after
 // the old owner's accesses anyway, and the new owner continues its epochs.
 struct rthr {
-	int used, dead, lane;
+	int dead, lane;
 	const struct ctx *ctx;
 	int blocking, legacy;
 	uint64_t clk;       // the last epoch it gave
@@ -129,12 +129,11 @@ static struct vc *host_vc(void) { return &g_thr[HOST_TID]->vc; }
 static uint32_t thr_new(void) {
 	for (uint32_t t = 1; t < g_nthr; t++) {
 		struct rthr *r = g_thr[t];
-		if (r->used && r->dead && vc_get(host_vc(), t) >= r->clk) {
+		if (r->dead && vc_get(host_vc(), t) >= r->clk) {
 			free(r->lanes);
 			vc_free(&r->vc);
 			uint64_t clk = r->clk;
 			memset(r, 0, sizeof *r);
-			r->used = 1;
 			r->clk = clk;
 			vc_set(&r->vc, t, clk);
 			return t;
@@ -146,7 +145,6 @@ static uint32_t thr_new(void) {
 	}
 	struct rthr *r = xrealloc(NULL, sizeof *r);
 	memset(r, 0, sizeof *r);
-	r->used = 1;
 	g_thr[g_nthr] = r;
 	return g_nthr++;
 }
@@ -289,7 +287,7 @@ static void order_before(struct stream *s, uint32_t t) {
 	const struct ctx *c = s->ctx;
 	if (r->legacy) {
 		for (uint32_t u = 1; u < g_nthr; u++)
-			if (g_thr[u]->used && g_thr[u]->blocking && g_thr[u]->ctx == c)
+			if (g_thr[u]->blocking && g_thr[u]->ctx == c)
 				vc_join(&g_thr[t]->vc, &g_thr[u]->vc);
 	} else if (r->blocking && c->legacy != NULL && c->legacy->race_tid != 0) {
 		vc_join(&r->vc, &g_thr[c->legacy->race_tid]->vc);
@@ -373,7 +371,7 @@ void race_host_sync_ctx(struct ctx *c) {
 	if (!g_race)
 		return;
 	for (uint32_t u = 1; u < g_nthr; u++)
-		if (g_thr[u]->used && !g_thr[u]->lane && g_thr[u]->ctx == c)
+		if (!g_thr[u]->lane && g_thr[u]->ctx == c)
 			vc_join(host_vc(), &g_thr[u]->vc);
 }
 
@@ -482,7 +480,7 @@ void race_graph_node(struct race_graph *g, struct op *op, size_t i) {
 	op->race = x != NULL ? x : &none;
 }
 
-void race_graph_end(struct race_graph *g, struct stream *s) {
+void race_graph_end(struct race_graph *g) {
 	if (g == NULL)
 		return;
 	struct rthr *r = g_thr[g->tid];
@@ -490,7 +488,6 @@ void race_graph_end(struct race_graph *g, struct stream *s) {
 		vc_join(&r->vc, &g->node_vc[i]);
 		vc_free(&g->node_vc[i]);
 	}
-	(void)s;
 	vc_free(&g->base);
 	free(g->node_vc);
 	free(g->lane_of);

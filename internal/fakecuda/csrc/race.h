@@ -46,13 +46,13 @@ void race_alloc_remove(struct alloc *a);
 struct race_graph *race_graph_begin(struct stream *s, size_t n);
 void race_graph_dep(struct race_graph *g, size_t from);
 void race_graph_node(struct race_graph *g, struct op *op, size_t i);
-void race_graph_end(struct race_graph *g, struct stream *s);
+void race_graph_end(struct race_graph *g);
 
 // ---- sched.c ----
 
 extern int g_seeded; // FAKECUDA_SEED was given
 
-// sched_start_worker and sched_exit_worker track the streams that have a
+// sched_add and sched_remove track the streams that have a
 // worker, the candidates of each step. Under the lock.
 void sched_add(struct stream *s);
 void sched_remove(struct stream *s);
