@@ -68,7 +68,13 @@ void sched_remove(struct stream *s) {
 }
 
 static int allowed(void) {
-	return g_host_waiting > 0 || __atomic_load_n(&g_host_yield, __ATOMIC_RELAXED) || now_ns() - __atomic_load_n(&g_last_host_ns, __ATOMIC_RELAXED) >= g_grace_ns;
+	if (g_host_waiting > 0 || __atomic_load_n(&g_host_yield, __ATOMIC_RELAXED))
+		return 1;
+	// The host stores its clock outside the lock: it can be later than
+	// the reading here, and an unsigned difference would then wrap to a
+	// huge idle time and let a draw in while the host is still queuing.
+	uint64_t now = now_ns(), last = __atomic_load_n(&g_last_host_ns, __ATOMIC_RELAXED);
+	return (int64_t)(now - last) >= (int64_t)g_grace_ns;
 }
 
 // pick gives the turn to one of the streams whose head may start.
