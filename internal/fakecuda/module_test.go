@@ -264,8 +264,13 @@ func TestKernelFailureIsSticky(t *testing.T) {
 		f, err := function(m, "k2")
 		must(t, err)
 		kernels.set(func(*fakecuda.KernelCall) int { return int(cu.CUDA_ERROR_ILLEGAL_ADDRESS) })
+		var e cu.CUevent
+		must(t, cu.EventCreate(&e, uint32(cu.CU_EVENT_DISABLE_TIMING)))
+		defer func() { must(t, cu.EventDestroy(e)) }()
 		must(t, cu.LaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, s, nil, nil))
+		must(t, cu.EventRecord(e, s))
 		is(t, "stream synchronize after a fault", cu.StreamSynchronize(s), cu.CUDA_ERROR_ILLEGAL_ADDRESS)
+		is(t, "event query after a fault", cu.EventQuery(e), cu.CUDA_ERROR_ILLEGAL_ADDRESS)
 		is(t, "context synchronize after a fault", cu.CtxSynchronize(), cu.CUDA_ERROR_ILLEGAL_ADDRESS)
 		is(t, "a launch after a fault", cu.LaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, s, nil, nil), cu.CUDA_ERROR_ILLEGAL_ADDRESS)
 		if n := len(kernels.take()); n != 1 {

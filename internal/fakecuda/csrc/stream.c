@@ -639,6 +639,7 @@ EXPORT CUresult cuEventQuery(CUevent h) {
 		sched_host_yield();
 	} else {
 		race_host_sync_event(e);
+		r = e->ctx->sticky;
 	}
 	unlock();
 	return r;
