@@ -44,6 +44,7 @@ vet:
 
 staticcheck:
 	@set -e; for t in $(TAGS); do echo "staticcheck -tags $$t ./..."; $(STATICCHECK) -tags $$t ./...; done
+	@set -e; for t in $(NCCL_VERSION_TAGS); do echo "staticcheck -tags $$t ./generated/nccl ./cuda/nccl"; $(STATICCHECK) -tags $$t ./generated/nccl ./cuda/nccl; done
 
 ## unit: all tests, for every version tag; without libcuda the cuda tests run against the fake driver (internal/fakecuda)
 unit:
@@ -51,9 +52,10 @@ unit:
 	@set -e; for t in $(TAGS); do echo "go test -tags $$t ./generated/... ./cuda/... ./internal/fakecuda/..."; $(GO) test -tags $$t ./generated/... ./cuda/... ./internal/fakecuda/...; done
 	@set -e; for t in $(NCCL_VERSION_TAGS); do echo "go test -tags $$t ./generated/nccl ./cuda/nccl"; $(GO) test -tags $$t ./generated/nccl ./cuda/nccl; done
 
-## test-race: the cuda tests under the race detector, for every version tag
+## test-race: the cuda tests under the race detector, for every version tag (CUDA's, and NCCL's for its package)
 test-race:
 	@set -e; for t in "" $(TAGS); do echo "go test -race -tags '$$t' ./cuda/... ./internal/fakecuda/..."; $(GO) test -race -tags "$$t" ./cuda/... ./internal/fakecuda/...; done
+	@set -e; for t in $(NCCL_VERSION_TAGS); do echo "go test -race -tags $$t ./cuda/nccl"; $(GO) test -race -tags $$t ./cuda/nccl; done
 
 ## test-cgocheck2: the packages that hand memory to C, with cgo's full pointer checks
 test-cgocheck2:
