@@ -204,9 +204,22 @@ var boundProcs = sync.OnceValues(func() (*boundFns, error) {
 		}
 		*e.p = p
 	}
-	C.gocuda_set_ctx_fns(C.uintptr_t(get), C.uintptr_t(push), C.uintptr_t(pop))
+	setCtxFns(ctxFns{get, push, pop})
 	return &f, nil
 })
+
+// ctxFns are the context calls of the bound calls' C side:
+// cuCtxGetCurrent, cuCtxPushCurrent and cuCtxPopCurrent.
+type ctxFns struct{ get, push, pop uintptr }
+
+// boundCtxFns is what the C side was last given, for the benchmarks that
+// put stand-ins in place of the driver's calls.
+var boundCtxFns ctxFns
+
+func setCtxFns(f ctxFns) {
+	boundCtxFns = f
+	C.gocuda_set_ctx_fns(C.uintptr_t(f.get), C.uintptr_t(f.push), C.uintptr_t(f.pop))
+}
 
 // procs returns the bound calls' entry points, or the error of op when the
 // driver lacks one.

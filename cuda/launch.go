@@ -12,7 +12,6 @@ import (
 	"reflect"
 	"runtime"
 	"strings"
-	"sync/atomic"
 	"unsafe"
 
 	"github.com/gocuda/gocuda/generated/cu"
@@ -79,11 +78,14 @@ type Kernel struct {
 	name        string
 	params      []uint32 // parameter sizes in bytes, where paramsKnown
 	paramsKnown bool
+	sig         uint64        // params packed for Launch's check (sizeSig)
 	ex          launchExState // what LaunchEx's checks keep (launchex.go)
-	sig         struct {      // params packed for Launch's check (sizeSig)
-		done atomic.Bool
-		val  atomic.Uint64
-	}
+}
+
+// setParams records the kernel's parameter sizes, as the driver reported
+// them, before the kernel is shared.
+func (k *Kernel) setParams(sizes []uint32) {
+	k.params, k.paramsKnown, k.sig = sizes, true, sizeSig(sizes)
 }
 
 // Name returns the name the kernel was looked up by ("" for a nil Kernel).

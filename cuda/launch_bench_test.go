@@ -135,19 +135,18 @@ func BenchmarkLaunchGoSide(b *testing.B) {
 	var live atomic.Int64
 	mod := newModuleHandle(nopCore(&live, func(st *moduleState) { st.raw = 0x1 }))
 	b.Cleanup(func() { mod.Close() })
-	k1 := &Kernel{mod: mod, raw: 0x2, name: "empty1", params: []uint32{8}, paramsKnown: true}
-	k16 := &Kernel{mod: mod, raw: 0x3, name: "empty16", params: make([]uint32, 16), paramsKnown: true}
-	for i := range k16.params {
-		k16.params[i] = 8
-	}
+	k1 := &Kernel{mod: mod, raw: 0x2, name: "empty1"}
+	k1.setParams([]uint32{8})
+	k16 := &Kernel{mod: mod, raw: 0x3, name: "empty16"}
+	k16.setParams(slices.Repeat([]uint32{8}, 16))
 	mem, err := Alloc(ctx, 256)
 	must(b, err)
 	b.Cleanup(func() { mem.Close() })
 	sl, err := SliceOf[float32](mem)
 	must(b, err)
 	b.Cleanup(func() { sl.Close() })
-	kmix := &Kernel{mod: mod, raw: 0x4, name: "mix16", paramsKnown: true,
-		params: []uint32{8, 8, 8, 4, 4, 4, 4, 8, 8, 4, 4, 1, 2, 8, 4, 4}}
+	kmix := &Kernel{mod: mod, raw: 0x4, name: "mix16"}
+	kmix.setParams([]uint32{8, 8, 8, 4, 4, 4, 4, 8, 8, 4, 4, 1, 2, 8, 4, 4})
 	args, err := k1.NewArgs(uint64(0))
 	must(b, err)
 	b.Cleanup(func() { args.Close() })

@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -212,7 +213,7 @@ func fakeKernel(t *testing.T, known bool) (*Kernel, *Module) {
 	mod := newModuleHandle(nopCore(&live, func(st *moduleState) { st.raw = 0x1 }))
 	k := &Kernel{mod: mod, raw: 0x2, name: "vadd"}
 	if known {
-		k.params, k.paramsKnown = []uint32{8, 8, 8, 4}, true
+		k.setParams([]uint32{8, 8, 8, 4})
 	}
 	t.Cleanup(func() { mod.Close() })
 	return k, mod
@@ -420,17 +421,14 @@ func TestEncodeValues(t *testing.T) {
 	}
 	for _, params := range [][]uint32{{8, 8, 8, 16}, {8, 8, 8, 3}, make([]uint32, maxLaunchValues+1)} {
 		k, _ := fakeKernel(t, false)
-		k.params, k.paramsKnown = params, true
+		k.setParams(params)
 		args := sixteen[:min(len(params), maxLaunchValues)]
 		if err := k.encodeValues("test", args, &vals); !errors.Is(err, ErrKernelArgs) {
 			t.Errorf("parameters of %v bytes, %d values: %v, want ErrKernelArgs", params, len(args), err)
 		}
 	}
 	full, _ := fakeKernel(t, false)
-	full.params, full.paramsKnown = make([]uint32, maxLaunchValues), true
-	for i := range full.params {
-		full.params[i] = 8
-	}
+	full.setParams(slices.Repeat([]uint32{8}, maxLaunchValues))
 	must(t, full.encodeValues("test", sixteen, &vals))
 	sixteen[15] = float32(1)
 	if err := full.encodeValues("test", sixteen, &vals); !errors.Is(err, ErrKernelArgs) || !strings.Contains(err.Error(), "argument 15") {

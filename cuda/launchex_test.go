@@ -39,10 +39,11 @@ func fakeDriverKernel(t *testing.T, ctx *Context, f fakecuda.Function) (*Kernel,
 	mod := newModuleHandle(core)
 	t.Cleanup(func() { must(t, mod.Close()) })
 	k := &Kernel{mod: mod, raw: cu.CUfunction(raw), name: "fakefn"}
+	var sizes []uint32
 	for _, s := range f.Params {
-		k.params = append(k.params, uint32(s))
+		sizes = append(sizes, uint32(s))
 	}
-	k.paramsKnown = true
+	k.setParams(sizes)
 	return k, lib
 }
 

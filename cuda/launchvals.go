@@ -136,7 +136,7 @@ func (k *Kernel) encodeValues(op string, args []any, vals *[maxLaunchValues]uint
 			sig = sig<<4 | uint64(size)
 		}
 	}
-	if k.paramsKnown && sig != k.sizeSig() {
+	if k.paramsKnown && sig != k.sig {
 		return k.valuesError(op, args)
 	}
 	return nil
@@ -148,26 +148,20 @@ func (k *Kernel) encodeValues(op string, args []any, vals *[maxLaunchValues]uint
 // never 15.
 const sigNone = ^uint64(0)
 
-// sizeSig returns k's parameter sizes packed as encodeValues packs the
-// arguments' (4 bits each, the last parameter in the low bits), computed
-// at the first launch. The count is in it too: no size is 0.
-func (k *Kernel) sizeSig() uint64 {
-	if k.sig.done.Load() {
-		return k.sig.val.Load()
+// sizeSig returns parameter sizes packed as encodeValues packs the
+// arguments' (4 bits each, the last parameter in the low bits). The count
+// is in it too: no size is 0.
+func sizeSig(params []uint32) uint64 {
+	if len(params) > maxLaunchValues {
+		return sigNone
 	}
-	sig := sigNone
-	if len(k.params) <= maxLaunchValues {
-		sig = 0
-		for _, s := range k.params {
-			if s != 1 && s != 2 && s != 4 && s != 8 {
-				sig = sigNone
-				break
-			}
-			sig = sig<<4 | uint64(s)
+	var sig uint64
+	for _, s := range params {
+		if s != 1 && s != 2 && s != 4 && s != 8 {
+			return sigNone
 		}
+		sig = sig<<4 | uint64(s)
 	}
-	k.sig.val.Store(sig)
-	k.sig.done.Store(true)
 	return sig
 }
 

@@ -34,9 +34,9 @@ func TestLaunchValuesNoAlloc(t *testing.T) {
 	defer func() { launchProc, launchExProc = savedProc, savedEx }()
 
 	k1, _ := fakeKernel(t, false)
-	k1.params, k1.paramsKnown = []uint32{8}, true
+	k1.setParams([]uint32{8})
 	k16, _ := fakeKernel(t, false)
-	k16.params, k16.paramsKnown = []uint32{8, 8, 8, 8, 4, 4, 4, 2, 2, 1, 1, 8, 8, 2, 4, 8}, true
+	k16.setParams([]uint32{8, 8, 8, 8, 4, 4, 4, 2, 2, 1, 1, 8, 8, 2, 4, 8})
 	cfg := LaunchConfig{Grid: Dim3{X: 4}, Block: Dim3{X: 32}}
 	cluster := LaunchAttributes{Cluster: Dim3{X: 2}}
 

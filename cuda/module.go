@@ -230,7 +230,9 @@ func (m *Module) Function(name string) (*Kernel, error) {
 			}
 			return newError(op, "cuModuleGetFunction", err)
 		}
-		k.params, k.paramsKnown = paramSizes(k.raw)
+		if sizes, ok := paramSizes(k.raw); ok {
+			k.setParams(sizes)
+		}
 		return nil
 	})
 	if err != nil {
