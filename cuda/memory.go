@@ -395,9 +395,9 @@ func CopyDeviceAsync(st *Stream, dst, src *DeviceMemory) error {
 	})
 }
 
-// memsetSync is every synchronous Memset: the whole of m, as elements of
+// memset is every synchronous Memset: the whole of m, as elements of
 // width bytes, on the legacy default stream, waited for.
-func (m *DeviceMemory) memsetSync(op, fn string, width int, v uint32, entry func(*boundFns) uintptr) error {
+func (m *DeviceMemory) memset(op string, width int, v uint32) error {
 	h := m.handle()
 	st, ok := h.enter()
 	if !ok {
@@ -407,16 +407,12 @@ func (m *DeviceMemory) memsetSync(op, fn string, width int, v uint32, entry func
 	if st.size%width != 0 {
 		return invalidArg(op, "device memory of %d bytes is not a whole number of %d-byte elements", st.size, width)
 	}
-	f, err := procs(op, fn)
-	if err != nil {
-		return err
-	}
-	return boundMemset(op, fn, st.ctx.raw(), entry(f), f.syncStream, st.ptr, v, st.size/width)
+	return memsetSync(op, st.ctx.raw(), st.ptr, width, v, st.size/width)
 }
 
-// memsetAsync is every Memset*Async: the whole of m, as elements of width
+// memsetOn is every Memset*Async: the whole of m, as elements of width
 // bytes, enqueued on s.
-func (m *DeviceMemory) memsetAsync(op, fn string, s *Stream, width int, call func(p cu.CUdeviceptr, n uint64, s cu.CUstream) error) error {
+func (m *DeviceMemory) memsetOn(op string, s *Stream, width int, v uint32) error {
 	var hs holds
 	defer hs.release()
 	mh, sh := m.handle(), s.handle()
@@ -427,48 +423,38 @@ func (m *DeviceMemory) memsetAsync(op, fn string, s *Stream, width int, call fun
 	if st.size%width != 0 {
 		return invalidArg(op, "device memory of %d bytes is not a whole number of %d-byte elements", st.size, width)
 	}
-	return bind(op, st.ctx.raw(), func() error {
-		return check(op, fn, call(st.ptr, uint64(st.size/width), ss.raw))
-	})
+	return memsetAsync(op, st.ctx.raw(), st.ptr, width, v, st.size/width, ss.raw)
 }
 
 // MemsetD8 sets every byte of m to v (cuMemsetD8) and returns when it is
 // done. Like CopyToDevice it does not wait for streams made by NewStream.
 func (m *DeviceMemory) MemsetD8(v uint8) error {
-	return m.memsetSync("DeviceMemory.MemsetD8", "cuMemsetD8", 1, uint32(v), func(f *boundFns) uintptr { return f.memsetD8 })
+	return m.memset("DeviceMemory.MemsetD8", 1, uint32(v))
 }
 
 // MemsetD16 sets every 16-bit element of m to v (cuMemsetD16); m's size
 // must be a multiple of 2.
 func (m *DeviceMemory) MemsetD16(v uint16) error {
-	return m.memsetSync("DeviceMemory.MemsetD16", "cuMemsetD16", 2, uint32(v), func(f *boundFns) uintptr { return f.memsetD16 })
+	return m.memset("DeviceMemory.MemsetD16", 2, uint32(v))
 }
 
 // MemsetD32 sets every 32-bit element of m to v (cuMemsetD32); m's size
 // must be a multiple of 4. math.Float32bits gives the pattern of a float32.
-func (m *DeviceMemory) MemsetD32(v uint32) error {
-	return m.memsetSync("DeviceMemory.MemsetD32", "cuMemsetD32", 4, v, func(f *boundFns) uintptr { return f.memsetD32 })
-}
+func (m *DeviceMemory) MemsetD32(v uint32) error { return m.memset("DeviceMemory.MemsetD32", 4, v) }
 
 // MemsetD8Async enqueues on s setting every byte of m to v (cuMemsetD8Async).
 func (m *DeviceMemory) MemsetD8Async(s *Stream, v uint8) error {
-	return m.memsetAsync("DeviceMemory.MemsetD8Async", "cuMemsetD8Async", s, 1, func(p cu.CUdeviceptr, n uint64, s cu.CUstream) error {
-		return cu.MemsetD8Async(p, v, n, s)
-	})
+	return m.memsetOn("DeviceMemory.MemsetD8Async", s, 1, uint32(v))
 }
 
 // MemsetD16Async enqueues on s setting every 16-bit element of m to v
 // (cuMemsetD16Async).
 func (m *DeviceMemory) MemsetD16Async(s *Stream, v uint16) error {
-	return m.memsetAsync("DeviceMemory.MemsetD16Async", "cuMemsetD16Async", s, 2, func(p cu.CUdeviceptr, n uint64, s cu.CUstream) error {
-		return cu.MemsetD16Async(p, v, n, s)
-	})
+	return m.memsetOn("DeviceMemory.MemsetD16Async", s, 2, uint32(v))
 }
 
 // MemsetD32Async enqueues on s setting every 32-bit element of m to v
 // (cuMemsetD32Async).
 func (m *DeviceMemory) MemsetD32Async(s *Stream, v uint32) error {
-	return m.memsetAsync("DeviceMemory.MemsetD32Async", "cuMemsetD32Async", s, 4, func(p cu.CUdeviceptr, n uint64, s cu.CUstream) error {
-		return cu.MemsetD32Async(p, v, n, s)
-	})
+	return m.memsetOn("DeviceMemory.MemsetD32Async", s, 4, v)
 }

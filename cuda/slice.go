@@ -273,8 +273,6 @@ func fillBits[T Element](v T) (uint32, int, bool) {
 	return 0, 0, false
 }
 
-var memsetFns = [...]string{1: "cuMemsetD8", 2: "cuMemsetD16", 4: "cuMemsetD32"}
-
 // Fill sets every element of s to v (cuMemsetD8, D16 or D32 for 1-, 2- and
 // 4-byte elements) and returns when it is done. 8-byte elements are
 // refused: the driver has no 8-byte memset. Like CopyToDevice it does not
@@ -294,19 +292,7 @@ func (s *Slice[T]) Fill(v T) error {
 	if s.n == 0 {
 		return nil
 	}
-	fn := memsetFns[width]
-	f, err := procs(op, fn)
-	if err != nil {
-		return err
-	}
-	entry := f.memsetD8
-	switch width {
-	case 2:
-		entry = f.memsetD16
-	case 4:
-		entry = f.memsetD32
-	}
-	return boundMemset(op, fn, st.ctx.raw(), entry, f.syncStream, s.addr(st, 0), bits, s.n)
+	return memsetSync(op, st.ctx.raw(), s.addr(st, 0), width, bits, s.n)
 }
 
 // FillAsync enqueues on st setting every element of s to v
@@ -327,18 +313,5 @@ func (s *Slice[T]) FillAsync(st *Stream, v T) error {
 	if s.n == 0 {
 		return nil
 	}
-	fn := memsetFns[width] + "Async"
-	p, n := s.addr(m, 0), uint64(s.n)
-	return bind(op, m.ctx.raw(), func() error {
-		var err error
-		switch width {
-		case 1:
-			err = cu.MemsetD8Async(p, uint8(bits), n, ss.raw)
-		case 2:
-			err = cu.MemsetD16Async(p, uint16(bits), n, ss.raw)
-		default:
-			err = cu.MemsetD32Async(p, bits, n, ss.raw)
-		}
-		return check(op, fn, err)
-	})
+	return memsetAsync(op, m.ctx.raw(), s.addr(m, 0), width, bits, s.n, ss.raw)
 }
