@@ -337,6 +337,20 @@ static CUresult target_stream(CUstream hs, int async, struct stream **s) {
 
 enum side { ANY, DEV };
 
+// queue_copy queues a checked copy of n > 0 bytes on s; da and sa are the
+// allocations holding its two sides (NULL for pageable host memory), and
+// wait says whether the call returns only once the copy is done. Under
+// the lock.
+static CUresult queue_copy(struct stream *s, void *dst, struct alloc *da, const void *src, struct alloc *sa, size_t n, int wait) {
+	struct op *op = op_new(OP_COPY);
+	op->dst = dst;
+	op->src = src;
+	op->bytes = n;
+	op->a[0] = da;
+	op->a[1] = sa;
+	return enqueue(s, op, wait);
+}
+
 // copy checks and queues a copy. Which calls return only once it is done
 // follows the driver's documented behaviour: synchronous copies do, but
 // device to device; asynchronous ones do when a host side is pageable
@@ -358,13 +372,7 @@ static CUresult copy(void *dst, enum side ds, const void *src, enum side ss, siz
 	if (r == CUDA_SUCCESS && n > 0) {
 		int pageable = da == NULL || sa == NULL;
 		int dtod = da != NULL && !da->host && sa != NULL && !sa->host;
-		struct op *op = op_new(OP_COPY);
-		op->dst = dst;
-		op->src = src;
-		op->bytes = n;
-		op->a[0] = da;
-		op->a[1] = sa;
-		r = enqueue(s, op, async ? pageable : !dtod);
+		r = queue_copy(s, dst, da, src, sa, n, async ? pageable : !dtod);
 	}
 	unlock();
 	return r;
@@ -415,15 +423,18 @@ EXPORT CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t n,
 // ---- peer copies ----
 
 // peer_ends checks a peer copy's contexts and memory: both pointers in
-// device (or managed) memory of the context named with them. Under the lock.
-static CUresult peer_ends(void *dst, CUcontext dctx, const void *src, CUcontext sctx, size_t n, struct ctx **dc, struct ctx **sc) {
+// device (or managed) memory of the context named with them. It gives the
+// contexts and the allocations found, for the copy to use. Under the lock.
+static CUresult peer_ends(void *dst, CUcontext dctx, const void *src, CUcontext sctx, size_t n, struct ctx **dc,
+	struct ctx **sc, struct alloc **da, struct alloc **sa) {
 	CUresult r = ctx_of(dctx, dc);
 	if (r == CUDA_SUCCESS)
 		r = ctx_of(sctx, sc);
 	if (r != CUDA_SUCCESS)
 		return r;
-	struct alloc *da = alloc_find(dst, n), *sa = alloc_find(src, n);
-	if (da == NULL || sa == NULL || da->host || sa->host || da->ctx != *dc || sa->ctx != *sc)
+	*da = alloc_find(dst, n);
+	*sa = alloc_find(src, n);
+	if (*da == NULL || *sa == NULL || (*da)->host || (*sa)->host || (*da)->ctx != *dc || (*sa)->ctx != *sc)
 		return CUDA_ERROR_INVALID_VALUE;
 	return CUDA_SUCCESS;
 }
@@ -445,8 +456,9 @@ EXPORT CUresult cuMemcpyPeer(CUdeviceptr dst, CUcontext dctx, CUdeviceptr src, C
 		return CUDA_ERROR_INVALID_VALUE;
 	lock();
 	struct ctx *dc, *sc, *cur;
+	struct alloc *da, *sa;
 	struct stream *s;
-	r = peer_ends(DPTR(dst), dctx, DPTR(src), sctx, n, &dc, &sc);
+	r = peer_ends(DPTR(dst), dctx, DPTR(src), sctx, n, &dc, &sc, &da, &sa);
 	if (r == CUDA_SUCCESS)
 		r = target_stream(NULL, 0, &s);
 	if (r == CUDA_SUCCESS && n > 0) {
@@ -458,19 +470,12 @@ EXPORT CUresult cuMemcpyPeer(CUdeviceptr dst, CUcontext dctx, CUdeviceptr src, C
 			ctx_sync(sc);
 		// Found again: the waits let go of the lock, and the memory or
 		// the contexts may have gone meanwhile.
-		r = peer_ends(DPTR(dst), dctx, DPTR(src), sctx, n, &dc, &sc);
+		r = peer_ends(DPTR(dst), dctx, DPTR(src), sctx, n, &dc, &sc, &da, &sa);
 		if (r == CUDA_SUCCESS)
 			r = target_stream(NULL, 0, &s);
 	}
-	if (r == CUDA_SUCCESS && n > 0) {
-		struct op *op = op_new(OP_COPY);
-		op->dst = DPTR(dst);
-		op->src = DPTR(src);
-		op->bytes = n;
-		op->a[0] = alloc_find(op->dst, n);
-		op->a[1] = alloc_find(op->src, n);
-		r = enqueue(s, op, 1);
-	}
+	if (r == CUDA_SUCCESS && n > 0)
+		r = queue_copy(s, DPTR(dst), da, DPTR(src), sa, n, 1);
 	unlock();
 	return r;
 }
@@ -486,19 +491,13 @@ EXPORT CUresult cuMemcpyPeerAsync(CUdeviceptr dst, CUcontext dctx, CUdeviceptr s
 		return CUDA_ERROR_INVALID_VALUE;
 	lock();
 	struct ctx *dc, *sc;
+	struct alloc *da, *sa;
 	struct stream *s;
-	r = peer_ends(DPTR(dst), dctx, DPTR(src), sctx, n, &dc, &sc);
+	r = peer_ends(DPTR(dst), dctx, DPTR(src), sctx, n, &dc, &sc, &da, &sa);
 	if (r == CUDA_SUCCESS)
 		r = stream_of(hs, &s);
-	if (r == CUDA_SUCCESS && n > 0) {
-		struct op *op = op_new(OP_COPY);
-		op->dst = DPTR(dst);
-		op->src = DPTR(src);
-		op->bytes = n;
-		op->a[0] = alloc_find(op->dst, n);
-		op->a[1] = alloc_find(op->src, n);
-		r = enqueue(s, op, 0);
-	}
+	if (r == CUDA_SUCCESS && n > 0)
+		r = queue_copy(s, DPTR(dst), da, DPTR(src), sa, n, 0);
 	unlock();
 	return r;
 }
