@@ -389,9 +389,9 @@ struct klaunch {
 
 struct func *func_new(void);
 void func_free(struct func *f);
-// func_layout sets f's parameters from their sizes, each aligned to its
-// size (at most 8); -1 for a size of 0.
-int func_layout(struct func *f, unsigned n, const unsigned *sizes);
+// func_layout sets f's parameters from their sizes, each aligned to
+// aligns[i], or without aligns to its size (at most 8); -1 for a size of 0.
+int func_layout(struct func *f, unsigned n, const unsigned *sizes, const unsigned *aligns);
 void klaunch_unref(struct klaunch *k);
 // kernel_run runs op's Go kernel on the calling (worker) thread, unlocked.
 void kernel_run(struct op *op);

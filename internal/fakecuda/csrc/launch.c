@@ -91,11 +91,12 @@ struct fakecuda_launch {
 static struct fakecuda_launch g_last; // under g_mu
 static long g_launches;               // launches accepted, under g_mu
 
-// func_layout gives f the parameters of the sizes given, laid out as C
-// lays out a struct of them: each at a multiple of its size (a power of
-// two up to 8; larger parameters at 8 bytes), as PTX's .param list does
+// func_layout gives f the parameters of the sizes given, each at a
+// multiple of its alignment: aligns[i] where given (a PTX entry's .param
+// list declares them), else what C gives a struct of them, the size (a
+// power of two up to 8; larger parameters 8), as PTX's .param list does
 // for scalars. It returns -1 for a size of 0.
-int func_layout(struct func *f, unsigned n, const unsigned *sizes) {
+int func_layout(struct func *f, unsigned n, const unsigned *sizes, const unsigned *aligns) {
 	f->nparams = n;
 	f->psize = calloc(n ? n : 1, sizeof *f->psize);
 	f->poff = calloc(n ? n : 1, sizeof *f->poff);
@@ -106,7 +107,9 @@ int func_layout(struct func *f, unsigned n, const unsigned *sizes) {
 		unsigned s = sizes[i], align = 8;
 		if (s == 0)
 			return -1;
-		if (s < 8 && (s & (s - 1)) == 0)
+		if (aligns != NULL)
+			align = aligns[i] ? aligns[i] : 1;
+		else if (s < 8 && (s & (s - 1)) == 0)
 			align = s;
 		off = (off + align - 1) / align * align;
 		f->psize[i] = s;
@@ -150,7 +153,7 @@ EXPORT uint64_t fakecuda_function_new(int regs, int static_shared, unsigned npar
 	f->max_dyn_shared = BLOCK_SHARED_DEFAULT - static_shared;
 	if (f->max_dyn_shared < 0)
 		f->max_dyn_shared = 0;
-	func_layout(f, nparams, sizes);
+	func_layout(f, nparams, sizes, NULL);
 	lock();
 	f->h = handle_new(K_FUNC, f);
 	unlock();

@@ -472,19 +472,10 @@ static CUresult resolve(struct module *m, const char *name, uint64_t *out) {
 	f->name = strdup(name);
 	if (f->name == NULL)
 		abort();
-	if (e != NULL) {
-		// PTX lays each parameter out at its alignment.
-		func_layout(f, e->n, e->sizes);
-		unsigned off = 0;
-		for (unsigned i = 0; i < e->n; i++) {
-			unsigned a = e->aligns[i] ? e->aligns[i] : 1;
-			off = (off + a - 1) / a * a;
-			f->poff[i] = off;
-			off += e->sizes[i];
-		}
-	} else if (r->nsizes >= 0) {
-		func_layout(f, (unsigned)r->nsizes, r->sizes);
-	}
+	if (e != NULL)
+		func_layout(f, e->n, e->sizes, e->aligns);
+	else if (r->nsizes >= 0)
+		func_layout(f, (unsigned)r->nsizes, r->sizes, NULL);
 	f->h = handle_new(K_FUNC, f);
 	m->funcs = realloc(m->funcs, (m->nfuncs + 1) * sizeof *m->funcs);
 	if (m->funcs == NULL)
