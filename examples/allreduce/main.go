@@ -29,7 +29,8 @@ func main() {
 }
 
 func run(maxMiB, iters int) error {
-	if _, err := nccl.Version(); errors.Is(err, rawnccl.ErrNoLibrary) {
+	v, err := nccl.Version()
+	if errors.Is(err, rawnccl.ErrNoLibrary) {
 		return fmt.Errorf("NCCL is not installed (libnccl.so.2; or set %s): %w", rawnccl.LibraryEnv, err)
 	}
 	n, err := cuda.DeviceCount()
@@ -39,7 +40,6 @@ func run(maxMiB, iters int) error {
 	if n < 2 {
 		return fmt.Errorf("%d GPU: an all-reduce across GPUs needs two or more", n)
 	}
-	v, _ := nccl.Version()
 	fmt.Printf("NCCL %d, %d GPUs, one goroutine each\n", v, n)
 
 	streams := make([]*cuda.Stream, n)
