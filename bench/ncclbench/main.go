@@ -95,6 +95,43 @@ func proc(name string, get func(string) (uintptr, error)) C.uintptr_t {
 	return C.uintptr_t(p)
 }
 
+type key struct {
+	impl  string
+	bytes int
+}
+
+// series is one benchmark's measurements: its RESULT lines and, per
+// implementation and size, the fastest time per iteration.
+type series struct {
+	name, metric string                 // RESULT <name> ... <metric>=GB/s
+	moved        func(size int) float64 // the bytes an iteration of size bytes counts as moved
+	iters        int
+	best         map[key]time.Duration
+}
+
+// measure runs fn once untimed, so that the timed run finds everything
+// warm, then times it, prints its RESULT line and keeps the best time.
+func (s *series) measure(impl string, round, size int, fn func() error) error {
+	if err := fn(); err != nil {
+		return err
+	}
+	start := time.Now()
+	if err := fn(); err != nil {
+		return err
+	}
+	per := time.Since(start) / time.Duration(s.iters)
+	fmt.Printf("RESULT %s impl=%s round=%d bytes=%d us=%.1f %s=%.2f\n", s.name, impl, round, size, float64(per.Nanoseconds())/1e3, s.metric, s.moved(size)/per.Seconds()/1e9)
+	if b, ok := s.best[key{impl, size}]; !ok || per < b {
+		s.best[key{impl, size}] = per
+	}
+	return nil
+}
+
+// gbs is the bandwidth of impl's best time at size, in GB/s.
+func (s *series) gbs(impl string, size int) float64 {
+	return s.moved(size) / s.best[key{impl, size}].Seconds() / 1e9
+}
+
 func run(minMiB, maxMiB, rounds, iters int, peerMiB string) error {
 	v, err := nccl.Version()
 	if errors.Is(err, rawnccl.ErrNoLibrary) {
@@ -201,11 +238,8 @@ func run(minMiB, maxMiB, rounds, iters int, peerMiB string) error {
 		return nil
 	}
 
-	type key struct {
-		impl  string
-		bytes int
-	}
-	best := map[key]time.Duration{}
+	allreduce := &series{name: "nccl-allreduce", metric: "busbw_gbs", iters: iters, best: map[key]time.Duration{},
+		moved: func(size int) float64 { return float64(size) * 2 * float64(n-1) / float64(n) }}
 	var sizes []int
 	for size := minMiB << 20; size <= maxMiB<<20; size *= 2 {
 		sizes = append(sizes, size)
@@ -219,18 +253,8 @@ func run(minMiB, maxMiB, rounds, iters int, peerMiB string) error {
 			count := size / 4
 			for k := range impls {
 				im := impls[(k+round+len(sizes))%len(impls)] // alternate which goes first
-				if err := im.fn(count); err != nil {         // warm-up, untimed
+				if err := allreduce.measure(im.name, round, size, func() error { return im.fn(count) }); err != nil {
 					return err
-				}
-				start := time.Now()
-				if err := im.fn(count); err != nil {
-					return err
-				}
-				per := time.Since(start) / time.Duration(iters)
-				bus := float64(size) * 2 * float64(n-1) / float64(n) / per.Seconds() / 1e9
-				fmt.Printf("RESULT nccl-allreduce impl=%s round=%d bytes=%d us=%.1f busbw_gbs=%.2f\n", im.name, round, size, float64(per.Nanoseconds())/1e3, bus)
-				if b, ok := best[key{im.name, size}]; !ok || per < b {
-					best[key{im.name, size}] = per
 				}
 			}
 		}
@@ -238,10 +262,8 @@ func run(minMiB, maxMiB, rounds, iters int, peerMiB string) error {
 	fmt.Printf("\n# all-reduce float32 in place, %d GPUs, best of %d rounds of %d\n", n, rounds, iters)
 	fmt.Printf("%12s %14s %14s %8s\n", "bytes", "C busbw GB/s", "Go busbw GB/s", "Go/C")
 	for _, size := range sizes {
-		bw := func(impl string) float64 {
-			return float64(size) * 2 * float64(n-1) / float64(n) / best[key{impl, size}].Seconds() / 1e9
-		}
-		fmt.Printf("%12d %14.1f %14.1f %8.3f\n", size, bw("c"), bw("go"), bw("go")/bw("c"))
+		c, g := allreduce.gbs("c", size), allreduce.gbs("go", size)
+		fmt.Printf("%12d %14.1f %14.1f %8.3f\n", size, c, g, g/c)
 	}
 
 	// Peer copies, GPU 1 → GPU 0 on GPU 0's stream, with peer access.
@@ -256,7 +278,8 @@ func run(minMiB, maxMiB, rounds, iters int, peerMiB string) error {
 		}
 		psizes = append(psizes, m<<20)
 	}
-	pbest := map[key]time.Duration{}
+	peerCopy := &series{name: "peer-copy", metric: "gbs", iters: iters, best: map[key]time.Duration{},
+		moved: func(size int) float64 { return float64(size) }}
 	for round := range rounds {
 		for _, size := range psizes {
 			count := size / 4
@@ -293,17 +316,8 @@ func run(minMiB, maxMiB, rounds, iters int, peerMiB string) error {
 				if impl == "c" {
 					fn = cPeer
 				}
-				if err := fn(); err != nil {
+				if err := peerCopy.measure(impl, round, size, fn); err != nil {
 					return err
-				}
-				start := time.Now()
-				if err := fn(); err != nil {
-					return err
-				}
-				per := time.Since(start) / time.Duration(iters)
-				fmt.Printf("RESULT peer-copy impl=%s round=%d bytes=%d us=%.1f gbs=%.2f\n", impl, round, size, float64(per.Nanoseconds())/1e3, float64(size)/per.Seconds()/1e9)
-				if b, ok := pbest[key{impl, size}]; !ok || per < b {
-					pbest[key{impl, size}] = per
 				}
 			}
 			dst.Close()
@@ -313,8 +327,7 @@ func run(minMiB, maxMiB, rounds, iters int, peerMiB string) error {
 	fmt.Printf("\n# peer copy GPU 1 → GPU 0 (cuMemcpyPeerAsync), best of %d rounds of %d\n", rounds, iters)
 	fmt.Printf("%12s %10s %10s %8s\n", "bytes", "C GB/s", "Go GB/s", "Go/C")
 	for _, size := range psizes {
-		c := float64(size) / pbest[key{"c", size}].Seconds() / 1e9
-		g := float64(size) / pbest[key{"go", size}].Seconds() / 1e9
+		c, g := peerCopy.gbs("c", size), peerCopy.gbs("go", size)
 		fmt.Printf("%12d %10.1f %10.1f %8.3f\n", size, c, g, g/c)
 	}
 	return nil
