@@ -73,6 +73,21 @@ func (w *workspace) bind(op string, h cublas.CublasHandle_t) error {
 	return check(op, "cublasSetWorkspace_v2", api.setWorkspace(h, p, n))
 }
 
+// newWithWorkspace makes create's object, bound to s, with a workspace of
+// bytes on the context of s. Once the object is made the workspace is its
+// own, for destroy to free; until then it is freed here on any error.
+func newWithWorkspace[T any](s *cuda.Stream, bytes int, create func(ws *cuda.DeviceMemory) (T, error), destroy func(T) error) (*cuda.LibraryObject[T], error) {
+	ws, err := cuda.Alloc(s.Context(), bytes)
+	if err != nil {
+		return nil, err
+	}
+	o, err := cuda.NewLibraryObject(s, func() (T, error) { return create(ws) }, destroy)
+	if err != nil {
+		return nil, errors.Join(err, ws.Close())
+	}
+	return o, nil
+}
+
 // New makes a cuBLAS handle whose work goes to s (cublasCreate,
 // cublasSetStream), with a workspace of Workspace bytes
 // (cublasSetWorkspace). The handle keeps its own clone of s: closing s
@@ -80,12 +95,8 @@ func (w *workspace) bind(op string, h cublas.CublasHandle_t) error {
 func New(s *cuda.Stream) (*Handle, error) {
 	const op = "blas.New"
 	raw := s.Raw()
-	mem, err := cuda.Alloc(s.Context(), Workspace)
-	if err != nil {
-		return nil, err
-	}
-	ws := &workspace{mem: mem}
-	o, err := cuda.NewLibraryObject(s, func() (blasState, error) {
+	o, err := newWithWorkspace(s, Workspace, func(mem *cuda.DeviceMemory) (blasState, error) {
+		ws := &workspace{mem: mem}
 		var h cublas.CublasHandle_t
 		if err := api.create(&h); err != nil {
 			return blasState{}, check(op, "cublasCreate_v2", err)
@@ -109,7 +120,7 @@ func New(s *cuda.Stream) (*Handle, error) {
 		return err
 	})
 	if err != nil {
-		return nil, errors.Join(err, mem.Close())
+		return nil, err
 	}
 	return &Handle{o: o}, nil
 }

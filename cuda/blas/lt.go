@@ -208,21 +208,18 @@ type ltState struct {
 	cache *ltCache // Run's prepared multiplies
 }
 
-// LtWorkspace is the workspace NewLt gives a handle: what NVIDIA
-// recommends for Hopper. Every multiply of the handle gets all of it: Run's
-// heuristic, Prepare's, Tune's candidates and the search alike, so that a
-// tuned algorithm is never compared with a default that had less.
-const LtWorkspace = 32 << 20
+// LtWorkspace is the workspace NewLt gives a handle: Workspace, as NVIDIA's
+// recommendation for Hopper holds for cuBLASLt as for cuBLAS. Every
+// multiply of the handle gets all of it: Run's heuristic, Prepare's, Tune's
+// candidates and the search alike, so that a tuned algorithm is never
+// compared with a default that had less.
+const LtWorkspace = Workspace
 
 // NewLt makes a cuBLASLt handle whose multiplies run on s, with a
 // workspace of LtWorkspace bytes.
 func NewLt(s *cuda.Stream) (*LtHandle, error) {
 	const op = "blas.NewLt"
-	ws, err := cuda.Alloc(s.Context(), LtWorkspace)
-	if err != nil {
-		return nil, err
-	}
-	o, err := cuda.NewLibraryObject(s, func() (ltState, error) {
+	o, err := newWithWorkspace(s, LtWorkspace, func(ws *cuda.DeviceMemory) (ltState, error) {
 		var h cublaslt.CublasLtHandle_t
 		if err := cublaslt.Create(&h); err != nil {
 			return ltState{}, check(op, "cublasLtCreate", err)
@@ -234,7 +231,7 @@ func NewLt(s *cuda.Stream) (*LtHandle, error) {
 		return errors.Join(err, st.ws.Close())
 	})
 	if err != nil {
-		return nil, errors.Join(err, ws.Close())
+		return nil, err
 	}
 	return &LtHandle{o: o}, nil
 }
