@@ -108,6 +108,12 @@ static gocuda_res gocuda_destroy(uintptr_t ctx, uintptr_t fn, uint64_t h) {
 	return r;
 }
 
+// cuEventDestroy(h), cuStreamDestroy(h) with no context bound: see
+// destroyUnbound.
+static int gocuda_destroy_unbound(uintptr_t fn, uint64_t h) {
+	return ((int (*)(uint64_t))fn)(h);
+}
+
 // cuMemHostRegister(p, bytes, flags) of pinned Go memory (hostmem.go).
 static gocuda_res gocuda_register(uintptr_t ctx, uintptr_t fn, uintptr_t p, size_t bytes, unsigned int flags) {
 	GOCUDA_PUSH(ctx);
@@ -282,6 +288,24 @@ func boundDestroy(op, fn string, ctx cu.CUcontext, entry uintptr, h uint64) erro
 	runtime.LockOSThread()
 	_, err := settle(op, fn, C.gocuda_destroy(C.uintptr_t(ctx), C.uintptr_t(entry), C.uint64_t(h)))
 	return err
+}
+
+// destroyUnbound destroys an event or a stream without binding its
+// context: the driver finds the context from the handle, and destroys the
+// object whatever context the thread has current (driver 580, checked with
+// none and with another current). That saves the bound form's
+// cuCtxGetCurrent and thread lock, a tenth of an event's create and
+// destroy. A driver that wants the context current says
+// CUDA_ERROR_INVALID_CONTEXT, and gets the bound form.
+func destroyUnbound(op, fn string, ctx cu.CUcontext, entry uintptr, h uint64) error {
+	r := cu.CUresult(C.gocuda_destroy_unbound(C.uintptr_t(entry), C.uint64_t(h)))
+	switch r {
+	case cu.CUDA_SUCCESS:
+		return nil
+	case cu.CUDA_ERROR_INVALID_CONTEXT:
+		return boundDestroy(op, fn, ctx, entry, h)
+	}
+	return newError(op, fn, r)
 }
 
 // boundRegister page-locks pinned Go memory: p is an address (uintptr, not

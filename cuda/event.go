@@ -96,7 +96,7 @@ func destroyEvent(st *eventState) error {
 	if err != nil {
 		return err
 	}
-	return boundDestroy(op, fn, st.ctx.raw(), f.eventDestroy, uint64(st.raw))
+	return destroyUnbound(op, fn, st.ctx.raw(), f.eventDestroy, uint64(st.raw))
 }
 
 func dropEvent(st *eventState) error { return st.ctx.release() }

@@ -134,14 +134,12 @@ func destroyStream(st *streamState) error {
 	if !st.owned {
 		return nil
 	}
-	// The driver ties a stream to its context; bind it rather than rely on
-	// the destroying thread (a cleanup's, maybe) having it current.
 	const op, fn = "Stream.Close", "cuStreamDestroy"
 	f, err := procs(op, fn)
 	if err != nil {
 		return err
 	}
-	return boundDestroy(op, fn, st.ctx.raw(), f.streamDestroy, uint64(st.raw))
+	return destroyUnbound(op, fn, st.ctx.raw(), f.streamDestroy, uint64(st.raw))
 }
 
 // dropStream releases the context after the stream: it must outlive it.
