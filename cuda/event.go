@@ -84,10 +84,22 @@ func NewEvent(ctx *Context, opts ...EventOption) (*Event, error) {
 		_ = cc.release()
 		return nil, err
 	}
-	core := newShared(&liveEvents, destroyEvent, dropEvent)
-	core.val.raw, core.val.flags = cu.CUevent(out), flags
-	core.val.ctx.core = cc
-	return newEventHandle(core), nil
+	b := &eventBox{}
+	b.core.init(&liveEvents, destroyEvent, dropEvent)
+	b.core.val.raw, b.core.val.flags = cu.CUevent(out), flags
+	b.core.val.ctx.core = cc
+	attachBoxed(&b.e, &b.e.h, &b.core)
+	return &b.e, nil
+}
+
+func (s *eventState) copyTo(d *eventState) {
+	d.raw, d.ctx.core, d.flags = s.raw, s.ctx.core, s.flags
+}
+
+// eventBox is a new event's first handle and its core (attachBoxed).
+type eventBox struct {
+	e    Event // first: the cleanup is attached to the allocation through it
+	core shared[eventState]
 }
 
 func destroyEvent(st *eventState) error {

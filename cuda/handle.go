@@ -35,9 +35,15 @@ type shared[T any] struct {
 // newShared returns a core holding one reference, for the caller to fill in
 // before it is shared.
 func newShared[T any](live *atomic.Int64, destroy func(*T) error, drop func(*T) error) *shared[T] {
-	c := &shared[T]{destroy: destroy, drop: drop, live: live}
-	live.Add(1)
+	c := &shared[T]{}
+	c.init(live, destroy, drop)
 	return c
+}
+
+// init is newShared for a core allocated with its first handle (boxed).
+func (c *shared[T]) init(live *atomic.Int64, destroy func(*T) error, drop func(*T) error) {
+	c.destroy, c.drop, c.live = destroy, drop, live
+	live.Add(1)
 }
 
 // acquire adds a reference unless the count already reached zero: once
@@ -134,7 +140,10 @@ type handle[T any] struct {
 	ops  atomic.Uint64
 	// view marks a handle that another object owns (Stream.Context's):
 	// users may call it but not close it, and it holds no reference.
-	view    bool
+	view bool
+	// boxed marks the first handle of an object allocated together with
+	// its core (attachBoxed).
+	boxed   bool
 	cleanup runtime.Cleanup
 }
 
@@ -146,6 +155,21 @@ func attach[P any, T any](owner *P, h *handle[T], core *shared[T]) {
 	queueAttach(unsafe.Pointer(owner), h)
 }
 
+// attachBoxed is attach for the first handle of a new object when the
+// handle's owner and the core are one allocation, as an event's and a
+// stream's are (eventBox, streamBox): one allocation where a create would
+// take two, which is most of what this package adds to a short-lived
+// object's create and destroy. Clones point into that allocation and keep
+// it; so does anything else that holds the core. Once it is unreachable,
+// only this handle's reference is left, and its cleanup finishes the
+// object from a copy of the core. So the object of a first handle dropped
+// without Close lives until its clones, closed or not, are unreachable
+// too, where a separate core would let it go at the last clone's Close.
+func attachBoxed[P any, T any](owner *P, h *handle[T], core *shared[T]) {
+	h.boxed = true
+	attach(owner, h, core)
+}
+
 // attachCleanup gives h, embedded in owner, the cleanup that releases its
 // reference once owner is unreachable, unless h is closed already. The
 // cleanup function is not generic and its argument an interface holding
@@ -154,7 +178,14 @@ func (h *handle[T]) attachCleanup(owner unsafe.Pointer) {
 	if h.ops.Load()&closedBit != 0 {
 		return
 	}
-	c := runtime.AddCleanup((*byte)(owner), releaseDropped, releaser(h.core))
+	var c runtime.Cleanup
+	if h.boxed {
+		// The argument must not point into owner's allocation, where the
+		// core is: the cleanup would keep owner reachable and never run.
+		c = runtime.AddCleanup((*byte)(owner), finishDropped, finisher(h.core.copy()))
+	} else {
+		c = runtime.AddCleanup((*byte)(owner), releaseDropped, releaser(h.core))
+	}
 	h.cleanup = c
 	if h.ops.Or(attachedBit)&closedBit != 0 {
 		c.Stop() // closed meanwhile; Close may stop it too, which is harmless
@@ -163,6 +194,37 @@ func (h *handle[T]) attachCleanup(owner unsafe.Pointer) {
 
 // releaser is a core, for the cleanup of a dropped handle.
 type releaser interface{ release() error }
+
+// finisher is the copy of a boxed core, for the cleanup of its dropped
+// first handle.
+type finisher interface{ finish() error }
+
+// copy returns a core with c's object and accounting, holding the one
+// reference left when c's box is unreachable. It is made when the cleanup
+// is attached, from what does not change after the object is made
+// (stateCopier). Whether a hot call used the object is not known then, so
+// the copy waits for a grace period as if one had.
+func (c *shared[T]) copy() *shared[T] {
+	d := &shared[T]{destroy: c.destroy, drop: c.drop, live: c.live}
+	any(&c.val).(stateCopier[T]).copyTo(&d.val)
+	d.hot.Store(1)
+	return d
+}
+
+// stateCopier is the state of a boxed object: copyTo copies what its
+// destroy and drop use, which is set before the object is shared; not
+// what its methods add later, such as the context's view.
+type stateCopier[T any] interface{ copyTo(*T) }
+
+var (
+	_ stateCopier[eventState]  = (*eventState)(nil)
+	_ stateCopier[streamState] = (*streamState)(nil)
+)
+
+func finishDropped(f finisher) {
+	// As releaseDropped: nobody is left to report the error to.
+	_ = f.finish()
+}
 
 func releaseDropped(r releaser) {
 	// Nobody is left to report the error to: the handle was dropped. A

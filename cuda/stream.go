@@ -93,10 +93,22 @@ func newStream(op string, ctx *Context, priority int, withPriority bool) (*Strea
 		_ = cc.release()
 		return nil, err
 	}
-	core := newShared(&liveStreams, destroyStream, dropStream)
-	core.val.raw, core.val.priority, core.val.owned = cu.CUstream(out), priority, true
-	core.val.ctx.core = cc
-	return newStreamHandle(core), nil
+	b := &streamBox{}
+	b.core.init(&liveStreams, destroyStream, dropStream)
+	b.core.val.raw, b.core.val.priority, b.core.val.owned = cu.CUstream(out), priority, true
+	b.core.val.ctx.core = cc
+	attachBoxed(&b.s, &b.s.h, &b.core)
+	return &b.s, nil
+}
+
+func (s *streamState) copyTo(d *streamState) {
+	d.raw, d.ctx.core, d.priority, d.owned = s.raw, s.ctx.core, s.priority, s.owned
+}
+
+// streamBox is a new stream's first handle and its core (attachBoxed).
+type streamBox struct {
+	s    Stream // first: the cleanup is attached to the allocation through it
+	core shared[streamState]
 }
 
 // WrapStream returns a handle to a stream created elsewhere (by a library,

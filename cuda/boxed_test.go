@@ -1,0 +1,74 @@
+package cuda
+
+import (
+	"runtime"
+	"testing"
+	"time"
+)
+
+// waitLive collects garbage until LiveHandles reports want events, or
+// fails after a few seconds.
+func waitLiveEvents(t *testing.T, want int) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		runtime.GC()
+		if _, _, e := LiveHandles(); e == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			_, _, e := LiveHandles()
+			t.Fatalf("live events %d, want %d", e, want)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// A new event's first handle shares its allocation with the core
+// (attachBoxed). Dropped without Close while a clone is open, it must not
+// take the event with it: the clone keeps working, and the event goes only
+// once the clone is closed and unreachable too.
+func TestBoxedFirstHandleDroppedWhileCloneOpen(t *testing.T) {
+	_, ctx := needGPU(t)
+	s, err := NewStream(ctx)
+	must(t, err)
+	defer s.Close()
+	_, _, e0 := LiveHandles()
+	clone := func() *Event {
+		e, err := NewEvent(ctx)
+		must(t, err)
+		c, err := e.Clone()
+		must(t, err)
+		return c // e is dropped here
+	}()
+	for range 5 {
+		runtime.GC()
+		time.Sleep(time.Millisecond)
+	}
+	if _, _, e := LiveHandles(); e != e0+1 {
+		t.Fatalf("live events %d with the clone open, want %d", e, e0+1)
+	}
+	must(t, clone.Record(s))
+	must(t, s.Synchronize())
+	if done, err := clone.Query(); err != nil || !done {
+		t.Fatalf("the clone's Query after the first handle was dropped = %v, %v; want true, nil", done, err)
+	}
+	must(t, clone.Close())
+	clone = nil
+	waitLiveEvents(t, e0)
+}
+
+// Dropped alone, the first handle's cleanup destroys the event and gives
+// back its context reference.
+func TestBoxedFirstHandleDropped(t *testing.T) {
+	_, ctx := needGPU(t)
+	c0, _, e0 := LiveHandles()
+	func() {
+		_, err := NewEvent(ctx)
+		must(t, err)
+	}()
+	waitLiveEvents(t, e0)
+	if c, _, _ := LiveHandles(); c != c0 {
+		t.Fatalf("live contexts %d after the event's cleanup, want %d", c, c0)
+	}
+}
