@@ -72,3 +72,39 @@ func TestBoxedFirstHandleDropped(t *testing.T) {
 		t.Fatalf("live contexts %d after the event's cleanup, want %d", c, c0)
 	}
 }
+
+// A view of the context (Stream.Context) keeps a boxed stream whose first
+// handle was dropped: that handle's cleanup could not close the view, which
+// holds no reference of its own on the context.
+func TestBoxedStreamKeptByItsContextView(t *testing.T) {
+	_, ctx := needGPU(t)
+	_, s0, _ := LiveHandles()
+	view := func() *Context {
+		s, err := NewStream(ctx)
+		must(t, err)
+		return s.Context() // s is dropped here
+	}()
+	for range 5 {
+		runtime.GC()
+		time.Sleep(time.Millisecond)
+	}
+	if _, s, _ := LiveHandles(); s != s0+1 {
+		t.Fatalf("live streams %d while its context view is held, want %d", s, s0+1)
+	}
+	if view.Raw() == 0 {
+		t.Fatal("the view is closed while the stream lives")
+	}
+	must(t, view.Synchronize())
+	view = nil
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		runtime.GC()
+		if _, s, _ := LiveHandles(); s == s0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the stream outlived its dropped handle and view")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}

@@ -17,6 +17,11 @@ import (
 // All methods are safe for concurrent use.
 type Context struct {
 	h handle[ctxState]
+	// of is set in a view: the reference of the object whose view it is.
+	// It keeps that object's core reachable while the view is, which a
+	// boxed object (attachBoxed) needs: its dropped first handle's cleanup
+	// cannot reach the view to close it, so the view must not outlive it.
+	of *ctxRef
 }
 
 type ctxState struct {
@@ -236,7 +241,7 @@ func (r *ctxRef) context() *Context {
 	if v := r.view.Load(); v != nil {
 		return v
 	}
-	v := &Context{}
+	v := &Context{of: r}
 	v.h.core = r.core
 	v.h.view = true
 	if r.view.CompareAndSwap(nil, v) {
