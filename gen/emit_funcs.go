@@ -139,9 +139,9 @@ func emitFuncs(f *jen.File, l *library, m *Module, x *typeIndex, since map[strin
 		}
 		callC := jen.Qual("C", tramp).Call(args...)
 		goFn := l.funcName(fn.Name)
-		introduced := "introduced in " + l.familyName() + " " + since[fn.Symbol]
+		introduced := "introduced in " + l.versions().Name + " " + since[fn.Symbol]
 		if since[fn.Symbol] == oldest {
-			introduced = "present since " + l.familyName() + " " + oldest + " (the oldest version of the matrix) or earlier"
+			introduced = "present since " + l.versions().Name + " " + oldest + " (the oldest version of the matrix) or earlier"
 		}
 		f.Commentf("%s calls %s, bound to the %s %s; %s.", goFn, fn.Name, l.what, fn.Symbol, introduced)
 		f.Commentf("Reference: %s (%s).", l.reference, fn.Name)
@@ -199,11 +199,7 @@ func emitFuncs(f *jen.File, l *library, m *Module, x *typeIndex, since map[strin
 		pre.WriteString("#include <complex.h>\n")
 	}
 	f.CgoPreamble(pre.String() + records.text.String() + bodies.String())
-	if l.family != "" {
-		f.Comment("headerVersion is NCCL_VERSION_CODE of the header these bindings come from.")
-	} else {
-		f.Comment("headerVersion is CUDA_VERSION of the header these bindings come from.")
-	}
+	f.Commentf("headerVersion is %s of the header these bindings come from.", l.versions().Macro)
 	f.Const().Id("headerVersion").Op("=").Lit(m.CUDAVersion)
 	if sonames != nil {
 		f.Comment("libraryNames are the names of the library this version ships, for dlopen, in order.")

@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"github.com/dave/jennifer/jen"
+
+	"github.com/gocuda/gocuda/internal/manifest"
 )
 
 // libFile names the file of a library's package that ties its generated
@@ -38,7 +40,7 @@ func emitLib(l *library) ([]byte, error) {
 		jen.Id("Sonames"):       jen.Id("libraryNames"),
 		jen.Id("Funcs"):         jen.Id("funcs").Call(),
 	}
-	if l.family != "" {
+	if l.versions() != manifest.CUDA {
 		spec[jen.Id("OwnVersions")] = jen.True()
 	}
 	if l.preload != "" {
@@ -63,7 +65,7 @@ func emitLib(l *library) ([]byte, error) {
 		jen.Comment("tried and dlopen's message for each."),
 		jen.Id("LoadError").Op("=").Add(dynlib("LoadError")),
 		jen.Commentf("MissingFunctionError reports a function the installed %s library", l.name),
-		jen.Commentf("does not provide (it is older than the header), and the %s version", l.familyName()),
+		jen.Commentf("does not provide (it is older than the header), and the %s version", l.versions().Name),
 		jen.Comment("that introduced it."),
 		jen.Id("MissingFunctionError").Op("=").Add(dynlib("MissingFunctionError")),
 	)
@@ -78,13 +80,8 @@ func emitLib(l *library) ([]byte, error) {
 	f.Comment("would return.")
 	f.Func().Id("Proc").Params(jen.Id("name").String()).Params(jen.Uintptr(), jen.Error()).Block(
 		jen.Return(jen.Id("lib").Dot("Proc").Call(jen.Id("name"))))
-	if l.family != "" {
-		f.Commentf("HeaderVersion is the %s version of the %s these bindings were", l.familyName(), l.header)
-		f.Comment("generated from, as NCCL_VERSION_CODE spells it: 22203 for 2.22.3.")
-	} else {
-		f.Commentf("HeaderVersion is the CUDA version of the %s these bindings were", l.header)
-		f.Comment("generated from, e.g. 12040.")
-	}
+	f.Commentf("HeaderVersion is the %s version of the %s these bindings were", l.versions().Name, l.header)
+	f.Commentf("generated from, %s.", l.versions().Numbering)
 	f.Func().Id("HeaderVersion").Params().Int().Block(jen.Return(jen.Id("headerVersion")))
 
 	f.Comment("procInfo describes one bound function of the generated procTable.")

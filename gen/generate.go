@@ -115,7 +115,7 @@ func (l *library) constraint(m *manifest.Manifest, p manifest.Version) string {
 // has checked the cgo policy table.
 func (l *library) generate(m *manifest.Manifest, v manifest.Version, sum string, mod *Module, earlier []versionSymbols, hw *handwritten) (Output, *API, error) {
 	if err := checkNames(mod, hw, l); err != nil {
-		return nil, nil, fmt.Errorf("CUDA %s: %w", v.Version, err)
+		return nil, nil, fmt.Errorf("%s: %w", v.Name(), err)
 	}
 	x := newTypeIndex(mod)
 	since := map[string]string{}
@@ -186,7 +186,7 @@ func (l *library) generate(m *manifest.Manifest, v manifest.Version, sum string,
 	for name, f := range files {
 		var buf bytes.Buffer
 		if err := f.Render(&buf); err != nil {
-			return nil, nil, fmt.Errorf("CUDA %s: render %s: %w", v.Version, name, err)
+			return nil, nil, fmt.Errorf("%s: render %s: %w", v.Name(), name, err)
 		}
 		out[l.filePrefix()+v.Tag+"_"+name] = buf.Bytes()
 	}

@@ -161,7 +161,7 @@ func TestLibraryConstraintsExclusive(t *testing.T) {
 	}
 	for _, l := range libraries {
 		provs := l.providers(m)
-		if len(provs) == 0 || l.family != "" {
+		if len(provs) == 0 || l.versions() != manifest.CUDA {
 			continue // NCCL's matrix: TestNCCLConstraintsExclusive
 		}
 		for mask := 0; mask < 1<<len(tags); mask++ {

@@ -252,31 +252,28 @@ func realModel(t *testing.T, m *manifest.Manifest, l *library, v manifest.Versio
 		t.Fatal(err)
 	}
 	if l == cuLib {
-		mod, err := modelOf(l, src)
+		mod, err := Model(src)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return mod, path, nil
 	}
-	var mod *Module
-	var include []string
-	if l.family == manifest.FamilyNCCL {
-		// nccl.h with the runtime headers of the default CUDA version.
-		cuda := m.DefaultVersion()
-		mod, err = ncclModel(l, cuda, v)
-		if errors.Is(err, manifest.ErrNotCached) {
-			t.Skipf("%v (make headers)", err)
-		}
-		rt, perr := cuda.HeaderPath()
-		if perr != nil {
-			t.Fatal(perr)
-		}
-		include = []string{"-I", filepath.Dir(rt)}
-	} else {
-		mod, err = libraryModel(l, v)
+	with := m.ParsedWith(v)
+	mod, err := l.model(src, with)
+	if errors.Is(err, manifest.ErrNotCached) {
+		t.Skipf("%v (make headers)", err)
 	}
 	if err != nil {
 		t.Fatal(err)
+	}
+	var include []string
+	if with.Tag != v.Tag {
+		// The other version's headers are in its own cache directory.
+		rt, err := with.HeaderPath()
+		if err != nil {
+			t.Fatal(err)
+		}
+		include = []string{"-I", filepath.Dir(rt)}
 	}
 	standin := t.TempDir()
 	for name, text := range standins {

@@ -30,9 +30,9 @@ type library struct {
 	preload string
 	// reference is the documentation page each binding points to.
 	reference string
-	// sonames are the library names the loader dlopens, by CUDA major
-	// version; nil when the handwritten loader knows them (libcuda.so.1
-	// does not change with the version).
+	// sonames are the library names the loader dlopens, by major version
+	// of the family the library follows; nil when the handwritten loader
+	// knows them (libcuda.so.1 does not change with the version).
 	sonames map[int][]string
 	// getProcAddress marks a library whose entry points come through
 	// cuGetProcAddress: the table then says which may.
@@ -40,10 +40,9 @@ type library struct {
 	// apiDiff marks a library whose API data (z*_api.txt) and changes
 	// across the matrix (API_CHANGES.md) are generated.
 	apiDiff bool
-	// family is the manifest family whose versions the library follows:
-	// "" for CUDA's matrix, manifest.FamilyNCCL for the NCCL entries, a
-	// matrix of their own (NCCL numbers its releases apart from CUDA).
-	family string
+	// family is the manifest family whose versions the library follows,
+	// nil for CUDA's (see versions).
+	family *manifest.Family
 }
 
 var (
@@ -136,7 +135,7 @@ var (
 		what:      "NCCL symbol",
 		reference: "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/api.html",
 		sonames:   map[int][]string{2: {"libnccl.so.2"}},
-		family:    manifest.FamilyNCCL,
+		family:    manifest.NCCL,
 	}
 	// libraries are every header family bound, cuda.h first, and each
 	// package after those whose types it takes.
@@ -167,33 +166,35 @@ func (l *library) ownFiles() []string {
 // library's package: zcu_, znvrtc_.
 func (l *library) filePrefix() string { return "z" + l.pkg + "_" }
 
+// versions is the family whose versions the library follows.
+func (l *library) versions() *manifest.Family {
+	if l.family == nil {
+		return manifest.CUDA
+	}
+	return l.family
+}
+
 // provides reports whether version v of the matrix has the library's header.
 func (l *library) provides(v manifest.Version) bool {
-	if v.Family() != l.family {
+	if v.Family() != l.versions() {
 		return false
 	}
-	if l == cuLib || l.family != "" {
-		return true
-	}
 	_, ok := v.Header(l.header)
-	return ok
+	return ok || l.header == v.MainHeader()
 }
 
 // readHeader returns the cached header of the library for v.
 func (l *library) readHeader(v manifest.Version) ([]byte, string, error) {
-	if l == cuLib || l.family != "" {
+	if l.header == v.MainHeader() {
 		return v.ReadHeader()
 	}
 	return v.ReadLibraryHeader(l.header)
 }
 
-// matrix is the matrix of m whose versions the library follows: m's CUDA
-// versions, or its NCCL ones.
+// matrix is the matrix of m whose versions the library follows. m is the
+// full manifest, or that matrix already.
 func (l *library) matrix(m *manifest.Manifest) *manifest.Manifest {
-	if l.family == "" || (len(m.Versions) > 0 && m.Versions[0].Family() == l.family) {
-		return m
-	}
-	return m.NCCLMatrix()
+	return m.Matrix(l.versions())
 }
 
 // providers are the versions of m that have the library's header, in
@@ -211,23 +212,11 @@ func (l *library) providers(m *manifest.Manifest) []manifest.Version {
 
 // sonamesFor returns the names the loader of version v opens.
 func (l *library) sonamesFor(v manifest.Version) ([]string, error) {
-	major := v.Number() / 1000
-	if l.family == manifest.FamilyNCCL {
-		major = v.Number() / 10000
-	}
-	names := l.sonames[major]
+	names := l.sonames[v.Major()]
 	if len(names) == 0 {
-		return nil, fmt.Errorf("%s: no soname known for %s major version %d (add it to the library's description in gen/library.go)", l.header, l.familyName(), major)
+		return nil, fmt.Errorf("%s: no soname known for %s major version %d (add it to the library's description in gen/library.go)", l.header, l.versions().Name, v.Major())
 	}
 	return names, nil
-}
-
-// familyName names the versions the library follows in prose: "CUDA", "NCCL".
-func (l *library) familyName() string {
-	if l.family == "" {
-		return "CUDA"
-	}
-	return l.family
 }
 
 // exportName is the name a library package gives a C type: its C name

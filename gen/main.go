@@ -78,11 +78,11 @@ func run(args []string) error {
 	}
 
 	// Versions in ascending order, so each sees the symbol lists of those
-	// before it. A name is a CUDA version, else an NCCL one; each library
-	// takes those of its own matrix.
+	// before it. A name is a CUDA version, else one of another family;
+	// each library takes those of its own matrix.
 	var todo []manifest.Version
 	if *all {
-		todo = append(append(todo, m.Versions...), m.NCCL...)
+		todo = m.All()
 	} else {
 		for _, name := range versions {
 			v, err := m.LookupAny(name)
@@ -107,7 +107,7 @@ func run(args []string) error {
 		}
 		var mine []manifest.Version
 		for _, v := range todo {
-			if v.Family() == l.family {
+			if v.Family() == l.versions() {
 				mine = append(mine, v)
 			}
 		}
@@ -146,8 +146,9 @@ func run(args []string) error {
 // header is left out; package cu needs at least one header, the others
 // skip what is not cached.
 func generateLibrary(l *library, m *manifest.Manifest, todo []manifest.Version, out string, all bool) (map[string]Output, error) {
-	// The full manifest for the CUDA headers an NCCL header is parsed
-	// with; the library's own matrix for everything about its versions.
+	// The full manifest for the headers of another family that the
+	// library's header is parsed with; the library's own matrix for
+	// everything about its versions.
 	full := m
 	m = l.matrix(m)
 	hw, err := readHandwritten(out)
@@ -176,33 +177,20 @@ func generateLibrary(l *library, m *manifest.Manifest, todo []manifest.Version, 
 				return nil, err
 			}
 		}
-		var mod *Module
-		switch {
-		case l == cuLib:
-			mod, err = modelOf(l, src)
-		case l.family == manifest.FamilyNCCL:
-			mod, err = ncclModel(l, full.DefaultVersion(), v)
-			if errors.Is(err, manifest.ErrNotCached) {
-				fmt.Printf("%s (%s): %s skipped: %v\n", v.Name(), v.Tag, l.header, err)
-				continue
-			}
-			if err == nil {
-				err = checkNCCLVersion(mod, v)
-			}
-		default:
-			mod, err = libraryModel(l, v)
+		mod, err := l.model(src, full.ParsedWith(v))
+		if errors.Is(err, manifest.ErrNotCached) {
+			fmt.Printf("%s (%s): %s skipped: %v\n", v.Name(), v.Tag, l.header, err)
+			continue
+		}
+		if err == nil && l.header == v.MainHeader() {
+			err = checkVersion(mod, v)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", v.Name(), err)
 		}
-		if l == cuLib && mod.CUDAVersion != v.Number() {
-			return nil, fmt.Errorf("CUDA %s: header at %s says CUDA_VERSION %d", v.Version, path, mod.CUDAVersion)
-		}
-		if l != cuLib {
-			// A library header has no CUDA_VERSION: it is the version of
-			// the matrix it comes with.
-			mod.CUDAVersion = v.Number()
-		}
+		// A library's header has no version macro: its version is that of
+		// the matrix, to which checkVersion held a main header's macro.
+		mod.CUDAVersion = v.Number()
 		sum := v.SHA256
 		if h, ok := v.Header(l.header); ok {
 			sum = h.SHA256
@@ -247,29 +235,29 @@ func generateLibrary(l *library, m *manifest.Manifest, todo []manifest.Version, 
 }
 
 // Model parses a cuda.h and builds its model.
-func Model(src []byte) (*Module, error) { return modelOf(cuLib, src) }
-
-// modelOf parses a header of library l and builds its model.
-func modelOf(l *library, src []byte) (*Module, error) {
-	h, err := Parse(l.header, src)
+func Model(src []byte) (*Module, error) {
+	h, err := Parse(cuLib.header, src)
 	if err != nil {
 		return nil, err
 	}
-	m, err := buildLib(h, l.prefix)
-	if err == nil && l != cuLib {
-		exportTypes(m)
-	}
-	return m, err
+	return buildLib(h, cuLib.prefix)
 }
 
-// libraryModel parses the header of library l with the set of headers
-// version v pins, and builds its model.
-func libraryModel(l *library, v manifest.Version) (*Module, error) {
-	set := HeaderSet{Main: l.header, Files: map[string][]byte{}}
-	for _, h := range v.Headers {
-		data, _, err := v.ReadLibraryHeader(h.Name)
+// model parses src, the header of library l, with the headers that
+// version with pins, and builds its model. cuda.h is parsed alone, as it
+// includes only standard headers.
+func (l *library) model(src []byte, with manifest.Version) (*Module, error) {
+	if l == cuLib {
+		return Model(src)
+	}
+	set := HeaderSet{Main: l.header, Files: map[string][]byte{l.header: src}}
+	for _, h := range with.Headers {
+		if h.Name == l.header {
+			continue
+		}
+		data, _, err := with.ReadLibraryHeader(h.Name)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("the headers %s is parsed with: %w", l.header, err)
 		}
 		set.Files[h.Name] = data
 	}
@@ -285,56 +273,19 @@ func libraryModel(l *library, v manifest.Version) (*Module, error) {
 	return m, nil
 }
 
-// ncclModel parses nccl.h of NCCL version v with the runtime headers of
-// CUDA version cuda (cuda_runtime.h and the headers it includes, which the
-// CUDA version pins), and builds its model.
-func ncclModel(l *library, cuda, v manifest.Version) (*Module, error) {
-	set, err := ncclHeaderSet(l, cuda, v)
-	if err != nil {
-		return nil, err
-	}
-	h, err := ParseSet(l, set)
-	if err != nil {
-		return nil, err
-	}
-	m, err := buildLib(h, l.prefix)
-	if err != nil {
-		return nil, err
-	}
-	exportTypes(m)
-	return m, nil
-}
-
-// ncclHeaderSet is nccl.h of v and the headers of CUDA version cuda.
-func ncclHeaderSet(l *library, cuda, v manifest.Version) (HeaderSet, error) {
-	set := HeaderSet{Main: l.header, Files: map[string][]byte{}}
-	for _, h := range cuda.Headers {
-		data, _, err := cuda.ReadLibraryHeader(h.Name)
-		if err != nil {
-			return set, fmt.Errorf("the runtime headers of %s, which %s is parsed with: %w", cuda.Name(), l.header, err)
-		}
-		set.Files[h.Name] = data
-	}
-	data, _, err := v.ReadHeader()
-	if err != nil {
-		return set, err
-	}
-	set.Files[l.header] = data
-	return set, nil
-}
-
-// checkNCCLVersion holds the header's NCCL_VERSION_CODE to the version the
-// manifest says it is, as package cu holds cuda.h's CUDA_VERSION.
-func checkNCCLVersion(mod *Module, v manifest.Version) error {
+// checkVersion holds the version macro of v's main header (CUDA_VERSION,
+// NCCL_VERSION_CODE) to the version the manifest says it is.
+func checkVersion(mod *Module, v manifest.Version) error {
+	macro := v.Family().Macro
 	for _, c := range mod.Constants {
-		if c.Name == "NCCL_VERSION_CODE" {
+		if c.Name == macro {
 			if c.Value != strconv.Itoa(v.Number()) {
-				return fmt.Errorf("nccl.h says NCCL_VERSION_CODE %s, want %d", c.Value, v.Number())
+				return fmt.Errorf("%s says %s %s, want %d", v.MainHeader(), macro, c.Value, v.Number())
 			}
 			return nil
 		}
 	}
-	return errors.New("nccl.h defines no NCCL_VERSION_CODE")
+	return fmt.Errorf("%s defines no %s", v.MainHeader(), macro)
 }
 
 // earlierSymbols returns the symbol lists of the matrix versions below v:
@@ -355,7 +306,7 @@ func earlierSymbols(l *library, m *manifest.Manifest, v manifest.Version, out st
 		}
 		data, err := os.ReadFile(filepath.Join(out, l.symbolsFile(o.Tag)))
 		if err != nil {
-			return nil, fmt.Errorf("CUDA %s needs the symbol list of CUDA %s to date its functions: %w (generate %s first)", v.Version, o.Version, err, o.Version)
+			return nil, fmt.Errorf("%s needs the symbol list of %s to date its functions: %w (generate %s first)", v.Name(), o.Name(), err, o.Version)
 		}
 		res = append(res, versionSymbols{o.Version, parseSymbolList(data)})
 	}

@@ -19,7 +19,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -120,7 +119,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		filePaths[v.Version] = path
 	}
-	selected := append(slices.Clone(m.Versions), m.NCCL...)
+	selected := m.All()
 	named := map[string]bool{}
 	if len(names) > 0 {
 		selected = nil

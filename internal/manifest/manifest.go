@@ -10,6 +10,7 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -31,20 +32,91 @@ type Manifest struct {
 	// nccl22203 selects 2.22.3, and no NCCL tag selects the newest. Each
 	// entry has the fields of a CUDA version, its sha256 that of nccl.h.
 	NCCL []Version `json:"nccl,omitempty"`
+	// family is that of Versions: nil for CUDA's, another in a matrix
+	// that Matrix made.
+	family *Family
 }
 
-// Version is one CUDA version of the matrix.
+// Family is a set of versions numbered together, each pinning one main
+// header. What differs between the families is here, as data.
+type Family struct {
+	Name   string // in prose: "CUDA", "NCCL"
+	Header string // the main header, the one a version's sha256 pins
+	Macro  string // the header's macro that spells the version as Number does
+	// Numbering says how Number spells a version, as the generated doc
+	// comments put it.
+	Numbering string
+	tag       string // prefix of the build tags
+	form      string // the version's form, for errors: "MAJOR.MINOR"
+	version   *regexp.Regexp
+	// place weighs each part of the version in Number.
+	place []int
+	// cacheDir prefixes the version in the name of its cache directory.
+	cacheDir string
+	// ownHeaders says whether a version lists headers besides its main
+	// one; when not, the main header is parsed with those of the default
+	// CUDA version (see ParsedWith).
+	ownHeaders bool
+	sources    []string
+}
+
+var (
+	// CUDA is the family of cuda.h and the CUDA libraries.
+	CUDA = &Family{
+		Name: "CUDA", Header: "cuda.h", Macro: "CUDA_VERSION", Numbering: "e.g. 12040",
+		tag: "cuda", form: "MAJOR.MINOR", version: regexp.MustCompile(`^([0-9]+)\.([0-9]+)$`), place: []int{1000, 10},
+		ownHeaders: true, sources: []string{SourceDebian, SourceToolkit, SourceFile},
+	}
+	// NCCL is the family of nccl.h, the versions of Manifest.NCCL.
+	NCCL = &Family{
+		Name: "NCCL", Header: "nccl.h", Macro: "NCCL_VERSION_CODE", Numbering: "as NCCL_VERSION_CODE spells it: 22203 for 2.22.3",
+		tag: "nccl", form: "MAJOR.MINOR.PATCH", version: regexp.MustCompile(`^([0-9]+)\.([0-9]+)\.([0-9]+)$`), place: []int{10000, 100, 1},
+		// NCCL's numbers could one day meet CUDA's.
+		cacheDir: "nccl-",
+		sources:  []string{SourceDebian, SourceFile},
+	}
+	// Families are every family, CUDA's first.
+	Families = []*Family{CUDA, NCCL}
+)
+
+// entries are the versions of family f that m lists.
+func (m *Manifest) entries(f *Family) []Version {
+	switch f {
+	case m.Family():
+		return m.Versions
+	case NCCL:
+		return m.NCCL
+	}
+	return nil
+}
+
+// Family is the family of m's Versions.
+func (m *Manifest) Family() *Family {
+	if m.family == nil {
+		return CUDA
+	}
+	return m.family
+}
+
+// All is every version of m, CUDA's first.
+func (m *Manifest) All() []Version {
+	var all []Version
+	for _, f := range Families {
+		all = append(all, m.entries(f)...)
+	}
+	return all
+}
+
+// Version is one version of a family's matrix.
 type Version struct {
 	Version string `json:"version"` // "12.4"
 	Tag     string `json:"tag"`     // build tag, "cuda12040"
 	Source  Source `json:"source"`
-	SHA256  string `json:"sha256"` // of cuda.h
-	// Headers are the library headers the version provides besides cuda.h,
+	SHA256  string `json:"sha256"` // of the main header (cuda.h)
+	// Headers are the library headers the version provides besides its main header,
 	// from the same source (one package, one toolkit).
 	Headers []Header `json:"headers,omitempty"`
-	// family is "" for a CUDA version and "NCCL" for an entry of
-	// Manifest.NCCL: it names the main header and the cache directory.
-	family string
+	family  *Family  // nil for CUDA's
 	// Libraries are run-time libraries that tests use without a GPU (NVRTC
 	// compiles on the CPU), each from a Debian package of the version's
 	// suite and component.
@@ -82,13 +154,7 @@ type Source struct {
 	Path string `json:"path"`
 }
 
-var (
-	versionRE     = regexp.MustCompile(`^([0-9]+)\.([0-9]+)$`)
-	ncclVersionRE = regexp.MustCompile(`^([0-9]+)\.([0-9]+)\.([0-9]+)$`)
-	tagRE         = regexp.MustCompile(`^cuda[0-9]{5}$`)
-	ncclTagRE     = regexp.MustCompile(`^nccl[0-9]{5,}$`)
-	shaRE         = regexp.MustCompile(`^[0-9a-f]{64}$`)
-)
+var shaRE = regexp.MustCompile(`^[0-9a-f]{64}$`)
 
 // Load reads and validates a manifest file.
 func Load(path string) (*Manifest, error) {
@@ -107,8 +173,11 @@ func Parse(data []byte, name string) (*Manifest, error) {
 	if err := dec.Decode(&m); err != nil {
 		return nil, fmt.Errorf("manifest %s: %w", name, err)
 	}
-	for i := range m.NCCL {
-		m.NCCL[i].family = FamilyNCCL
+	for _, f := range Families {
+		vs := m.entries(f)
+		for i := range vs {
+			vs[i].family = f
+		}
 	}
 	if err := m.validate(); err != nil {
 		return nil, fmt.Errorf("manifest %s: %w", name, err)
@@ -120,115 +189,92 @@ func (m *Manifest) validate() error {
 	if len(m.Versions) == 0 {
 		return fmt.Errorf("no versions")
 	}
-	seen := map[string]bool{}
-	for _, v := range m.Versions {
-		if !versionRE.MatchString(v.Version) {
-			return fmt.Errorf("version %q: want MAJOR.MINOR", v.Version)
-		}
-		if seen[v.Version] {
-			return fmt.Errorf("version %s listed twice", v.Version)
-		}
-		seen[v.Version] = true
-		if want := v.WantTag(); v.Tag != want {
-			return fmt.Errorf("version %s: tag %q, want %q", v.Version, v.Tag, want)
-		}
-		if !tagRE.MatchString(v.Tag) {
-			return fmt.Errorf("version %s: bad tag %q", v.Version, v.Tag)
-		}
-		if !shaRE.MatchString(v.SHA256) {
-			return fmt.Errorf("version %s: sha256 must be 64 lower-case hex digits", v.Version)
-		}
-		if err := v.validateExtras(); err != nil {
+	for _, f := range Families {
+		if err := f.validate(m.entries(f)); err != nil {
 			return err
 		}
-		switch v.Source.Kind {
-		case SourceDebian:
-			s := v.Source
-			if s.Package == "" || s.PackageVersion == "" || s.Suite == "" || s.Component == "" || s.Path == "" {
-				return fmt.Errorf("version %s: debian source needs package, package_version, suite, component and path", v.Version)
-			}
-			if !shaRE.MatchString(s.PackageSHA256) {
-				return fmt.Errorf("version %s: package_sha256 must be 64 lower-case hex digits", v.Version)
-			}
-		case SourceToolkit:
-			if v.Source.Path == "" {
-				return fmt.Errorf("version %s: toolkit source needs path", v.Version)
-			}
-		case SourceFile:
-			// A relative path would depend on where fetch is run.
-			if !path.IsAbs(v.Source.Path) {
-				return fmt.Errorf("version %s: file source needs an absolute path", v.Version)
-			}
-		default:
-			return fmt.Errorf("version %s: unknown source kind %q (want %q, %q or %q)", v.Version, v.Source.Kind, SourceDebian, SourceToolkit, SourceFile)
-		}
 	}
-	if !seen[m.Default] {
+	if !slices.ContainsFunc(m.Versions, func(v Version) bool { return v.Version == m.Default }) {
 		return fmt.Errorf("default version %q is not in the matrix", m.Default)
 	}
-	return m.validateNCCL()
+	return nil
 }
 
-// FamilyNCCL is the family of the entries of Manifest.NCCL.
-const FamilyNCCL = "NCCL"
-
-// validateNCCL checks the NCCL entries: MAJOR.MINOR.PATCH, the tag of
-// NCCL_VERSION_CODE, nccl.h's SHA-256, a Debian package or a file.
-func (m *Manifest) validateNCCL() error {
+// validate checks versions vs of f.
+func (f *Family) validate(vs []Version) error {
 	seen := map[string]bool{}
-	for _, v := range m.NCCL {
+	for _, v := range vs {
 		name := v.Name()
 		switch {
-		case !ncclVersionRE.MatchString(v.Version):
-			return fmt.Errorf("NCCL version %q: want MAJOR.MINOR.PATCH", v.Version)
+		case !f.version.MatchString(v.Version):
+			return fmt.Errorf("%s version %q: want %s", f.Name, v.Version, f.form)
 		case seen[v.Version]:
 			return fmt.Errorf("%s listed twice", name)
-		case v.Tag != v.WantTag() || !ncclTagRE.MatchString(v.Tag):
+		case v.Tag != v.WantTag():
 			return fmt.Errorf("%s: tag %q, want %q", name, v.Tag, v.WantTag())
 		case !shaRE.MatchString(v.SHA256):
-			return fmt.Errorf("%s: sha256 (of nccl.h) must be 64 lower-case hex digits", name)
-		case len(v.Headers) > 0:
-			return fmt.Errorf("%s: nccl.h is its only header; it is parsed with the runtime headers of the default CUDA version", name)
+			return fmt.Errorf("%s: sha256 (of %s) must be 64 lower-case hex digits", name, f.Header)
+		case len(v.Headers) > 0 && !f.ownHeaders:
+			return fmt.Errorf("%s: %s is its only header; it is parsed with the runtime headers of the default CUDA version", name, f.Header)
+		case !slices.Contains(f.sources, v.Source.Kind):
+			return fmt.Errorf("%s: source kind %q (want one of %s)", name, v.Source.Kind, strings.Join(f.sources, ", "))
 		}
 		seen[v.Version] = true
 		if err := v.validateExtras(); err != nil {
 			return err
 		}
-		s := v.Source
-		switch s.Kind {
-		case SourceDebian:
-			if s.Package == "" || s.PackageVersion == "" || s.Suite == "" || s.Component == "" || s.Path == "" || !shaRE.MatchString(s.PackageSHA256) {
-				return fmt.Errorf("%s: debian source needs package, package_version, suite, component, path and package_sha256", name)
-			}
-		case SourceFile:
-			if !path.IsAbs(s.Path) {
-				return fmt.Errorf("%s: file source needs an absolute path", name)
-			}
-		default:
-			return fmt.Errorf("%s: source kind %q (want %q or %q)", name, s.Kind, SourceDebian, SourceFile)
+		if err := v.Source.validate(); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
 		}
 	}
 	return nil
 }
 
-// NCCLMatrix is the NCCL entries as a matrix of their own, for code that
-// LookupAny finds a CUDA version, else an NCCL one, by number or tag; the
-// error is the CUDA lookup's.
+func (s Source) validate() error {
+	switch s.Kind {
+	case SourceDebian:
+		if s.Package == "" || s.PackageVersion == "" || s.Suite == "" || s.Component == "" || s.Path == "" {
+			return fmt.Errorf("debian source needs package, package_version, suite, component and path")
+		}
+		if !shaRE.MatchString(s.PackageSHA256) {
+			return fmt.Errorf("package_sha256 must be 64 lower-case hex digits")
+		}
+	case SourceToolkit:
+		if s.Path == "" {
+			return fmt.Errorf("toolkit source needs path")
+		}
+	case SourceFile:
+		// A relative path would depend on where fetch is run.
+		if !path.IsAbs(s.Path) {
+			return fmt.Errorf("file source needs an absolute path")
+		}
+	}
+	return nil
+}
+
+// LookupAny finds a version of any family by number or tag, CUDA's first;
+// the error is the CUDA lookup's.
 func (m *Manifest) LookupAny(name string) (Version, error) {
 	v, err := m.Lookup(name)
-	if err == nil || len(m.NCCL) == 0 {
-		return v, err
-	}
-	if nv, nerr := m.NCCLMatrix().Lookup(name); nerr == nil {
-		return nv, nil
+	if err != nil {
+		for _, f := range Families[1:] {
+			if fv, ferr := m.Matrix(f).Lookup(name); ferr == nil {
+				return fv, nil
+			}
+		}
 	}
 	return v, err
 }
 
-// walks a matrix (the generator, fetch): its default is the newest.
-func (m *Manifest) NCCLMatrix() *Manifest {
-	n := &Manifest{Versions: m.NCCL}
-	for _, v := range m.NCCL {
+// Matrix is the versions of family f as a matrix of their own, for code
+// that walks one (the generator, fetch): m itself for its own family; for
+// another, whose default m does not name, the newest is the default.
+func (m *Manifest) Matrix(f *Family) *Manifest {
+	if f == m.Family() {
+		return m
+	}
+	n := &Manifest{Versions: m.entries(f), family: f}
+	for _, v := range n.Versions {
 		if d, err := n.Lookup(n.Default); err != nil || v.Number() > d.Number() {
 			n.Default = v.Version
 		}
@@ -236,51 +282,52 @@ func (m *Manifest) NCCLMatrix() *Manifest {
 	return n
 }
 
+// ParsedWith is the version whose headers the main header of v is parsed
+// with: v itself, or the default CUDA version for a family whose versions
+// have no headers of their own. m is the whole manifest.
+func (m *Manifest) ParsedWith(v Version) Version {
+	if v.Family().ownHeaders {
+		return v
+	}
+	return m.Matrix(CUDA).DefaultVersion()
+}
+
 // Name is the version as prose gives it: "CUDA 12.4", "NCCL 2.22.3".
-func (v Version) Name() string {
-	if v.family == "" {
-		return "CUDA " + v.Version
+func (v Version) Name() string { return v.Family().Name + " " + v.Version }
+
+// Family is the family of v.
+func (v Version) Family() *Family {
+	if v.family == nil {
+		return CUDA
 	}
-	return v.family + " " + v.Version
+	return v.family
 }
 
-// Family is "" for a CUDA version and FamilyNCCL for an NCCL one.
-func (v Version) Family() string { return v.family }
+// MainHeader is the header the version's sha256 pins: cuda.h, nccl.h.
+func (v Version) MainHeader() string { return v.Family().Header }
 
-// MainHeader is the header the version's sha256 pins: cuda.h, or nccl.h
-// for an NCCL version.
-func (v Version) MainHeader() string {
-	if v.family == FamilyNCCL {
-		return "nccl.h"
-	}
-	return "cuda.h"
-}
-
-// Number is the version as CUDA_VERSION spells it: 12.4 → 12040; for an
-// NCCL version, as NCCL_VERSION_CODE does: 2.22.3 → 22203.
+// Number is the version as its family's macro spells it: 12.4 → 12040
+// (CUDA_VERSION), 2.22.3 → 22203 (NCCL_VERSION_CODE); 0 for a version not
+// of the family's form.
 func (v Version) Number() int {
-	if p := ncclVersionRE.FindStringSubmatch(v.Version); p != nil && v.family == FamilyNCCL {
-		major, _ := strconv.Atoi(p[1])
-		minor, _ := strconv.Atoi(p[2])
-		patch, _ := strconv.Atoi(p[3])
-		return major*10000 + minor*100 + patch
-	}
-	p := versionRE.FindStringSubmatch(v.Version)
+	f := v.Family()
+	p := f.version.FindStringSubmatch(v.Version)
 	if p == nil {
 		return 0
 	}
-	major, _ := strconv.Atoi(p[1])
-	minor, _ := strconv.Atoi(p[2])
-	return major*1000 + minor*10
+	n := 0
+	for i, w := range f.place {
+		d, _ := strconv.Atoi(p[i+1])
+		n += d * w
+	}
+	return n
 }
 
+// Major is the version's first number: 12 for 12.4, 2 for 2.22.3.
+func (v Version) Major() int { return v.Number() / v.Family().place[0] }
+
 // WantTag is the build tag the version must have: 12.4 → cuda12040.
-func (v Version) WantTag() string {
-	if v.family == FamilyNCCL {
-		return fmt.Sprintf("nccl%05d", v.Number())
-	}
-	return fmt.Sprintf("cuda%05d", v.Number())
-}
+func (v Version) WantTag() string { return fmt.Sprintf("%s%05d", v.Family().tag, v.Number()) }
 
 // Lookup finds a version by its number ("12.4") or tag ("cuda12040").
 func (m *Manifest) Lookup(name string) (Version, error) {
@@ -293,11 +340,7 @@ func (m *Manifest) Lookup(name string) (Version, error) {
 	for _, v := range m.Versions {
 		known = append(known, v.Version)
 	}
-	what := "CUDA"
-	if len(m.Versions) > 0 && m.Versions[0].family != "" {
-		what = m.Versions[0].family
-	}
-	return Version{}, fmt.Errorf("unknown %s version %q (the matrix has %s)", what, name, strings.Join(known, ", "))
+	return Version{}, fmt.Errorf("unknown %s version %q (the matrix has %s)", m.Family().Name, name, strings.Join(known, ", "))
 }
 
 // Default returns the version compiled when no build tag is given.
@@ -383,12 +426,7 @@ func (v Version) CachedPath(name string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	dir := v.Version
-	if v.family != "" {
-		// Apart from CUDA's: NCCL's numbers could one day meet them.
-		dir = strings.ToLower(v.family) + "-" + v.Version
-	}
-	return filepath.Join(d, dir, name), nil
+	return filepath.Join(d, v.Family().cacheDir+v.Version, name), nil
 }
 
 // LibraryDir is the directory where the cache keeps this version's

@@ -94,7 +94,7 @@ func TestNCCLVersions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := m.NCCLMatrix()
+	n := m.Matrix(NCCL)
 	if n.Default != "2.28.3" {
 		t.Errorf("default %q, want the newest, 2.28.3", n.Default)
 	}
@@ -102,8 +102,8 @@ func TestNCCLVersions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v.Number() != 22203 || v.Name() != "NCCL 2.22.3" || v.MainHeader() != "nccl.h" || v.Family() != FamilyNCCL {
-		t.Errorf("%s: number %d, main header %s, family %q", v.Name(), v.Number(), v.MainHeader(), v.Family())
+	if v.Number() != 22203 || v.Name() != "NCCL 2.22.3" || v.MainHeader() != "nccl.h" || v.Family() != NCCL {
+		t.Errorf("%s: number %d, main header %s, family %s", v.Name(), v.Number(), v.MainHeader(), v.Family().Name)
 	}
 	t.Setenv("GOCUDA_HEADER_CACHE", "/cache")
 	if p, _ := v.HeaderPath(); p != "/cache/nccl-2.22.3/nccl.h" {
@@ -112,7 +112,12 @@ func TestNCCLVersions(t *testing.T) {
 	if _, err := m.Lookup("2.22.3"); err == nil {
 		t.Error("an NCCL version is found among CUDA's")
 	}
-	for _, bad := range []string{entry("2.22", "nccl22200"), entry("2.22.3", "cuda22203"), entry("2.22.3", "nccl2223")} {
+	good := entry("2.22.3", "nccl22203")
+	for _, bad := range []string{
+		entry("2.22", "nccl22200"), entry("2.22.3", "cuda22203"), entry("2.22.3", "nccl2223"),
+		strings.Replace(good, `"kind": "file", "path": "/usr/include/nccl.h"`, `"kind": "toolkit", "path": "include/nccl.h"`, 1),
+		strings.Replace(good, `}, "sha256"`, `}, "headers": [{"name": "cuda_runtime.h", "path": "/usr/include/cuda_runtime.h", "sha256": "`+sha+`"}], "sha256"`, 1),
+	} {
 		if _, err := Parse(doc(bad), "test"); err == nil {
 			t.Errorf("%s accepted", bad)
 		}
