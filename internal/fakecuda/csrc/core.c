@@ -107,8 +107,12 @@ static int arm(int f, unsigned long at, CUresult r) {
 
 CUresult enter(int f) {
 	unsigned long n = __atomic_add_fetch(&g_calls[f], 1, __ATOMIC_RELAXED);
-	t_api = f;
-	sched_host_enter();
+	// The hooks are called only when their feature is on: this runs at
+	// every driver call, and t_api is a thread-local of a shared library.
+	if (g_race)
+		t_api = f;
+	if (g_seeded)
+		sched_host_enter();
 	if (__atomic_load_n(&g_armed[f], __ATOMIC_ACQUIRE) == 0)
 		return CUDA_SUCCESS;
 	CUresult r = CUDA_SUCCESS;

@@ -46,6 +46,19 @@ static void reg_free(struct reg *r) {
 	free(r);
 }
 
+// reg_remove unlinks and frees name's entry, and reports whether it had one.
+static int reg_remove(const char *name) {
+	for (struct reg **p = &g_regs; *p != NULL; p = &(*p)->next) {
+		if (strcmp((*p)->name, name) == 0) {
+			struct reg *old = *p;
+			*p = old->next;
+			reg_free(old);
+			return 1;
+		}
+	}
+	return 0;
+}
+
 // fakecuda_kernel_register makes name resolvable in every module that
 // has such an entry, and in every binary image; nsizes >= 0 gives the
 // parameter sizes for binary images (PTX's own list wins). A name
@@ -62,20 +75,11 @@ EXPORT int fakecuda_kernel_register(const char *name, int nsizes, const unsigned
 		abort();
 	r->nsizes = nsizes < 0 ? -1 : nsizes;
 	if (nsizes > 0) {
-		r->sizes = malloc((size_t)nsizes * sizeof *r->sizes);
-		if (r->sizes == NULL)
-			abort();
+		r->sizes = xrealloc(NULL, (size_t)nsizes * sizeof *r->sizes);
 		memcpy(r->sizes, sizes, (size_t)nsizes * sizeof *sizes);
 	}
 	lock();
-	for (struct reg **p = &g_regs; *p != NULL; p = &(*p)->next) {
-		if (strcmp((*p)->name, name) == 0) {
-			struct reg *old = *p;
-			*p = old->next;
-			reg_free(old);
-			break;
-		}
-	}
+	reg_remove(name);
 	r->next = g_regs;
 	g_regs = r;
 	unlock();
@@ -87,17 +91,8 @@ EXPORT int fakecuda_kernel_register(const char *name, int nsizes, const unsigned
 // if the Go side has no kernel of that name then. It returns 0, or -1 if
 // name was not registered.
 EXPORT int fakecuda_kernel_unregister(const char *name) {
-	int found = -1;
 	lock();
-	for (struct reg **p = &g_regs; *p != NULL; p = &(*p)->next) {
-		if (strcmp((*p)->name, name) == 0) {
-			struct reg *old = *p;
-			*p = old->next;
-			reg_free(old);
-			found = 0;
-			break;
-		}
-	}
+	int found = reg_remove(name) ? 0 : -1;
 	unlock();
 	return found;
 }
@@ -113,7 +108,6 @@ struct entry {
 struct module {
 	uint64_t h;
 	struct ctx *ctx; // NULL for a library
-	int library;
 	int binary;      // a cubin or fatbin: its entries are not listed
 	int ptx_version;
 	struct entry *entries;
@@ -127,9 +121,7 @@ static int ident_char(int c) { return isalnum(c) || c == '_' || c == '$' || c ==
 // strip_comments copies the PTX with its comments blanked, leaving string
 // literals (file names of .file) alone.
 static char *strip_comments(const char *src, size_t n) {
-	char *s = malloc(n + 1);
-	if (s == NULL)
-		abort();
+	char *s = xrealloc(NULL, n + 1);
 	memcpy(s, src, n);
 	s[n] = 0;
 	for (size_t i = 0; i < n; i++) {
@@ -246,10 +238,8 @@ static void parse_ptx(struct module *m, const char *text, size_t len) {
 				char *stop = comma ? comma : close;
 				unsigned size, align;
 				if (parse_param(q, stop, &size, &align) == 0) {
-					e.sizes = realloc(e.sizes, (e.n + 1) * sizeof *e.sizes);
-					e.aligns = realloc(e.aligns, (e.n + 1) * sizeof *e.aligns);
-					if (e.sizes == NULL || e.aligns == NULL)
-						abort();
+					e.sizes = xrealloc(e.sizes, (e.n + 1) * sizeof *e.sizes);
+					e.aligns = xrealloc(e.aligns, (e.n + 1) * sizeof *e.aligns);
 					e.sizes[e.n] = size;
 					e.aligns[e.n++] = align;
 				}
@@ -266,9 +256,7 @@ static void parse_ptx(struct module *m, const char *text, size_t len) {
 			free(e.aligns);
 			continue;
 		}
-		m->entries = realloc(m->entries, (m->nentries + 1) * sizeof *m->entries);
-		if (m->entries == NULL)
-			abort();
+		m->entries = xrealloc(m->entries, (m->nentries + 1) * sizeof *m->entries);
 		m->entries[m->nentries++] = e;
 	}
 	free(s);
@@ -319,16 +307,12 @@ static CUresult read_file(const char *path, char **out) {
 	if (f == NULL)
 		return CUDA_ERROR_FILE_NOT_FOUND;
 	size_t n = 0, cap = 1 << 16;
-	char *buf = malloc(cap + 1);
-	if (buf == NULL)
-		abort();
+	char *buf = xrealloc(NULL, cap + 1);
 	for (size_t got; (got = fread(buf + n, 1, cap - n, f)) > 0;) {
 		n += got;
 		if (n == cap) {
 			cap *= 2;
-			buf = realloc(buf, cap + 1);
-			if (buf == NULL)
-				abort();
+			buf = xrealloc(buf, cap + 1);
 		}
 	}
 	fclose(f);
@@ -356,7 +340,6 @@ static CUresult load(uint64_t *out, const void *image, int library) {
 	if (r == CUDA_SUCCESS) {
 		struct module *m = module_parse(image);
 		m->ctx = c;
-		m->library = library;
 		m->h = handle_new(library ? K_LIBRARY : K_MODULE, m);
 		g_live[L_MODULES]++;
 		*out = m->h;
@@ -477,9 +460,7 @@ static CUresult resolve(struct module *m, const char *name, uint64_t *out) {
 	else if (r->nsizes >= 0)
 		func_layout(f, (unsigned)r->nsizes, r->sizes, NULL);
 	f->h = handle_new(K_FUNC, f);
-	m->funcs = realloc(m->funcs, (m->nfuncs + 1) * sizeof *m->funcs);
-	if (m->funcs == NULL)
-		abort();
+	m->funcs = xrealloc(m->funcs, (m->nfuncs + 1) * sizeof *m->funcs);
 	m->funcs[m->nfuncs++] = f;
 	*out = f->h;
 	return CUDA_SUCCESS;
@@ -610,9 +591,7 @@ EXPORT int fakecuda_kernel_pin(void *token, unsigned long long ptr, size_t n, un
 		if (i == op->npins) {
 			if (op->npins == op->cappins) {
 				op->cappins = op->cappins ? 2 * op->cappins : 4;
-				op->pins = realloc(op->pins, op->cappins * sizeof *op->pins);
-				if (op->pins == NULL)
-					abort();
+				op->pins = xrealloc(op->pins, op->cappins * sizeof *op->pins);
 			}
 			op->pins[op->npins++] = a;
 			a->pending++;

@@ -1,7 +1,8 @@
 // The race detector (race.c) and the seeded scheduler (sched.c): the hooks
 // the rest of the fake calls. Every hook returns at once when its feature
 // is off (FAKECUDA_RACE, FAKECUDA_SEED unset), so the fake without them
-// behaves, and costs, as before.
+// behaves as before; the one at every driver call (enter) is not even
+// called then.
 #ifndef FAKECUDA_RACE_H
 #define FAKECUDA_RACE_H
 
@@ -73,7 +74,7 @@ void host_wait(void);
 // query that found work pending.
 void sched_host_enter(void);
 void sched_host_yield(void);
-// op_ready is stream.c's test of whether an op may start.
+// op_ready reports whether an op may start (stream.c).
 int op_ready(const struct op *op);
 
 #endif

@@ -110,8 +110,9 @@ CUresult stream_of(CUstream h, struct stream **out) {
 
 // ---- operations ----
 
-// ready reports whether op may start: waits need what they wait for done.
-static int ready(const struct op *op) {
+// op_ready reports whether op may start: waits need what they wait for
+// done.
+int op_ready(const struct op *op) {
 	switch (op->kind) {
 	case OP_WAIT_EVENT:
 		return op->ev->done >= op->target;
@@ -121,8 +122,6 @@ static int ready(const struct op *op) {
 		return 1;
 	}
 }
-
-int op_ready(const struct op *op) { return ready(op); }
 
 // complete retires op, the head of s (or an op that never needed queueing),
 // under the lock.
@@ -204,7 +203,7 @@ static void *worker(void *arg) {
 			pthread_cond_wait(&s->cv, &g_mu);
 			continue;
 		}
-		if (!ready(op)) {
+		if (!op_ready(op)) {
 			pthread_cond_wait(&g_done, &g_mu);
 			continue;
 		}
@@ -253,7 +252,7 @@ static void push(struct stream *s, struct op *op) {
 		if (op->a[i] != NULL)
 			op->a[i]->pending++;
 	int free_op = op->kind == OP_MARKER || op->kind == OP_WAIT_EVENT || op->kind == OP_WAIT_STREAM;
-	if (s->head == NULL && free_op && g_delay_ns == 0 && ready(op)) {
+	if (s->head == NULL && free_op && g_delay_ns == 0 && op_ready(op)) {
 		complete(s, op);
 		return;
 	}
