@@ -198,7 +198,9 @@ func (s *Stream) IsSameQueue(other *Stream) bool {
 // it can be used while the queue lives (its methods return ErrClosed
 // after), closing it does nothing, and Clone gives a handle of your own
 // that outlives the stream. It is nil once this stream handle is closed;
-// the methods of a nil *Context return ErrClosed.
+// the methods of a nil *Context return ErrClosed. While you hold it, it
+// keeps the stream from being destroyed by the cleanup of a stream handle
+// dropped without Close.
 func (s *Stream) Context() *Context {
 	return contextOf(s.handle(), func(st *streamState) *ctxRef { return &st.ctx })
 }
