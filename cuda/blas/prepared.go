@@ -127,22 +127,27 @@ type ltCache struct {
 
 // get returns the prepared multiply of key, making it if needed, and
 // whether the cache keeps it (if not, the caller destroys it after use).
-// A hit takes the lock shared, so that Runs on one handle do not queue.
+// A hit takes the lock shared, so that Runs on one handle do not queue;
+// a miss prepares without the lock (the heuristic takes microseconds),
+// so that it does not hold up the hits of other goroutines. Two that miss
+// on one key at once both prepare, and the second keeps the first's.
 func (c *ltCache) get(op string, st ltState, mm *Matmul, raw [6]uint64, key runKey, algo *Algo) (*prepared, bool, error) {
 	c.mu.RLock()
 	p, ok := c.m[key]
+	full := len(c.m) >= LtRunCache
 	c.mu.RUnlock()
 	if ok {
 		return p, true, nil
 	}
+	p, err := prepare(op, st, mm, raw, ColumnOrder, algo)
+	if err != nil || full {
+		return p, false, err
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if p, ok := c.m[key]; ok {
-		return p, true, nil
-	}
-	p, err := prepare(op, st, mm, raw, ColumnOrder, algo)
-	if err != nil {
-		return nil, false, err
+	if q, ok := c.m[key]; ok {
+		p.destroy()
+		return q, true, nil
 	}
 	if len(c.m) >= LtRunCache {
 		return p, false, nil

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"sync"
 	"testing"
 
 	"github.com/gocuda/gocuda/cuda"
@@ -301,5 +302,58 @@ func TestHandleWorkspaceOnTheGPU(t *testing.T) {
 			t.Fatal(err)
 		}
 		sameProduct(t, step.name, got, want)
+	}
+}
+
+// TestLtRunConcurrentMisses runs shapes new to the handle from several
+// goroutines at once, each shape from more than one, so that misses on
+// one key race to prepare it: every product is right (and -race sees the
+// cache's map only under its lock).
+func TestLtRunConcurrentMisses(t *testing.T) {
+	ctx, s, lt := needLt(t)
+	const m, k, shapes, per = 2, 16, 4, 3
+	ones := make([]float32, 64*k)
+	for i := range ones {
+		ones[i] = 1
+	}
+	a := upload(t, ctx, cuda.ToBFloat16s(ones[:m*k]))
+	type job struct {
+		mm   blas.Matrix
+		cmem *cuda.DeviceMemory
+		n    int
+	}
+	var jobs []job
+	for i := range shapes * per {
+		n := 24 + i%shapes
+		jobs = append(jobs, job{
+			mm:   blas.Matrix{Mem: upload(t, ctx, cuda.ToBFloat16s(ones[:n*k])), Rows: n, Cols: k}.T(),
+			cmem: libtest.Alloc(t, ctx, m*n*2),
+			n:    n,
+		})
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, len(jobs))
+	for i, j := range jobs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = lt.Run(blas.Matmul{
+				A:     blas.Matrix{Mem: a, Rows: m, Cols: k},
+				B:     j.mm,
+				C:     blas.Matrix{Mem: j.cmem, Rows: m, Cols: j.n},
+				AType: blas.BFloat16, BType: blas.BFloat16, CType: blas.BFloat16,
+			}, 1, 0, nil)
+		}()
+	}
+	wg.Wait()
+	for i, j := range jobs {
+		if errs[i] != nil {
+			t.Fatalf("run %d (n=%d): %v", i, j.n, errs[i])
+		}
+		for e, v := range readBF16(t, s, j.cmem, m*j.n) {
+			if v != k {
+				t.Fatalf("run %d (n=%d): C[%d] = %v, want %d", i, j.n, e, v, k)
+			}
+		}
 	}
 }
