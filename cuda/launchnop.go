@@ -66,6 +66,11 @@ static uintptr_t gocuda_hot_hold_addr(void) { return (uintptr_t)gocuda_hot_hold;
 static int gocuda_hot_holding(void) { return atomic_load(&gocuda_hot_held) == 1; }
 static void gocuda_hot_release(void) { atomic_store(&gocuda_hot_held, 2); }
 static int gocuda_hot_hold_calls(void) { return atomic_load(&gocuda_hot_calls); }
+
+// The raw side of BenchmarkHotGoSide: a one- and a two-argument driver
+// call through its entry point, as package cu makes them.
+static int gocuda_raw_call1(uintptr_t fn, uintptr_t a) { return ((int (*)(uintptr_t))fn)(a); }
+static int gocuda_raw_call2(uintptr_t fn, uintptr_t a, uintptr_t b) { return ((int (*)(uintptr_t, uintptr_t))fn)(a, b); }
 */
 import "C"
 
@@ -94,3 +99,10 @@ func hotNopFn() uintptr  { return uintptr(C.gocuda_hot_nop_addr()) }
 func hotHolding() bool   { return C.gocuda_hot_holding() != 0 }
 func hotReleaseHold()    { C.gocuda_hot_release() }
 func hotHoldCalls() int  { return int(C.gocuda_hot_hold_calls()) }
+
+// rawCall1 and rawCall2 call fn(a) and fn(a, b) in one cgo call each, as
+// the raw bindings do: the baseline of BenchmarkHotGoSide.
+func rawCall1(fn, a uintptr) int32 { return int32(C.gocuda_raw_call1(C.uintptr_t(fn), C.uintptr_t(a))) }
+func rawCall2(fn, a, b uintptr) int32 {
+	return int32(C.gocuda_raw_call2(C.uintptr_t(fn), C.uintptr_t(a), C.uintptr_t(b)))
+}
