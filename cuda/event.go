@@ -157,7 +157,7 @@ func (e *Event) Timing() bool {
 func (e *Event) Record(s *Stream) error {
 	const op, fn = "Event.Record", "cuEventRecord"
 	eh, sh := e.handle(), s.handle()
-	ec, sc := hotReady(eh), hotReady(sh)
+	ec, sc := hotReady(eh, hotFenced), hotReady(sh, hotFenced)
 	switch {
 	case ec == nil:
 		return closedError(op)
@@ -176,7 +176,7 @@ func (e *Event) Record(s *Stream) error {
 func (e *Event) Query() (done bool, err error) {
 	const op, fn = "Event.Query", "cuEventQuery"
 	h := e.handle()
-	c := hotReady(h)
+	c := hotReady(h, hotFenced)
 	if c == nil {
 		return false, closedError(op)
 	}

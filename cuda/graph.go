@@ -363,7 +363,7 @@ func (e *GraphExec) Raw() cu.CUgraphExec {
 func (e *GraphExec) Launch(s *Stream) error {
 	const op, fn = "GraphExec.Launch", "cuGraphLaunch"
 	eh, sh := e.handle(), s.handle()
-	ec, sc := hotReady(eh), hotReady(sh)
+	ec, sc := hotReady(eh, hotLight), hotReady(sh, hotLight)
 	switch {
 	case ec == nil:
 		return closedError(op)
@@ -374,7 +374,7 @@ func (e *GraphExec) Launch(s *Stream) error {
 	if err != nil {
 		return err
 	}
-	return hotResult(op, fn, " (stream)", hot2(eh, sh, f.graphLaunch, uintptr(ec.val.raw), uintptr(sc.val.raw), false))
+	return hotResult(op, fn, " (stream)", hot2Light(eh, sh, f.graphLaunch, uintptr(ec.val.raw), uintptr(sc.val.raw)))
 }
 
 // Update gives e the parameters of g, a graph of the same topology, as

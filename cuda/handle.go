@@ -82,8 +82,8 @@ func (c *shared[T]) release() error {
 // driver refused while the object still exists (during a stream capture,
 // say) is not forgotten: the object stays counted and waits for a retry.
 func (c *shared[T]) finish() error {
-	if c.hot.Load() != 0 {
-		hotGrace()
+	if hot := c.hot.Load(); hot != 0 {
+		hotGrace(hot)
 	}
 	err := c.destroy(&c.val)
 	if err != nil && stillHeld(err) {
@@ -202,12 +202,13 @@ type finisher interface{ finish() error }
 // copy returns a core with c's object and accounting, holding the one
 // reference left when c's box is unreachable. It is made when the cleanup
 // is attached, from what does not change after the object is made
-// (stateCopier). Whether a hot call used the object is not known then, so
-// the copy waits for a grace period as if one had.
+// (stateCopier). It needs no grace period: every handle of the object
+// points into the box, and a hot call keeps its handle reachable until
+// it has left the driver, so once the box is unreachable no hot call on
+// the object is in flight.
 func (c *shared[T]) copy() *shared[T] {
 	d := &shared[T]{destroy: c.destroy, drop: c.drop, live: c.live}
 	any(&c.val).(stateCopier[T]).copyTo(&d.val)
-	d.hot.Store(1)
 	return d
 }
 

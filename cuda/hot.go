@@ -1,12 +1,15 @@
 package cuda
 
 /*
+#include <linux/membarrier.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 // The hot calls (Event.Record and Query, Stream.Query and WaitEvent,
 // GraphExec.Launch, the kernel launches) hold no reference on their
@@ -24,6 +27,19 @@ package cuda
 // while inside), so that readers on different threads never write a shared
 // cache line. It is the scheme of userspace RCU's memory-barrier flavour,
 // with the fence on the reader's side.
+//
+// On the H200's host that fence (a locked instruction) costs 7-9 ns of a
+// hot call's 15-20 (bench/c/hotcost.c). The light calls (Stream.Query,
+// GraphExec.Launch and the kernel launches, which use streams, modules and
+// graphs: objects made once and used many times) skip it, where the
+// kernel offers membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED): the grace
+// period of an object a light call used starts with that system call,
+// which runs a full barrier on every CPU running a thread of the process
+// (the scheme of userspace RCU's membarrier flavour). It costs the destroy
+// 0.3 us with the process otherwise idle, about 5 us with eight threads
+// busy. Events, often made for one use, keep the fence on their calls and
+// the cheap grace period. GOCUDA_HOT_MEMBARRIER=0 in the environment turns
+// the light calls off: every call fences.
 
 #include "hot.h"
 
@@ -41,6 +57,7 @@ static pthread_mutex_t gocuda_hot_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_key_t gocuda_hot_key;
 static pthread_once_t gocuda_hot_once = PTHREAD_ONCE_INIT;
 __thread gocuda_slot *gocuda_mine;
+int gocuda_hot_expedited;
 
 // A thread ends outside any hot call, so its slot's sequence is even.
 static void gocuda_slot_free(void *p) {
@@ -49,7 +66,24 @@ static void gocuda_slot_free(void *p) {
 	pthread_mutex_unlock(&gocuda_hot_mu);
 }
 
-static void gocuda_hot_init(void) { pthread_key_create(&gocuda_hot_key, gocuda_slot_free); }
+// gocuda_hot_init runs once, before any thread's first hot call and any
+// grace period, so that both see gocuda_hot_expedited's final value.
+static void gocuda_hot_init(void) {
+	pthread_key_create(&gocuda_hot_key, gocuda_slot_free);
+	const char *env = getenv("GOCUDA_HOT_MEMBARRIER");
+	if (env != NULL && strcmp(env, "0") == 0)
+		return;
+	long cmds = syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
+	if (cmds < 0 || !(cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED))
+		return;
+	if (syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0)
+		gocuda_hot_expedited = 1;
+}
+
+static int gocuda_hot_mode(void) {
+	pthread_once(&gocuda_hot_once, gocuda_hot_init);
+	return gocuda_hot_expedited;
+}
 
 gocuda_slot *gocuda_slot_new(void) {
 	pthread_once(&gocuda_hot_once, gocuda_hot_init);
@@ -79,21 +113,35 @@ gocuda_slot *gocuda_slot_new(void) {
 	return s;
 }
 
-// cuEventQuery(a), cuStreamQuery(a).
+// cuEventQuery(a); cuStreamQuery(a) as a light call.
 static int gocuda_hot1(uintptr_t fn, uintptr_t ops, uintptr_t a) {
 	return GOCUDA_HOT_CALL(ops, ops, ((int (*)(uintptr_t))fn)(a));
 }
 
-// cuEventRecord(a, b), cuGraphLaunch(a, b), cuStreamWaitEvent(a, b, 0).
+static int gocuda_hot1_light(uintptr_t fn, uintptr_t ops, uintptr_t a) {
+	return GOCUDA_HOT_CALL_LIGHT(ops, ops, ((int (*)(uintptr_t))fn)(a));
+}
+
+// cuEventRecord(a, b), cuStreamWaitEvent(a, b, 0); cuGraphLaunch(a, b) as a
+// light call.
 static int gocuda_hot2(uintptr_t fn, uintptr_t ops1, uintptr_t ops2, uintptr_t a, uintptr_t b, int wait) {
 	return GOCUDA_HOT_CALL(ops1, ops2, wait ? ((int (*)(uintptr_t, uintptr_t, unsigned int))fn)(a, b, 0)
 		: ((int (*)(uintptr_t, uintptr_t))fn)(a, b));
 }
 
+static int gocuda_hot2_light(uintptr_t fn, uintptr_t ops1, uintptr_t ops2, uintptr_t a, uintptr_t b) {
+	return GOCUDA_HOT_CALL_LIGHT(ops1, ops2, ((int (*)(uintptr_t, uintptr_t))fn)(a, b));
+}
+
 // gocuda_hot_grace returns once every thread that was inside a hot call
-// when it was called has left that call.
-static void gocuda_hot_grace(void) {
-	atomic_thread_fence(memory_order_seq_cst);
+// when it was called has left that call. After a light call (light 1) on
+// the object, every thread's mark is made visible by membarrier, where
+// those calls skip their fence.
+static void gocuda_hot_grace(int light) {
+	if (light && gocuda_hot_mode())
+		syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
+	else
+		atomic_thread_fence(memory_order_seq_cst);
 	for (gocuda_chunk *c = atomic_load_explicit(&gocuda_chunks, memory_order_acquire); c != NULL; c = c->next)
 		for (int i = 0; i < GOCUDA_SLOTS; i++) {
 			_Atomic uint64_t *seq = &c->slots[i].seq;
@@ -122,15 +170,27 @@ const (
 	hotClosed2 = int32(C.GOCUDA_HOT_CLOSED2) // the second handle is closed
 )
 
-// hotReady returns h's core for a hot call, marked so that its destroy
-// waits for a grace period, or nil when h is nil or zero. Whether h is
-// closed is for the C side to check, after its thread's mark.
-func hotReady[T any](h *handle[T]) *shared[T] {
+// How a hot call marks the objects it uses (shared.hot, a bit set): a
+// fenced call fences after its thread's mark, a light one does not (where
+// membarrier is registered), and the grace period of an object a light
+// call used must make every thread fence instead.
+const (
+	hotFenced = 1
+	hotLight  = 2
+)
+
+// hotReady returns h's core for a hot call of the given kind, marked so
+// that its destroy waits for the right grace period, or nil when h is nil
+// or zero. Whether h is closed is for the C side to check, after its
+// thread's mark.
+func hotReady[T any](h *handle[T], kind uint32) *shared[T] {
 	if h == nil || h.core == nil {
 		return nil
 	}
-	if h.core.hot.Load() == 0 {
-		h.core.hot.Store(1)
+	// A bit once set stays: Or cannot lose a light call's bit to a
+	// fenced call's racing store.
+	if h.core.hot.Load()&kind == 0 {
+		h.core.hot.Or(kind)
 	}
 	return h.core
 }
@@ -150,6 +210,13 @@ func hot1[T any](h *handle[T], fn uintptr, raw uintptr) int32 {
 	return int32(r)
 }
 
+// hot1Light is hot1 as a light call (h made ready with hotLight).
+func hot1Light[T any](h *handle[T], fn uintptr, raw uintptr) int32 {
+	r := C.gocuda_hot1_light(C.uintptr_t(fn), opsAddr(h), C.uintptr_t(raw))
+	runtime.KeepAlive(h)
+	return int32(r)
+}
+
 // hot2 is a two-handle hot call: fn(a, b), or fn(a, b, 0) when wait, unless
 // h1 or h2 is closed.
 func hot2[T1, T2 any](h1 *handle[T1], h2 *handle[T2], fn uintptr, a, b uintptr, wait bool) int32 {
@@ -159,6 +226,15 @@ func hot2[T1, T2 any](h1 *handle[T1], h2 *handle[T2], fn uintptr, a, b uintptr, 
 	}
 	r := C.gocuda_hot2(C.uintptr_t(fn), opsAddr(h1), opsAddr(h2), C.uintptr_t(a), C.uintptr_t(b), w)
 	runtime.KeepAlive(h1) // and so their cores
+	runtime.KeepAlive(h2)
+	return int32(r)
+}
+
+// hot2Light is hot2 as a light call, without wait (h1 and h2 made ready
+// with hotLight).
+func hot2Light[T1, T2 any](h1 *handle[T1], h2 *handle[T2], fn uintptr, a, b uintptr) int32 {
+	r := C.gocuda_hot2_light(C.uintptr_t(fn), opsAddr(h1), opsAddr(h2), C.uintptr_t(a), C.uintptr_t(b))
+	runtime.KeepAlive(h1)
 	runtime.KeepAlive(h2)
 	return int32(r)
 }
@@ -179,8 +255,8 @@ func (k *Kernel) hotLaunch(op string, s *Stream) (launchHold, error) {
 	h := launchHold{mh: mh, sh: sh}
 	// The cores are marked before the C side looks; peek reports a nil,
 	// zero or closed handle.
-	hotReady(mh)
-	hotReady(sh)
+	hotReady(mh, hotLight)
+	hotReady(sh, hotLight)
 	if _, ok := mh.peek(); !ok {
 		return h, closedError(op)
 	}
@@ -198,8 +274,18 @@ func (h launchHold) keepAlive() {
 }
 
 // hotGrace waits until no hot call that began before it is still inside
-// the driver (see the C side).
-func hotGrace() { C.gocuda_hot_grace() }
+// the driver (see the C side); hot is the object's shared.hot.
+func hotGrace(hot uint32) {
+	light := C.int(0)
+	if hot&hotLight != 0 {
+		light = 1
+	}
+	C.gocuda_hot_grace(light)
+}
+
+// hotExpedited reports whether the light calls skip their fence
+// (membarrier is registered).
+func hotExpedited() bool { return C.gocuda_hot_mode() != 0 }
 
 // hotResult turns the result of a hot call into an error: ErrClosed for a
 // closed handle (what names it: "" for the first, e.g. " (stream)" for the

@@ -21,7 +21,15 @@ typedef struct {
 extern __thread gocuda_slot *gocuda_mine;
 gocuda_slot *gocuda_slot_new(void);
 
-static inline gocuda_slot *gocuda_hot_enter(void) {
+// gocuda_hot_expedited is 1 once membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED)
+// is registered for the process (hot.go), before any thread has a slot;
+// it does not change after.
+extern int gocuda_hot_expedited;
+
+// gocuda_hot_enter marks the calling thread as inside a hot call. A light
+// call (light 1) skips the fence where membarrier is registered: the grace
+// period of the objects it used makes every running thread fence instead.
+static inline gocuda_slot *gocuda_hot_enter(int light) {
 	gocuda_slot *s = gocuda_mine;
 	if (s == NULL && (s = gocuda_slot_new()) == NULL)
 		return NULL;
@@ -29,7 +37,10 @@ static inline gocuda_slot *gocuda_hot_enter(void) {
 	atomic_store_explicit(&s->seq, v + 1, memory_order_relaxed);
 	// The mark must be visible before the handles' closed bits are read:
 	// the grace period reads the marks after the bits were set.
-	atomic_thread_fence(memory_order_seq_cst);
+	if (light && gocuda_hot_expedited)
+		atomic_signal_fence(memory_order_seq_cst);
+	else
+		atomic_thread_fence(memory_order_seq_cst);
 	return s;
 }
 
@@ -45,10 +56,10 @@ static inline int gocuda_open(uintptr_t ops) {
 
 // GOCUDA_HOT_CALL evaluates call, an int-valued driver call, inside the
 // thread's mark, unless the handle whose ops word is at ops1 or ops2 is
-// closed.
-#define GOCUDA_HOT_CALL(ops1, ops2, call)                      \
+// closed. GOCUDA_HOT_CALL_LIGHT is the same as a light call.
+#define GOCUDA_HOT_CALL_(light, ops1, ops2, call)              \
 	({                                                         \
-		gocuda_slot *s_ = gocuda_hot_enter();                  \
+		gocuda_slot *s_ = gocuda_hot_enter(light);             \
 		int r_ = GOCUDA_HOT_NOMEM;                             \
 		if (s_ != NULL) {                                      \
 			if (!gocuda_open(ops1))                            \
@@ -61,5 +72,7 @@ static inline int gocuda_open(uintptr_t ops) {
 		}                                                      \
 		r_;                                                    \
 	})
+#define GOCUDA_HOT_CALL(ops1, ops2, call) GOCUDA_HOT_CALL_(0, ops1, ops2, call)
+#define GOCUDA_HOT_CALL_LIGHT(ops1, ops2, call) GOCUDA_HOT_CALL_(1, ops1, ops2, call)
 
 #endif

@@ -2,40 +2,95 @@ package cuda
 
 import (
 	"errors"
+	"os"
+	"os/exec"
+	"strings"
 	"testing"
 	"time"
 )
 
 // The destroy of an object that has seen a hot call waits for the hot
 // calls in flight: a grace period does not end while a thread is inside
-// one.
+// one, fenced or light.
 func TestHotGraceWaitsForCallInside(t *testing.T) {
+	t.Logf("light calls skip their fence (membarrier registered): %v", hotExpedited())
+	for _, c := range []struct {
+		name string
+		kind uint32
+		call func(h *handle[fakeState], fn uintptr) int32
+	}{
+		{"fenced", hotFenced, func(h *handle[fakeState], fn uintptr) int32 { return hot1(h, fn, 0) }},
+		{"light", hotLight, func(h *handle[fakeState], fn uintptr) int32 { return hot1Light(h, fn, 0) }},
+		{"light2", hotLight, func(h *handle[fakeState], fn uintptr) int32 { return hot2Light(h, h, fn, 0, 0) }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			k := newFakeKind()
+			x := k.newObject()
+			hotReady(&x.h, c.kind)
+			if got := x.h.core.hot.Load(); got != c.kind {
+				t.Fatalf("hot = %d after a %s call, want %d", got, c.name, c.kind)
+			}
+			inside := make(chan int32)
+			go func() { inside <- c.call(&x.h, hotHoldFn()) }()
+			for !hotHolding() {
+				time.Sleep(time.Millisecond)
+			}
+			graced := make(chan struct{})
+			go func() {
+				hotGrace(x.h.core.hot.Load())
+				close(graced)
+			}()
+			select {
+			case <-graced:
+				t.Fatal("the grace period ended while a hot call was inside the driver")
+			case <-time.After(50 * time.Millisecond):
+			}
+			hotReleaseHold()
+			if r := <-inside; r != 0 {
+				t.Fatalf("hot call = %d, want 0", r)
+			}
+			select {
+			case <-graced:
+			case <-time.After(10 * time.Second):
+				t.Fatal("the grace period did not end after the hot call returned")
+			}
+		})
+	}
+}
+
+// An object used by both kinds of call keeps both marks, whatever their
+// order: a fenced call never hides a light one from the destroy.
+func TestHotMarksAccumulate(t *testing.T) {
 	k := newFakeKind()
-	x := k.newObject()
-	hotReady(&x.h)
-	inside := make(chan int32)
-	go func() { inside <- hot1(&x.h, hotHoldFn(), 0) }()
-	for !hotHolding() {
-		time.Sleep(time.Millisecond)
+	x, y := k.newObject(), k.newObject()
+	hotReady(&x.h, hotLight)
+	hotReady(&x.h, hotFenced)
+	hotReady(&y.h, hotFenced)
+	hotReady(&y.h, hotLight)
+	if a, b := x.h.core.hot.Load(), y.h.core.hot.Load(); a != hotFenced|hotLight || b != hotFenced|hotLight {
+		t.Errorf("hot = %d and %d, want %d for both", a, b, hotFenced|hotLight)
 	}
-	graced := make(chan struct{})
-	go func() {
-		hotGrace()
-		close(graced)
-	}()
-	select {
-	case <-graced:
-		t.Fatal("the grace period ended while a hot call was inside the driver")
-	case <-time.After(50 * time.Millisecond):
+}
+
+// With GOCUDA_HOT_MEMBARRIER=0 every call fences, and the grace periods
+// still wait: TestHotGraceWaitsForCallInside again, in a process started
+// so.
+func TestHotWithoutMembarrier(t *testing.T) {
+	if os.Getenv("GOCUDA_HOT_MEMBARRIER") == "0" {
+		if hotExpedited() {
+			t.Fatal("GOCUDA_HOT_MEMBARRIER=0, yet the light calls skip their fence")
+		}
+		return
 	}
-	hotReleaseHold()
-	if r := <-inside; r != 0 {
-		t.Fatalf("hot call = %d, want 0", r)
+	if testing.Short() {
+		t.Skip("starts a test process (-short)")
 	}
-	select {
-	case <-graced:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the grace period did not end after the hot call returned")
+	cmd := exec.Command(os.Args[0], "-test.run", "^(TestHotWithoutMembarrier|TestHotGraceWaitsForCallInside)$", "-test.v", "-test.count=1")
+	cmd.Env = append(os.Environ(), "GOCUDA_HOT_MEMBARRIER=0")
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "--- PASS: TestHotGraceWaitsForCallInside/light") ||
+		!strings.Contains(string(out), "skip their fence (membarrier registered): false") {
+		t.Fatalf("with GOCUDA_HOT_MEMBARRIER=0: %v\n%s", err, out)
 	}
 }
 
@@ -44,8 +99,8 @@ func TestHotGraceWaitsForCallInside(t *testing.T) {
 func TestHotCallOnClosedHandleSkipsDriver(t *testing.T) {
 	k := newFakeKind()
 	x, y := k.newObject(), k.newObject()
-	hotReady(&x.h)
-	hotReady(&y.h)
+	hotReady(&x.h, hotFenced)
+	hotReady(&y.h, hotFenced)
 	if err := y.h.close("test"); err != nil {
 		t.Fatal(err)
 	}
@@ -76,8 +131,8 @@ func TestHotCallOnClosedHandleSkipsDriver(t *testing.T) {
 func BenchmarkHotCall(b *testing.B) {
 	k := newFakeKind()
 	x, y := k.newObject(), k.newObject()
-	hotReady(&x.h)
-	hotReady(&y.h)
+	hotReady(&x.h, hotFenced)
+	hotReady(&y.h, hotFenced)
 	nop := hotNopFn()
 	b.Run("one", func(b *testing.B) {
 		for b.Loop() {

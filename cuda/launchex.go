@@ -50,12 +50,12 @@ static int gocuda_launch_ex(uintptr_t fn, uintptr_t f, unsigned gx, unsigned gy,
 	return ((int (*)(gocuda_launch_config *, uintptr_t, void **, void **))fn)(&cfg, f, params, 0);
 }
 
-// gocuda_hot_launch_ex is gocuda_launch_ex as a hot call (hot.go): unless
+// gocuda_hot_launch_ex is gocuda_launch_ex as a light hot call (hot.go): unless
 // the module's or the stream's handle (ops words at mops, sops) is closed.
 static int gocuda_hot_launch_ex(uintptr_t mops, uintptr_t sops, uintptr_t fn, uintptr_t f, unsigned gx, unsigned gy, unsigned gz,
 		unsigned bx, unsigned by, unsigned bz, unsigned shmem, uintptr_t stream,
 		const uint64_t *attrs, unsigned nattrs, uintptr_t prepared, const uint64_t *vals, int n) {
-	return GOCUDA_HOT_CALL(mops, sops, gocuda_launch_ex(fn, f, gx, gy, gz, bx, by, bz, shmem, stream, attrs, nattrs, prepared, vals, n));
+	return GOCUDA_HOT_CALL_LIGHT(mops, sops, gocuda_launch_ex(fn, f, gx, gy, gz, bx, by, bz, shmem, stream, attrs, nattrs, prepared, vals, n));
 }
 */
 import "C"

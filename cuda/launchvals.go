@@ -33,16 +33,16 @@ static int gocuda_launch_params(uintptr_t fn, uintptr_t f, unsigned gx, unsigned
 		uintptr_t, void **, void **))fn)(f, gx, gy, gz, bx, by, bz, shmem, stream, (void **)params, 0);
 }
 
-// The two as hot calls (hot.go): unless the module's or the stream's
+// The two as light hot calls (hot.go): unless the module's or the stream's
 // handle (ops words at mops, sops) is closed.
 static int gocuda_hot_launch_values(uintptr_t mops, uintptr_t sops, uintptr_t fn, uintptr_t f, unsigned gx, unsigned gy, unsigned gz,
 		unsigned bx, unsigned by, unsigned bz, unsigned shmem, uintptr_t stream, const uint64_t *vals, int n) {
-	return GOCUDA_HOT_CALL(mops, sops, gocuda_launch_values(fn, f, gx, gy, gz, bx, by, bz, shmem, stream, vals, n));
+	return GOCUDA_HOT_CALL_LIGHT(mops, sops, gocuda_launch_values(fn, f, gx, gy, gz, bx, by, bz, shmem, stream, vals, n));
 }
 
 static int gocuda_hot_launch_params(uintptr_t mops, uintptr_t sops, uintptr_t fn, uintptr_t f, unsigned gx, unsigned gy, unsigned gz,
 		unsigned bx, unsigned by, unsigned bz, unsigned shmem, uintptr_t stream, uintptr_t params) {
-	return GOCUDA_HOT_CALL(mops, sops, gocuda_launch_params(fn, f, gx, gy, gz, bx, by, bz, shmem, stream, params));
+	return GOCUDA_HOT_CALL_LIGHT(mops, sops, gocuda_launch_params(fn, f, gx, gy, gz, bx, by, bz, shmem, stream, params));
 }
 */
 import "C"

@@ -233,7 +233,7 @@ func (s *Stream) Synchronize() error {
 func (s *Stream) Query() (idle bool, err error) {
 	const op, fn = "Stream.Query", "cuStreamQuery"
 	h := s.handle()
-	c := hotReady(h)
+	c := hotReady(h, hotLight)
 	if c == nil {
 		return false, closedError(op)
 	}
@@ -241,7 +241,7 @@ func (s *Stream) Query() (idle bool, err error) {
 	if err != nil {
 		return false, err
 	}
-	r := hot1(h, f.streamQuery, uintptr(c.val.raw))
+	r := hot1Light(h, f.streamQuery, uintptr(c.val.raw))
 	if r == int32(cu.CUDA_ERROR_NOT_READY) {
 		return false, nil
 	}
@@ -355,7 +355,7 @@ func (s *Stream) pollIdle(ctx context.Context) error {
 func (s *Stream) WaitEvent(e *Event) error {
 	const op, fn = "Stream.WaitEvent", "cuStreamWaitEvent"
 	sh, eh := s.handle(), e.handle()
-	sc, ec := hotReady(sh), hotReady(eh)
+	sc, ec := hotReady(sh, hotFenced), hotReady(eh, hotFenced)
 	switch {
 	case sc == nil:
 		return closedError(op)

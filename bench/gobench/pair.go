@@ -158,6 +158,47 @@ func runPair(ptx []byte) {
 			}
 			return x.Close()
 		})
+		// The same, used once in between: a destroy after a hot call waits
+		// for a grace period, which after a light call (Stream.Query)
+		// starts with membarrier (cuda/hot.go).
+		pair("event_create_record_destroy", 400, 500, func() error {
+			var e cu.CUevent
+			if err := cu.EventCreate(&e, noTiming); err != nil {
+				return err
+			}
+			if err := cu.EventRecord(e, rs); err != nil {
+				return err
+			}
+			return cu.EventDestroy(e)
+		}, func() error {
+			e, err := cuda.NewEvent(ctx)
+			if err != nil {
+				return err
+			}
+			if err := e.Record(s); err != nil {
+				return err
+			}
+			return e.Close()
+		})
+		pair("stream_create_query_destroy", 400, 200, func() error {
+			var x cu.CUstream
+			if err := cu.StreamCreate(&x, uint32(cu.CU_STREAM_NON_BLOCKING)); err != nil {
+				return err
+			}
+			if err := cu.StreamQuery(x); err != nil {
+				return err
+			}
+			return cu.StreamDestroy(x)
+		}, func() error {
+			x, err := cuda.NewStream(ctx)
+			if err != nil {
+				return err
+			}
+			if _, err := x.Query(); err != nil {
+				return err
+			}
+			return x.Close()
+		})
 		pair("alloc_free_1mib", 60, 40, func() error {
 			var p cu.CUdeviceptr
 			if err := cu.MemAlloc(&p, 1<<20); err != nil {
