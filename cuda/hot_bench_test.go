@@ -1,10 +1,8 @@
 package cuda
 
 import (
-	"slices"
 	"sync/atomic"
 	"testing"
-	"time"
 )
 
 // BenchmarkHotGoSide measures this package's part of the hot calls
@@ -37,55 +35,15 @@ func BenchmarkHotGoSide(b *testing.B) {
 	b.Cleanup(func() { boundFnsP.Store(real) })
 	re, rs := uintptr(e.Raw()), uintptr(s.Raw())
 
-	const chunk = 64
-	calls := []struct {
-		name string
-		f    func() error
-	}{
-		{"raw1", func() error { rawCall1(nop, rs); return nil }},
-		{"raw2", func() error { rawCall2(nop, re, rs); return nil }},
-		{"record", func() error { return e.Record(s) }},
-		{"wait", func() error { return s.WaitEvent(e) }},
-		{"graph", func() error { return g.Launch(s) }},
-		{"equery", func() error { _, err := e.Query(); return err }},
-		{"squery", func() error { _, err := s.Query(); return err }},
-	}
 	// The one-handle calls are compared with raw1, the others with raw2.
-	rawOf := func(j int) int {
-		if j >= 5 {
-			return 0
-		}
-		return 1
-	}
-	per := make([][]float64, len(calls))
-	diff := make([][]float64, len(calls))
-	round := make([]float64, len(calls))
-	b.ReportAllocs()
-	for b.Loop() {
-		for j, c := range calls {
-			t0 := time.Now()
-			for range chunk {
-				if err := c.f(); err != nil {
-					b.Fatal(err)
-				}
-			}
-			round[j] = float64(time.Since(t0).Nanoseconds()) / chunk
-		}
-		for j := range calls {
-			per[j] = append(per[j], round[j])
-			diff[j] = append(diff[j], round[j]-round[rawOf(j)])
-		}
-	}
-	med := func(v []float64) float64 {
-		v = slices.Clone(v)
-		slices.Sort(v)
-		return v[len(v)/2]
-	}
-	for j, c := range calls {
-		b.ReportMetric(med(per[j]), c.name+"-ns")
-		if j >= 2 {
-			b.ReportMetric(med(diff[j]), c.name+"-raw-ns")
-		}
-	}
-	b.ReportMetric(0, "ns/op")
+	const raw1, raw2 = 0, 1
+	runChunks(b, []chunkCall{
+		{"raw1", raw1, func() error { rawCall1(nop, rs); return nil }},
+		{"raw2", raw2, func() error { rawCall2(nop, re, rs); return nil }},
+		{"record", raw2, func() error { return e.Record(s) }},
+		{"wait", raw2, func() error { return s.WaitEvent(e) }},
+		{"graph", raw2, func() error { return g.Launch(s) }},
+		{"equery", raw1, func() error { _, err := e.Query(); return err }},
+		{"squery", raw1, func() error { _, err := s.Query(); return err }},
+	}, nil)
 }

@@ -5,7 +5,6 @@ import (
 	"slices"
 	"sync/atomic"
 	"testing"
-	"time"
 	"unsafe"
 
 	"github.com/gocuda/gocuda/generated/cu"
@@ -159,76 +158,39 @@ func BenchmarkLaunchGoSide(b *testing.B) {
 	var f float32
 	var n int32
 
-	const chunk = 64
-	calls := []struct {
-		name string
-		ex   bool // compared with exraw rather than raw
-		f    func() error
-	}{
-		{"raw", false, func() error {
+	// exraw (index 5) is the baseline of the LaunchEx calls, raw of the
+	// others.
+	const raw, exraw = 0, 5
+	runChunks(b, []chunkCall{
+		{"raw", raw, func() error {
 			if r := launchRaw(nop, rk, cfg, rs, args.mem); r != 0 {
 				return r
 			}
 			return nil
 		}},
-		{"args", false, func() error { return k1.LaunchArgs(s, cfg, args) }},
-		{"launch1", false, func() error { return k1.Launch(s, cfg, z) }},
-		{"launch16", false, func() error {
+		{"args", raw, func() error { return k1.LaunchArgs(s, cfg, args) }},
+		{"launch1", raw, func() error { return k1.Launch(s, cfg, z) }},
+		{"launch16", raw, func() error {
 			return k16.Launch(s, cfg, z, z, z, z, z, z, z, z, z, z, z, z, z, z, z, z)
 		}},
-		{"launch16mix", false, func() error {
+		{"launch16mix", raw, func() error {
 			return kmix.Launch(s, cfg, mem, sl, z, f, n, f, n, z, z, f, n, n > 0, int16(n), z, f, uint32(n))
 		}},
-		{"exraw", true, func() error {
+		{"exraw", exraw, func() error {
 			if r := launchExRaw(exNop, rk, &cfg, rs, &la, args.mem, nil, 0); r != 0 {
 				return r
 			}
 			return nil
 		}},
-		{"ex0", true, func() error { return k1.LaunchEx(s, cfg, LaunchAttributes{}, z) }},
-		{"excluster", true, func() error { return k1.LaunchEx(s, cfg, cluster, z) }},
-		{"ex16", true, func() error {
+		{"ex0", exraw, func() error { return k1.LaunchEx(s, cfg, LaunchAttributes{}, z) }},
+		{"excluster", exraw, func() error { return k1.LaunchEx(s, cfg, cluster, z) }},
+		{"ex16", exraw, func() error {
 			return k16.LaunchEx(s, cfg, cluster, z, z, z, z, z, z, z, z, z, z, z, z, z, z, z, z)
 		}},
-	}
-	rawOf := func(ex bool) int {
-		if ex {
-			return 5
-		}
-		return 0
-	}
-	per := make([][]float64, len(calls))
-	diff := make([][]float64, len(calls))
-	round := make([]float64, len(calls))
-	b.ReportAllocs()
-	for b.Loop() {
-		for j, c := range calls {
-			t0 := time.Now()
-			for range chunk {
-				if err := c.f(); err != nil {
-					b.Fatal(err)
-				}
-			}
-			round[j] = float64(time.Since(t0).Nanoseconds()) / chunk
-			z++
-			f += 0.5
-			n += 300
-		}
-		for j, c := range calls {
-			per[j] = append(per[j], round[j])
-			diff[j] = append(diff[j], round[j]-round[rawOf(c.ex)])
-		}
-	}
-	med := func(v []float64) float64 {
-		v = slices.Clone(v)
-		slices.Sort(v)
-		return v[len(v)/2]
-	}
-	for j, c := range calls {
-		b.ReportMetric(med(per[j]), c.name+"-ns")
-		if j != rawOf(c.ex) {
-			b.ReportMetric(med(diff[j]), c.name+"-raw-ns")
-		}
-	}
-	b.ReportMetric(0, "ns/op")
+	}, func() {
+		// The values change between chunks, as a program's would.
+		z++
+		f += 0.5
+		n += 300
+	})
 }

@@ -132,73 +132,27 @@ func runPair(ptx []byte) {
 		// CopyToDevice does: cuMemcpyHtoD from pageable memory may return
 		// before the data is in device memory).
 		noTiming := uint32(cu.CU_EVENT_DISABLE_TIMING)
-		pair("event_create_destroy", 600, 500, func() error {
+		rawEvent := func() (cu.CUevent, error) {
 			var e cu.CUevent
-			if err := cu.EventCreate(&e, noTiming); err != nil {
-				return err
-			}
-			return cu.EventDestroy(e)
-		}, func() error {
-			e, err := cuda.NewEvent(ctx)
-			if err != nil {
-				return err
-			}
-			return e.Close()
-		})
-		pair("stream_create_destroy", 400, 200, func() error {
+			return e, cu.EventCreate(&e, noTiming)
+		}
+		rawStream := func() (cu.CUstream, error) {
 			var x cu.CUstream
-			if err := cu.StreamCreate(&x, uint32(cu.CU_STREAM_NON_BLOCKING)); err != nil {
-				return err
-			}
-			return cu.StreamDestroy(x)
-		}, func() error {
-			x, err := cuda.NewStream(ctx)
-			if err != nil {
-				return err
-			}
-			return x.Close()
-		})
+			return x, cu.StreamCreate(&x, uint32(cu.CU_STREAM_NON_BLOCKING))
+		}
+		cudaEvent := func() (*cuda.Event, error) { return cuda.NewEvent(ctx) }
+		cudaStream := func() (*cuda.Stream, error) { return cuda.NewStream(ctx) }
+		pair("event_create_destroy", 600, 500, cycle(rawEvent, nil, cu.EventDestroy), cycle(cudaEvent, nil, (*cuda.Event).Close))
+		pair("stream_create_destroy", 400, 200, cycle(rawStream, nil, cu.StreamDestroy), cycle(cudaStream, nil, (*cuda.Stream).Close))
 		// The same, used once in between: a destroy after a hot call waits
 		// for a grace period, which after a light call (Stream.Query)
 		// starts with membarrier (cuda/hot.go).
-		pair("event_create_record_destroy", 400, 500, func() error {
-			var e cu.CUevent
-			if err := cu.EventCreate(&e, noTiming); err != nil {
-				return err
-			}
-			if err := cu.EventRecord(e, rs); err != nil {
-				return err
-			}
-			return cu.EventDestroy(e)
-		}, func() error {
-			e, err := cuda.NewEvent(ctx)
-			if err != nil {
-				return err
-			}
-			if err := e.Record(s); err != nil {
-				return err
-			}
-			return e.Close()
-		})
-		pair("stream_create_query_destroy", 400, 200, func() error {
-			var x cu.CUstream
-			if err := cu.StreamCreate(&x, uint32(cu.CU_STREAM_NON_BLOCKING)); err != nil {
-				return err
-			}
-			if err := cu.StreamQuery(x); err != nil {
-				return err
-			}
-			return cu.StreamDestroy(x)
-		}, func() error {
-			x, err := cuda.NewStream(ctx)
-			if err != nil {
-				return err
-			}
-			if _, err := x.Query(); err != nil {
-				return err
-			}
-			return x.Close()
-		})
+		pair("event_create_record_destroy", 400, 500,
+			cycle(rawEvent, func(e cu.CUevent) error { return cu.EventRecord(e, rs) }, cu.EventDestroy),
+			cycle(cudaEvent, func(e *cuda.Event) error { return e.Record(s) }, (*cuda.Event).Close))
+		pair("stream_create_query_destroy", 400, 200,
+			cycle(rawStream, cu.StreamQuery, cu.StreamDestroy),
+			cycle(cudaStream, func(x *cuda.Stream) error { _, err := x.Query(); return err }, (*cuda.Stream).Close))
 		pair("alloc_free_1mib", 60, 40, func() error {
 			var p cu.CUdeviceptr
 			if err := cu.MemAlloc(&p, 1<<20); err != nil {
@@ -257,6 +211,23 @@ func launchExConfig(s cu.CUstream, gridX uint32, cluster bool) *cu.CUlaunchConfi
 		cfg.Attrs, cfg.NumAttrs = attr, 1
 	}
 	return cfg
+}
+
+// cycle returns a function that makes an object, uses it (unless use is
+// nil) and destroys it.
+func cycle[T any](create func() (T, error), use, destroy func(T) error) func() error {
+	return func() error {
+		x, err := create()
+		if err != nil {
+			return err
+		}
+		if use != nil {
+			if err := use(x); err != nil {
+				return err
+			}
+		}
+		return destroy(x)
+	}
 }
 
 func median(v []float64) float64 { return quantile(v, 0.5) }
