@@ -245,6 +245,9 @@ func (r Race) Summary() string {
 var (
 	raceMu    sync.Mutex
 	raceTaken int // races handed out by TakeRaces, CheckRaces and ReportRaces
+	// unclaimed are races found before a CheckRaces began: not that
+	// test's, they wait for ReportRaces at the end of the run.
+	unclaimed []Race
 )
 
 // quiesceWait bounds the wait for queued work before races are read: a
@@ -280,14 +283,20 @@ func TakeRaces() []Race {
 // now and its end, as Go's race detector fails a test. Call it first in a
 // test: the check is a cleanup, and runs after the test's other cleanups
 // (which may close streams that still have work). Races found while
-// parallel tests run are reported by whichever check runs first. Without
-// the detector it checks nothing.
+// parallel tests run are reported by whichever check runs first. Races
+// found before it began are not this test's: they are kept for the report
+// at the end of the run (ReportRaces), as if no check had taken them.
+// Without the detector it checks nothing.
 func CheckRaces(tb testing.TB) {
 	tb.Helper()
 	if !RaceDetectorEnabled() {
 		return
 	}
-	TakeRaces() // not this test's
+	if earlier := TakeRaces(); len(earlier) > 0 {
+		raceMu.Lock()
+		unclaimed = append(unclaimed, earlier...)
+		raceMu.Unlock()
+	}
 	tb.Cleanup(func() {
 		for _, r := range TakeRaces() {
 			tb.Errorf("cudatest: race detected during execution of test:\n%s", r)
@@ -295,11 +304,15 @@ func CheckRaces(tb testing.TB) {
 	})
 }
 
-// ReportRaces writes to w the report of every race not yet taken and
-// returns their number: the check at the end of a test binary's run, as
-// UseFakeDriver makes it.
+// ReportRaces writes to w the report of every race not yet taken (those
+// found before a CheckRaces began included) and returns their number: the
+// check at the end of a test binary's run, as UseFakeDriver makes it.
 func ReportRaces(w io.Writer) int {
-	races := TakeRaces()
+	taken := TakeRaces()
+	raceMu.Lock()
+	races := append(unclaimed, taken...)
+	unclaimed = nil
+	raceMu.Unlock()
 	for _, r := range races {
 		fmt.Fprint(w, r)
 	}

@@ -72,6 +72,40 @@ func TestCheckRaces(t *testing.T) {
 	}
 }
 
+// A race found before a test's CheckRaces is not that test's, and is not
+// lost either: ReportRaces, the check at the end of the run, reports it.
+func TestCheckRacesKeepsEarlierRaces(t *testing.T) {
+	if !cudatest.RaceDetectorEnabled() {
+		t.Skip("the race detector is off")
+	}
+	dev, err := cuda.GetDevice(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, err := cuda.PrimaryContext(dev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ctx.Close()
+	var before strings.Builder
+	if n := cudatest.ReportRaces(&before); n != 0 {
+		t.Fatalf("%d races from the tests before:\n%s", n, before.String())
+	}
+	produceAndConsume(ctx, false) // a race no check has taken
+
+	later := &raceTB{TB: t}
+	cudatest.CheckRaces(later)
+	produceAndConsume(ctx, true)
+	later.end()
+	if len(later.errs) != 0 {
+		t.Fatalf("the later test failed with the earlier race: %q", later.errs)
+	}
+	var report strings.Builder
+	if n := cudatest.ReportRaces(&report); n != 1 || !strings.Contains(report.String(), "by memset (cuMemsetD32Async) on stream") {
+		t.Fatalf("ReportRaces = %d, want the earlier race:\n%s", n, report.String())
+	}
+}
+
 // HostWrite of page-locked memory an asynchronous copy still reads races;
 // after the stream's synchronization it does not.
 func TestHostWrite(t *testing.T) {
