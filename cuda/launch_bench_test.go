@@ -125,11 +125,8 @@ func BenchmarkLaunchGoSide(b *testing.B) {
 	s, err := NewStream(ctx)
 	must(b, err)
 	b.Cleanup(func() { s.Close() })
-	savedProc, savedEx := launchProc, launchExProc
 	nop, exNop := launchNop(), launchExNop()
-	launchProc = func() (uintptr, error) { return nop, nil }
-	launchExProc = func() (uintptr, error) { return exNop, nil }
-	b.Cleanup(func() { launchProc, launchExProc = savedProc, savedEx })
+	b.Cleanup(setLaunchEntries(nop, exNop))
 
 	var live atomic.Int64
 	mod := newModuleHandle(nopCore(&live, func(st *moduleState) { st.raw = 0x1 }))

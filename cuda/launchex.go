@@ -64,7 +64,6 @@ import (
 	"fmt"
 	"math"
 	"runtime"
-	"sync"
 	"sync/atomic"
 	"unsafe"
 
@@ -75,10 +74,6 @@ import (
 // layout must be cuda.h's (the bindings' layout tests check it against gcc).
 var _ [72 - unsafe.Sizeof(cu.CUlaunchAttribute{})]struct{}
 var _ [unsafe.Sizeof(cu.CUlaunchAttribute{}) - 72]struct{}
-
-// launchExProc is cuLaunchKernelEx's entry point, resolved on the first
-// LaunchEx.
-var launchExProc = sync.OnceValues(func() (uintptr, error) { return cu.Proc("cuLaunchKernelEx") })
 
 // PortableClusterSize is the most blocks a thread-block cluster may have
 // on every device that has clusters (compute capability 9.0 and later).

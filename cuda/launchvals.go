@@ -48,16 +48,40 @@ static int gocuda_hot_launch_params(uintptr_t mops, uintptr_t sops, uintptr_t fn
 import "C"
 
 import (
-	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/gocuda/gocuda/generated/cu"
 )
 
-// launchProc is cuLaunchKernel's entry point, resolved on the first
-// launch: apart from the lifecycle calls (bound.go), which drivers without
-// kernels (the fake driver of cudatest) still serve.
-var launchProc = sync.OnceValues(func() (uintptr, error) { return cu.Proc("cuLaunchKernel") })
+// The entry points of cuLaunchKernel and cuLaunchKernelEx, resolved on the
+// first launch (apart from the lifecycle calls of bound.go, which drivers
+// without kernels serve), then read at every launch: one atomic load,
+// where a sync.OnceValues function costs a call and a few nanoseconds.
+var launchEntry, launchExEntry atomic.Uintptr
+
+func launchProc() (uintptr, error)   { return entryOf(&launchEntry, "cuLaunchKernel") }
+func launchExProc() (uintptr, error) { return entryOf(&launchExEntry, "cuLaunchKernelEx") }
+
+func entryOf(p *atomic.Uintptr, name string) (uintptr, error) {
+	if f := p.Load(); f != 0 {
+		return f, nil
+	}
+	f, err := cu.Proc(name)
+	if err != nil {
+		return 0, err
+	}
+	p.Store(f)
+	return f, nil
+}
+
+// setLaunchEntries puts launch and launchEx in place of the driver's entry
+// points, for tests and benchmarks of the Go side; restore puts back what
+// was there.
+func setLaunchEntries(launch, launchEx uintptr) (restore func()) {
+	l, x := launchEntry.Swap(launch), launchExEntry.Swap(launchEx)
+	return func() { launchEntry.Store(l); launchExEntry.Store(x) }
+}
 
 // maxLaunchValues is how many arguments Launch passes without allocating;
 // more go through a prepared Args, as LaunchArgs's do.

@@ -27,11 +27,7 @@ func TestLaunchValuesNoAlloc(t *testing.T) {
 	must(t, err)
 	defer sub.Close()
 
-	savedProc, savedEx := launchProc, launchExProc
-	rec, recEx := launchRecorders(16)
-	launchProc = func() (uintptr, error) { return rec, nil }
-	launchExProc = func() (uintptr, error) { return recEx, nil }
-	defer func() { launchProc, launchExProc = savedProc, savedEx }()
+	defer setLaunchEntries(launchRecorders(16))()
 
 	k1, _ := fakeKernel(t, false)
 	k1.setParams([]uint32{8})
