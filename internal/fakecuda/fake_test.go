@@ -61,7 +61,7 @@ func is(tb testing.TB, what string, err error, want cu.CUresult) {
 
 // primary initializes the driver and makes device 0's primary context
 // current on the locked calling thread until the test ends.
-func primary(t *testing.T) cu.CUcontext {
+func primary(t testing.TB) cu.CUcontext {
 	t.Helper()
 	must(t, cu.Init(0))
 	var ctx cu.CUcontext
@@ -77,7 +77,7 @@ func primary(t *testing.T) cu.CUcontext {
 	return ctx
 }
 
-func alloc(t *testing.T, bytes uint64) cu.CUdeviceptr {
+func alloc(t testing.TB, bytes uint64) cu.CUdeviceptr {
 	t.Helper()
 	var p cu.CUdeviceptr
 	must(t, cu.MemAlloc(&p, bytes))
@@ -85,7 +85,7 @@ func alloc(t *testing.T, bytes uint64) cu.CUdeviceptr {
 	return p
 }
 
-func stream(t *testing.T, flags uint32) cu.CUstream {
+func stream(t testing.TB, flags uint32) cu.CUstream {
 	t.Helper()
 	var s cu.CUstream
 	must(t, cu.StreamCreate(&s, flags))
@@ -93,7 +93,7 @@ func stream(t *testing.T, flags uint32) cu.CUstream {
 	return s
 }
 
-func words(t *testing.T, p cu.CUdeviceptr, n int) []uint32 {
+func words(t testing.TB, p cu.CUdeviceptr, n int) []uint32 {
 	t.Helper()
 	out := make([]uint32, n)
 	must(t, cu.MemcpyDtoH(unsafe.Pointer(&out[0]), p, uint64(n*4)))

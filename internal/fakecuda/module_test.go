@@ -46,6 +46,9 @@ type runner struct {
 	mu    sync.Mutex
 	calls []fakecuda.KernelCall
 	do    func(*fakecuda.KernelCall) int
+	// quiet runs are not recorded: recording copies, and a benchmark
+	// counts the allocations of the whole process.
+	quiet bool
 }
 
 var kernels = &runner{}
@@ -54,6 +57,9 @@ var installRunner = sync.OnceValue(func() error {
 	return lib.SetKernelRunner(func(c *fakecuda.KernelCall) int {
 		kernels.mu.Lock()
 		defer kernels.mu.Unlock()
+		if kernels.quiet {
+			return kernels.do(c)
+		}
 		cp := *c
 		// The slices are C memory valid during the call only.
 		cp.Name = strings.Clone(c.Name)
@@ -68,7 +74,14 @@ var installRunner = sync.OnceValue(func() error {
 
 func (r *runner) set(do func(*fakecuda.KernelCall) int) {
 	r.mu.Lock()
-	r.calls, r.do = nil, do
+	r.calls, r.do, r.quiet = nil, do, false
+	r.mu.Unlock()
+}
+
+// setQuiet makes do run each launch without recording it; do must not be nil.
+func (r *runner) setQuiet(do func(*fakecuda.KernelCall) int) {
+	r.mu.Lock()
+	r.calls, r.do, r.quiet = nil, do, true
 	r.mu.Unlock()
 }
 
@@ -82,7 +95,7 @@ func (r *runner) take() []fakecuda.KernelCall {
 
 func cstr(s string) *byte { return &append([]byte(s), 0)[0] }
 
-func loadPTX(t *testing.T, text string) cu.CUmodule {
+func loadPTX(t testing.TB, text string) cu.CUmodule {
 	t.Helper()
 	var m cu.CUmodule
 	must(t, cu.ModuleLoadData(&m, unsafe.Pointer(cstr(text))))
