@@ -146,6 +146,18 @@ func TestBadInputCorruptedHeader(t *testing.T) {
 	failsCleanly(t, out, []string{"-root", root, "-out", out, "-version", "12.4"}, "CUDA 12.4", "cuda.h:")
 }
 
+// TestBadInputVersionMismatch runs the generator on a cuda.h whose
+// CUDA_VERSION is not the version the manifest pins it as.
+func TestBadInputVersionMismatch(t *testing.T) {
+	src := realHeader(t)
+	if n := len(cudaVersionLine.FindAll(src, -1)); n != 1 {
+		t.Fatalf("%d lines define CUDA_VERSION, want 1", n)
+	}
+	raised := cudaVersionLine.ReplaceAll(src, []byte("#define CUDA_VERSION 12050"))
+	root, out := badRoot(t, raised, sha(raised))
+	failsCleanly(t, out, []string{"-root", root, "-out", out, "-version", "12.4"}, "cuda.h says CUDA_VERSION 12050", "CUDA 12.4 (12040)")
+}
+
 func TestBadInputUnknownVersion(t *testing.T) {
 	src := realHeader(t)
 	root, out := badRoot(t, src, sha(src))

@@ -50,7 +50,9 @@ func (x *typeIndex) cParam(p Param, name string) (cParam, error) {
 }
 
 // emitFuncs writes the cgo preamble and one Go wrapper per function.
-func emitFuncs(f *jen.File, l *library, m *Module, x *typeIndex, since map[string]string, oldest string, byAddress map[string]bool, sonames []string) error {
+// version is the number of the version of the matrix the bindings are for
+// (12040, 22203), which checkVersion held to the header's macro.
+func emitFuncs(f *jen.File, l *library, m *Module, x *typeIndex, since map[string]string, oldest string, byAddress map[string]bool, sonames []string, version int) error {
 	var pre strings.Builder
 	pre.WriteString("#include <stdint.h>\n")
 	records := &cRecords{x: x, done: map[string]bool{}}
@@ -200,7 +202,7 @@ func emitFuncs(f *jen.File, l *library, m *Module, x *typeIndex, since map[strin
 	}
 	f.CgoPreamble(pre.String() + records.text.String() + bodies.String())
 	f.Commentf("headerVersion is %s of the header these bindings come from.", l.versions().Macro)
-	f.Const().Id("headerVersion").Op("=").Lit(m.CUDAVersion)
+	f.Const().Id("headerVersion").Op("=").Lit(version)
 	if sonames != nil {
 		f.Comment("libraryNames are the names of the library this version ships, for dlopen, in order.")
 		var names []jen.Code

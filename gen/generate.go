@@ -170,7 +170,7 @@ func (l *library) generate(m *manifest.Manifest, v manifest.Version, sum string,
 			return nil, nil, err
 		}
 	}
-	if err := emitFuncs(funcs, l, mod, x, since, oldestVersion(l, m), byAddress, sonames); err != nil {
+	if err := emitFuncs(funcs, l, mod, x, since, oldestVersion(l, m), byAddress, sonames, v.Number()); err != nil {
 		return nil, nil, err
 	}
 	files := map[string]*jen.File{"types.go": types}

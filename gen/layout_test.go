@@ -259,7 +259,7 @@ func realModel(t *testing.T, m *manifest.Manifest, l *library, v manifest.Versio
 		return mod, path, nil
 	}
 	with := m.ParsedWith(v)
-	mod, err := l.model(src, with)
+	mod, err := l.model(src, with, newHeaderFiles())
 	if errors.Is(err, manifest.ErrNotCached) {
 		t.Skipf("%v (make headers)", err)
 	}

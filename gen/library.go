@@ -185,10 +185,7 @@ func (l *library) provides(v manifest.Version) bool {
 
 // readHeader returns the cached header of the library for v.
 func (l *library) readHeader(v manifest.Version) ([]byte, string, error) {
-	if l.header == v.MainHeader() {
-		return v.ReadHeader()
-	}
-	return v.ReadLibraryHeader(l.header)
+	return readCachedHeader(v, l.header)
 }
 
 // matrix is the matrix of m whose versions the library follows. m is the

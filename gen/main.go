@@ -99,6 +99,7 @@ func run(args []string) error {
 	}
 	dirs := map[string]map[string]Output{}
 	owners := map[string]*library{}
+	files := newHeaderFiles()
 	for _, l := range libraries {
 		dir := *out
 		if l != cuLib {
@@ -114,7 +115,7 @@ func run(args []string) error {
 		if len(mine) == 0 && !*all {
 			continue // none of its versions asked for: its files stay as they are
 		}
-		outputs, err := generateLibrary(l, m, mine, dir, *all)
+		outputs, err := generateLibrary(l, m, mine, dir, *all, files)
 		if err != nil {
 			return err
 		}
@@ -142,10 +143,10 @@ func run(args []string) error {
 }
 
 // generateLibrary makes the files of library l for the versions todo, in
-// ascending order, into outputs by tag. A version without the library's
-// header is left out; package cu needs at least one header, the others
-// skip what is not cached.
-func generateLibrary(l *library, m *manifest.Manifest, todo []manifest.Version, out string, all bool) (map[string]Output, error) {
+// ascending order, into outputs by tag, reading headers through files. A
+// version without the library's header is left out; package cu needs at
+// least one header, the others skip what is not cached.
+func generateLibrary(l *library, m *manifest.Manifest, todo []manifest.Version, out string, all bool, files *headerFiles) (map[string]Output, error) {
 	// The full manifest for the headers of another family that the
 	// library's header is parsed with; the library's own matrix for
 	// everything about its versions.
@@ -163,7 +164,7 @@ func generateLibrary(l *library, m *manifest.Manifest, todo []manifest.Version, 
 			continue
 		}
 		start := time.Now()
-		src, path, err := l.readHeader(v)
+		src, path, err := files.read(v, l.header)
 		if errors.Is(err, manifest.ErrNotCached) && (all || l != cuLib) {
 			fmt.Printf("%s (%s): %s skipped, header not cached at %s\n", v.Name(), v.Tag, l.header, path)
 			continue
@@ -177,20 +178,18 @@ func generateLibrary(l *library, m *manifest.Manifest, todo []manifest.Version, 
 				return nil, err
 			}
 		}
-		mod, err := l.model(src, full.ParsedWith(v))
+		with := full.ParsedWith(v)
+		mod, err := l.model(src, with, files)
 		if errors.Is(err, manifest.ErrNotCached) {
 			fmt.Printf("%s (%s): %s skipped: %v\n", v.Name(), v.Tag, l.header, err)
 			continue
 		}
-		if err == nil && l.header == v.MainHeader() {
-			err = checkVersion(mod, v)
+		if err == nil {
+			err = checkVersion(l, mod, v, with)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", v.Name(), err)
 		}
-		// A library's header has no version macro: its version is that of
-		// the matrix, to which checkVersion held a main header's macro.
-		mod.CUDAVersion = v.Number()
 		sum := v.SHA256
 		if h, ok := v.Header(l.header); ok {
 			sum = h.SHA256
@@ -244,9 +243,9 @@ func Model(src []byte) (*Module, error) {
 }
 
 // model parses src, the header of library l, with the headers that
-// version with pins, and builds its model. cuda.h is parsed alone, as it
-// includes only standard headers.
-func (l *library) model(src []byte, with manifest.Version) (*Module, error) {
+// version with pins, read through files, and builds its model. cuda.h is
+// parsed alone, as it includes only standard headers.
+func (l *library) model(src []byte, with manifest.Version, files *headerFiles) (*Module, error) {
 	if l == cuLib {
 		return Model(src)
 	}
@@ -255,7 +254,7 @@ func (l *library) model(src []byte, with manifest.Version) (*Module, error) {
 		if h.Name == l.header {
 			continue
 		}
-		data, _, err := with.ReadLibraryHeader(h.Name)
+		data, _, err := files.read(with, h.Name)
 		if err != nil {
 			return nil, fmt.Errorf("the headers %s is parsed with: %w", l.header, err)
 		}
@@ -273,19 +272,34 @@ func (l *library) model(src []byte, with manifest.Version) (*Module, error) {
 	return m, nil
 }
 
-// checkVersion holds the version macro of v's main header (CUDA_VERSION,
-// NCCL_VERSION_CODE) to the version the manifest says it is.
-func checkVersion(mod *Module, v manifest.Version) error {
-	macro := v.Family().Macro
-	for _, c := range mod.Constants {
-		if c.Name == macro {
-			if c.Value != strconv.Itoa(v.Number()) {
-				return fmt.Errorf("%s says %s %s, want %d", v.MainHeader(), macro, c.Value, v.Number())
+// checkVersion holds what the headers of version v of library l say their
+// version is to what headers/versions.json says: the version macro of v's
+// main header (CUDA_VERSION, NCCL_VERSION_CODE) to v, and CUDA_VERSION,
+// wherever the headers parsed define it, to with, the CUDA version they were
+// parsed as (v, or the default for NCCL). The bindings' headerVersion is
+// the manifest's number, and these checks make it the header's too; a
+// library's headers define no version macro of their own.
+func checkVersion(l *library, mod *Module, v, with manifest.Version) error {
+	if l.header == v.MainHeader() {
+		macro := v.Family().Macro
+		found := false
+		for _, c := range mod.Constants {
+			if c.Name == macro {
+				if c.Value != strconv.Itoa(v.Number()) {
+					return fmt.Errorf("%s says %s %s, but headers/versions.json lists it as %s (%d)", v.MainHeader(), macro, c.Value, v.Name(), v.Number())
+				}
+				found = true
+				break
 			}
-			return nil
+		}
+		if !found {
+			return fmt.Errorf("%s defines no %s", v.MainHeader(), macro)
 		}
 	}
-	return fmt.Errorf("%s defines no %s", v.MainHeader(), macro)
+	if mod.CUDAVersion != 0 && mod.CUDAVersion != with.Number() {
+		return fmt.Errorf("%s, with the headers it is parsed with, says CUDA_VERSION %d, but headers/versions.json lists them as %s (%d)", l.header, mod.CUDAVersion, with.Name(), with.Number())
+	}
+	return nil
 }
 
 // earlierSymbols returns the symbol lists of the matrix versions below v:

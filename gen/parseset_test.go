@@ -109,11 +109,12 @@ func TestSharedTypesAreOneGoType(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	files := newHeaderFiles()
 	params := func(l *library, fn string) map[string]Type {
-		src, _, err := l.readHeader(v)
+		src, _, err := files.read(v, l.header)
 		var mod *Module
 		if err == nil {
-			mod, err = l.model(src, v)
+			mod, err = l.model(src, v, files)
 		}
 		if errors.Is(err, manifest.ErrNotCached) {
 			t.Skipf("CUDA 12.4 headers not cached (make headers): %v", err)
