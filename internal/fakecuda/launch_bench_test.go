@@ -16,7 +16,7 @@ import (
 const benchPTX = `.version 8.0
 .target sm_90
 .address_size 64
-.visible .entry bench_store(.param .u64 .ptr .global .align 4 out, .param .u32 v)
+.visible .entry bench_add(.param .u64 .ptr .global .align 4 out, .param .u64 .ptr .global .align 4 in, .param .u32 v)
 {
 	ret;
 }
@@ -39,46 +39,52 @@ func cAllocs(tb testing.TB) func() uint64 {
 	return func() uint64 { return atomic.LoadUint64(n) }
 }
 
-// BenchmarkKernelLaunch launches a small Go kernel, which pins its
-// pointer parameter and notes a store to it as an accessor does, and
-// waits for it, once an iteration. b.ReportAllocs counts Go's heap only;
-// the fake allocates with malloc, which C-allocs/op counts where
-// testdata/malloccount.c is preloaded. The race detector is on unless
-// FAKECUDA_RACE=0 (TestMain).
+// BenchmarkKernelLaunch launches a small Go kernel, out[0] = in[0] + v,
+// which pins its pointers and notes its load and store as cudatest's
+// accessors do, and waits for it, once an iteration. b.ReportAllocs
+// counts Go's heap only; the fake allocates with malloc, which
+// C-allocs/op counts where testdata/malloccount.c is preloaded. The race
+// detector is on unless FAKECUDA_RACE=0 (TestMain).
 func BenchmarkKernelLaunch(b *testing.B) {
 	primary(b)
 	must(b, installRunner())
-	must(b, lib.RegisterKernel("bench_store", nil))
-	defer lib.UnregisterKernel("bench_store")
+	must(b, lib.RegisterKernel("bench_add", nil))
+	defer lib.UnregisterKernel("bench_add")
 	s := stream(b, 1)
 	m := loadPTX(b, benchPTX)
 	defer func() { must(b, cu.ModuleUnload(m)) }()
-	f, err := function(m, "bench_store")
+	f, err := function(m, "bench_add")
 	must(b, err)
-	out := alloc(b, 64)
+	out, in := alloc(b, 64), alloc(b, 64)
+	must(b, cu.MemsetD32(in, 5, 16))
 
 	var runs, bad atomic.Int64
 	kernels.setQuiet(func(k *fakecuda.KernelCall) int {
 		runs.Add(1)
-		p := binary.LittleEndian.Uint64(k.Params)
-		if _, _, ok := lib.Pin(k.Op, p, 4); !ok {
-			bad.Add(1)
-			return int(cu.CUDA_ERROR_ILLEGAL_ADDRESS)
+		out, in := binary.LittleEndian.Uint64(k.Params), binary.LittleEndian.Uint64(k.Params[8:])
+		for _, p := range [2]uint64{out, in} {
+			if _, _, ok := lib.Pin(k.Op, p, 4); !ok {
+				bad.Add(1)
+				return int(cu.CUDA_ERROR_ILLEGAL_ADDRESS)
+			}
 		}
-		lib.NoteAccess(k.Op, p, 4, true)
-		*(*uint32)(*(*unsafe.Pointer)(unsafe.Pointer(&p))) = binary.LittleEndian.Uint32(k.Params[8:])
+		lib.NoteAccess(k.Op, in, 4, false)
+		lib.NoteAccess(k.Op, out, 4, true)
+		x := *(*uint32)(*(*unsafe.Pointer)(unsafe.Pointer(&in)))
+		*(*uint32)(*(*unsafe.Pointer)(unsafe.Pointer(&out))) = x + binary.LittleEndian.Uint32(k.Params[16:])
 		return 0
 	})
 	defer kernels.set(nil)
 
 	// Everything the launches pass is made once, outside the loops: the
 	// loops measure the launch, not the caller.
-	ptr, v := uint64(out), uint32(7)
+	po, pi, v := uint64(out), uint64(in), uint32(7)
 	var pin runtime.Pinner
 	defer pin.Unpin()
-	pin.Pin(&ptr)
+	pin.Pin(&po)
+	pin.Pin(&pi)
 	pin.Pin(&v)
-	params := []unsafe.Pointer{unsafe.Pointer(&ptr), unsafe.Pointer(&v)}
+	params := []unsafe.Pointer{unsafe.Pointer(&po), unsafe.Pointer(&pi), unsafe.Pointer(&v)}
 	cfg := &cu.CUlaunchConfig{GridDimX: 1, GridDimY: 1, GridDimZ: 1, BlockDimX: 32, BlockDimY: 1, BlockDimZ: 1, HStream: s}
 
 	for _, c := range []struct {
@@ -112,7 +118,7 @@ func BenchmarkKernelLaunch(b *testing.B) {
 			}
 		})
 	}
-	if w := words(b, out, 1); w[0] != 7 {
+	if w := words(b, out, 1); w[0] != 12 {
 		b.Errorf("the kernel's store reads back as %#x", w[0])
 	}
 }

@@ -296,3 +296,57 @@ func TestKernelFailureIsSticky(t *testing.T) {
 	must(t, cu.StreamSynchronize(s))
 	must(t, cu.CtxSynchronize())
 }
+
+// A kernel that reaches more allocations than an operation has room for
+// inline keeps every one mapped until it completes, though the host frees
+// them meanwhile: a pin lost as the room grows would unmap its memory
+// under the kernel's stores.
+func TestKernelPinsManyAllocations(t *testing.T) {
+	primary(t)
+	must(t, installRunner())
+	must(t, lib.RegisterKernel("k2", nil))
+	defer lib.UnregisterKernel("k2")
+	s, frees := stream(t, 1), stream(t, 1)
+	m := loadPTX(t, modulePTX)
+	defer func() { must(t, cu.ModuleUnload(m)) }()
+	f, err := function(m, "k2")
+	must(t, err)
+	ptrs := make([]cu.CUdeviceptr, 20)
+	for i := range ptrs {
+		must(t, cu.MemAlloc(&ptrs[i], 4096))
+	}
+	pinned, freed := make(chan bool, 1), make(chan struct{})
+	kernels.set(func(k *fakecuda.KernelCall) int {
+		ok := true
+		for _, p := range ptrs {
+			_, _, in := lib.Pin(k.Op, uint64(p), 4096)
+			ok = ok && in
+		}
+		for i := len(ptrs) - 1; i >= 0; i-- { // pinned already: found among the pins
+			base, _, in := lib.Pin(k.Op, uint64(ptrs[i])+8, 4)
+			ok = ok && in && base == uint64(ptrs[i])
+		}
+		pinned <- ok
+		if !ok {
+			return 1
+		}
+		<-freed
+		for i, p := range ptrs {
+			mem := unsafe.Slice((*uint32)(*(*unsafe.Pointer)(unsafe.Pointer(&p))), 1024)
+			mem[1023] = uint32(i)
+		}
+		return 0
+	})
+	defer kernels.set(nil)
+	must(t, cu.LaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, s, nil, nil))
+	if !<-pinned {
+		close(freed)
+		t.Fatal("a pin of the kernel failed")
+	}
+	for _, p := range ptrs {
+		must(t, cu.MemFreeAsync(p, frees))
+	}
+	must(t, cu.StreamSynchronize(frees))
+	close(freed)
+	must(t, cu.StreamSynchronize(s))
+}

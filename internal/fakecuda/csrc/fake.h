@@ -245,6 +245,9 @@ struct op {
 	struct klaunch *k;     // kernel: the launch (referenced)
 	struct alloc **pins;   // kernel: allocations its Go function reached (pending references)
 	size_t npins, cappins;
+	// pins' first room: most kernels reach a few allocations, and pinning
+	// those then allocates nothing.
+	struct alloc *pin_buf[8];
 };
 
 struct stream {
@@ -294,7 +297,10 @@ CUresult stream_of(CUstream s, struct stream **out);
 // enqueue appends op to s (under the lock) and returns once it is queued;
 // sync also waits until it has completed.
 CUresult enqueue(struct stream *s, struct op *op, int sync);
+// op_new and op_free make and drop ops, under the lock; dropped ones are
+// kept for reuse.
 struct op *op_new(enum op_kind k);
+void op_free(struct op *op);
 void stream_destroy(struct stream *s);
 void event_destroy(struct event *e);
 struct stream *legacy_stream(struct ctx *c);
@@ -359,6 +365,7 @@ void fill(char *dst, size_t bytes, uint32_t value, unsigned elem);
 // library, whose launches run the Go function registered under its name.
 struct func {
 	uint64_t h;
+	int refs;            // one for its handle, one for each launch of it still referenced
 	int regs;            // per thread
 	int static_shared;   // bytes per block
 	int max_dyn_shared;  // CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
@@ -373,22 +380,26 @@ struct func {
 
 // klaunch is one launch of a Go kernel, as cuLaunchKernel* copied it: the
 // queued op, a graph node made by capture and the nodes of its executable
-// graphs share it by reference (under the lock).
+// graphs share it by reference (under the lock). Its function's name and
+// parameter layout, fixed when the function was made, are the function's,
+// which it references: they outlive an unload of the module.
 struct klaunch {
 	int refs;
-	char *name;
+	struct klaunch *next_free; // in the launches kept for reuse
+	struct func *f;
 	struct ctx *ctx;
 	uint64_t stream;       // the stream handle the launch named
 	unsigned grid[3], block[3], shmem;
 	int params_known;
 	unsigned nparams;
-	unsigned *psize, *poff;
-	unsigned char *params; // the parameter buffer, bytes long
-	size_t bytes;
+	size_t bytes;          // of params
+	size_t cap;            // params' room
+	unsigned char params[]; // the parameter buffer
 };
 
 struct func *func_new(void);
-void func_free(struct func *f);
+// func_unref drops a reference to f, under the lock; the last frees it.
+void func_unref(struct func *f);
 // func_layout sets f's parameters from their sizes, each aligned to
 // aligns[i], or without aligns to its size (at most 8); -1 for a size of 0.
 int func_layout(struct func *f, unsigned n, const unsigned *sizes, const unsigned *aligns);

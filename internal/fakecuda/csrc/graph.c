@@ -188,7 +188,7 @@ CUresult capture_add(struct stream *s, struct op *op, int sync) {
 		s->cap_gen++;
 	}
 	klaunch_unref(op->k); // a refused kernel launch's
-	free(op);
+	op_free(op);
 	return r;
 }
 

@@ -120,7 +120,9 @@ int func_layout(struct func *f, unsigned n, const unsigned *sizes, const unsigne
 	return 0;
 }
 
-void func_free(struct func *f) {
+void func_unref(struct func *f) {
+	if (--f->refs > 0)
+		return;
 	free(f->psize);
 	free(f->poff);
 	free(f->name);
@@ -132,6 +134,7 @@ struct func *func_new(void) {
 	if (f == NULL)
 		abort();
 	f->max_dyn_shared = BLOCK_SHARED_DEFAULT;
+	f->refs = 1;
 	return f;
 }
 
@@ -167,11 +170,11 @@ EXPORT int fakecuda_function_free(uint64_t h) {
 	struct func *f = handle_get(h, K_FUNC);
 	if (f != NULL && f->go)
 		f = NULL;
-	if (f != NULL)
+	if (f != NULL) {
 		handle_free(h);
+		func_unref(f);
+	}
 	unlock();
-	if (f != NULL)
-		func_free(f);
 	return f != NULL ? 0 : -1;
 }
 
@@ -395,6 +398,42 @@ static CUresult extra_buffer(void **extra, const unsigned char **buf, size_t *n)
 	return *buf != NULL && have_size ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
+// Launches no longer referenced, for klaunch_new to reuse (under the
+// lock), each with the room for parameters it was made with: at least
+// LAUNCH_MIN_PARAMS, so that any kept launch serves the usual kernel.
+// Launches with more room than the driver's limit of parameters (32764
+// bytes) are not kept.
+enum { FREE_LAUNCHES_MAX = 64, LAUNCH_MIN_PARAMS = 256, LAUNCH_KEEP_PARAMS = 32764 };
+static struct klaunch *g_free_launches;
+static int g_nfree_launches;
+
+// klaunch_get returns a launch with room for bytes of parameters: a kept
+// one with room enough, or a new one.
+static struct klaunch *klaunch_get(size_t bytes) {
+	for (struct klaunch **p = &g_free_launches; *p != NULL; p = &(*p)->next_free) {
+		struct klaunch *k = *p;
+		if (k->cap >= bytes) {
+			*p = k->next_free;
+			g_nfree_launches--;
+			return k;
+		}
+	}
+	if (g_free_launches != NULL && g_nfree_launches == FREE_LAUNCHES_MAX) {
+		// A full list of launches too small: one makes way, so that the
+		// new one is kept when it is dropped.
+		struct klaunch *old = g_free_launches;
+		g_free_launches = old->next_free;
+		g_nfree_launches--;
+		free(old);
+	}
+	size_t cap = bytes > LAUNCH_MIN_PARAMS ? bytes : LAUNCH_MIN_PARAMS;
+	struct klaunch *k = malloc(sizeof *k + cap);
+	if (k == NULL)
+		abort();
+	k->cap = cap;
+	return k;
+}
+
 // klaunch_new copies a launch of f: its shape and its parameters, from
 // kernelParams through f's layout or from extra's buffer, as the driver
 // copies them before cuLaunchKernel returns. Under the lock.
@@ -417,10 +456,11 @@ static CUresult klaunch_new(struct func *f, const launch_config *cfg, struct str
 	}
 	if (extra != NULL && xbytes < need)
 		return CUDA_ERROR_INVALID_VALUE;
-	struct klaunch *k = calloc(1, sizeof *k);
-	if (k == NULL || (k->name = strdup(f->name)) == NULL)
-		abort();
+	size_t bytes = extra != NULL ? xbytes : need;
+	struct klaunch *k = klaunch_get(bytes);
 	k->refs = 1;
+	k->f = f;
+	f->refs++;
 	k->ctx = s->ctx;
 	k->stream = (uint64_t)(uintptr_t)cfg->stream;
 	memcpy(k->grid, cfg->grid, sizeof k->grid);
@@ -429,19 +469,14 @@ static CUresult klaunch_new(struct func *f, const launch_config *cfg, struct str
 	k->params_known = f->params_known;
 	k->nparams = f->nparams;
 	unsigned n = f->params_known ? f->nparams : 0;
-	k->psize = malloc((n ? n : 1) * sizeof *k->psize);
-	k->poff = malloc((n ? n : 1) * sizeof *k->poff);
-	k->bytes = extra != NULL ? xbytes : need;
-	k->params = calloc(k->bytes ? k->bytes : 1, 1);
-	if (k->psize == NULL || k->poff == NULL || k->params == NULL)
-		abort();
-	memcpy(k->psize, f->psize, n * sizeof *k->psize);
-	memcpy(k->poff, f->poff, n * sizeof *k->poff);
-	if (extra != NULL)
+	k->bytes = bytes;
+	if (extra != NULL) {
 		memcpy(k->params, xbuf, xbytes);
-	else
+	} else {
+		memset(k->params, 0, bytes); // the padding between parameters
 		for (unsigned i = 0; i < n; i++)
 			memcpy(k->params + f->poff[i], params[i], f->psize[i]);
+	}
 	*out = k;
 	return CUDA_SUCCESS;
 }
@@ -449,11 +484,15 @@ static CUresult klaunch_new(struct func *f, const launch_config *cfg, struct str
 void klaunch_unref(struct klaunch *k) {
 	if (k == NULL || --k->refs > 0)
 		return;
-	free(k->name);
-	free(k->psize);
-	free(k->poff);
-	free(k->params);
-	free(k);
+	func_unref(k->f);
+	k->f = NULL;
+	if (g_nfree_launches == FREE_LAUNCHES_MAX || k->cap > LAUNCH_KEEP_PARAMS) {
+		free(k);
+		return;
+	}
+	k->next_free = g_free_launches;
+	g_free_launches = k;
+	g_nfree_launches++;
 }
 
 // record keeps the launch for fakecuda_last_launch. Under the lock.

@@ -285,7 +285,7 @@ static struct module *module_parse(const void *image) {
 static void module_free(struct module *m) {
 	for (size_t i = 0; i < m->nfuncs; i++) {
 		handle_free(m->funcs[i]->h);
-		func_free(m->funcs[i]);
+		func_unref(m->funcs[i]);
 	}
 	for (size_t i = 0; i < m->nentries; i++) {
 		free(m->entries[i].name);
@@ -533,12 +533,12 @@ void kernel_run(struct op *op) {
 	CUresult sticky = k->ctx->sticky;
 	struct fakecuda_kernel_call call = {
 		.op = op,
-		.name = k->name,
+		.name = k->f->name,
 		.shmem = k->shmem,
 		.params_known = k->params_known,
 		.nparams = k->nparams,
-		.psize = k->psize,
-		.poff = k->poff,
+		.psize = k->f->psize,
+		.poff = k->f->poff,
 		.params = k->params,
 		.bytes = k->bytes,
 		.stream = k->stream,
@@ -553,7 +553,7 @@ void kernel_run(struct op *op) {
 	CUresult r;
 	if (fn == NULL) {
 		fprintf(stderr, "fakecuda: kernel %s launched, but no Go side runs kernels in this process (cudatest sets it up)\n",
-			k->name);
+			k->f->name);
 		r = CUDA_ERROR_LAUNCH_FAILED;
 	} else
 		r = fn(&call);
@@ -570,7 +570,8 @@ void kernel_release(struct op *op) {
 	op->k = NULL;
 	for (size_t i = 0; i < op->npins; i++)
 		alloc_put(op->pins[i]);
-	free(op->pins);
+	if (op->pins != op->pin_buf)
+		free(op->pins);
 	op->pins = NULL;
 	op->npins = op->cappins = 0;
 }
@@ -589,9 +590,15 @@ EXPORT int fakecuda_kernel_pin(void *token, unsigned long long ptr, size_t n, un
 		while (i < op->npins && op->pins[i] != a)
 			i++;
 		if (i == op->npins) {
-			if (op->npins == op->cappins) {
-				op->cappins = op->cappins ? 2 * op->cappins : 4;
-				op->pins = xrealloc(op->pins, op->cappins * sizeof *op->pins);
+			if (op->cappins == 0) {
+				op->pins = op->pin_buf;
+				op->cappins = sizeof op->pin_buf / sizeof op->pin_buf[0];
+			} else if (op->npins == op->cappins) {
+				struct alloc **old = op->pins;
+				op->cappins *= 2;
+				op->pins = xrealloc(old == op->pin_buf ? NULL : old, op->cappins * sizeof *op->pins);
+				if (old == op->pin_buf)
+					memcpy(op->pins, old, op->npins * sizeof *op->pins);
 			}
 			op->pins[op->npins++] = a;
 			a->pending++;

@@ -178,7 +178,9 @@ struct rop {
 	int api;         // F_* of the entry point that queued it, or -1
 	long node;       // graph node index, or -1
 	int copy_dir;    // copies: bit 0 the destination is device memory, bit 1 the source
-	struct vc vc;    // while it runs
+	struct vc vc;    // while it runs (rop_clock); its room, vcap entries, stays with the record
+	uint32_t vcap;
+	struct rop *next_free; // in the records kept for reuse
 	uint32_t npcs;
 	uint64_t pcs[RACE_PCS];
 };
@@ -191,12 +193,46 @@ static uint64_t g_seq;
 
 static pthread_mutex_t g_rmu = PTHREAD_MUTEX_INITIALIZER; // the shadow memory and the reports
 
+// Records no longer referenced, for rop_new to reuse with their clocks'
+// room, so that queueing an operation allocates nothing. rop_new runs
+// under g_mu and the last rop_unref under g_rmu: the list has a lock of
+// its own, taken last.
+enum { FREE_ROPS_MAX = 64 };
+static pthread_mutex_t g_ropmu = PTHREAD_MUTEX_INITIALIZER;
+static struct rop *g_free_rops;
+static int g_nfree_rops;
+
 static void rop_unref(struct rop *r) {
-	if (r != NULL && --r->refs == 0) {
-		vc_free(&r->vc);
+	if (r == NULL || --r->refs > 0)
+		return;
+	pthread_mutex_lock(&g_ropmu);
+	int keep = g_nfree_rops < FREE_ROPS_MAX;
+	if (keep) {
+		r->next_free = g_free_rops;
+		g_free_rops = r;
+		g_nfree_rops++;
+	}
+	pthread_mutex_unlock(&g_ropmu);
+	if (!keep) {
+		free(r->vc.v);
 		free(r);
 	}
 }
+
+// rop_clock sets x's clock to a copy of o.
+static void rop_clock(struct rop *x, const struct vc *o) {
+	if (x->vcap < o->n) {
+		x->vc.v = xrealloc(x->vc.v, o->n * sizeof *x->vc.v);
+		x->vcap = o->n;
+	}
+	if (o->n > 0)
+		memcpy(x->vc.v, o->v, o->n * sizeof *o->v);
+	x->vc.n = o->n;
+}
+
+// rop_clock_done drops x's clock once its operation is over: only a
+// running operation's clock is read (hb takes the other side's epoch).
+static void rop_clock_done(struct rop *x) { x->vc.n = 0; }
 
 // ---- stacks ----
 
@@ -245,8 +281,24 @@ static __attribute__((noinline)) uint32_t walk(uint64_t *pcs, uint32_t max) {
 }
 
 static struct rop *rop_new(int kind, uint32_t tid, uint64_t epoch, struct stream *s, int stack) {
-	struct rop *r = xrealloc(NULL, sizeof *r);
+	pthread_mutex_lock(&g_ropmu);
+	struct rop *r = g_free_rops;
+	if (r != NULL) {
+		g_free_rops = r->next_free;
+		g_nfree_rops--;
+	}
+	pthread_mutex_unlock(&g_ropmu);
+	uint64_t *clk = NULL;
+	uint32_t clkcap = 0;
+	if (r != NULL) {
+		clk = r->vc.v;
+		clkcap = r->vcap;
+	} else {
+		r = xrealloc(NULL, sizeof *r);
+	}
 	memset(r, 0, sizeof *r);
+	r->vc.v = clk;
+	r->vcap = clkcap;
 	r->refs = 1;
 	r->tid = tid;
 	r->epoch = epoch;
@@ -320,14 +372,14 @@ void race_enqueue(struct stream *s, struct op *op, int sync) {
 		vc_set(&r->vc, t, e);
 		struct rop *x = rop_new(op->kind, t, e, s, 1);
 		x->copy_dir = copy_dir(op);
-		x->vc = vc_copy(&r->vc);
+		rop_clock(x, &r->vc);
 		op->race = x;
 	} else if (op->kind == OP_HOSTFN) {
 		// A host function that runs has observed the work before it, and
 		// may tell the host (cuda.Stream.Done and Then close channels and
 		// call Go functions): the host's clock joins the stream's then.
 		struct rop *x = rop_new(op->kind, t, 0, s, 0);
-		x->vc = vc_copy(&r->vc);
+		rop_clock(x, &r->vc);
 		op->race = x;
 	}
 	if (op->kind == OP_MARKER) {
@@ -348,7 +400,7 @@ void race_done(struct op *op) {
 	g_inflight--;
 	if (op->race != &none) {
 		pthread_mutex_lock(&g_rmu);
-		vc_free(&op->race->vc);
+		rop_clock_done(op->race);
 		rop_unref(op->race);
 		pthread_mutex_unlock(&g_rmu);
 	}
@@ -474,7 +526,7 @@ void race_graph_node(struct race_graph *g, struct op *op, size_t i) {
 		x->stream = g->stream;
 		x->legacy = g->legacy;
 		x->copy_dir = copy_dir(op);
-		x->vc = vc_copy(&v);
+		rop_clock(x, &v);
 		x->node = (long)i;
 	}
 	op->race = x != NULL ? x : &none;
@@ -504,7 +556,7 @@ struct seg {
 	uint64_t lo, hi;
 	struct rop *w;
 	struct rop **r;
-	uint32_t nr;
+	uint32_t nr, rcap; // rcap: r's room, kept while reads replace reads
 };
 
 enum { AK_DEVICE, AK_HOST, AK_REGISTERED, AK_MANAGED };
@@ -526,7 +578,7 @@ static void seg_clear(struct seg *s) {
 	free(s->r);
 	s->w = NULL;
 	s->r = NULL;
-	s->nr = 0;
+	s->nr = s->rcap = 0;
 }
 
 static void shadow_free(struct shadow *sh) {
@@ -667,7 +719,10 @@ static void split(struct shadow *sh, size_t i, uint64_t p) {
 		memcpy(c.r, sh->v[i].r, c.nr * sizeof *c.r);
 		for (uint32_t k = 0; k < c.nr; k++)
 			c.r[k]->refs++;
+	} else {
+		c.r = NULL;
 	}
+	c.rcap = c.nr;
 	sh->v[i].hi = p;
 	seg_insert(sh, i + 1, c);
 }
@@ -704,7 +759,10 @@ static void apply(struct shadow *sh, struct seg *s, struct rop *x, int write) {
 	}
 	s->nr = keep;
 	if (!have) {
-		s->r = xrealloc(s->r, (s->nr + 1) * sizeof *s->r);
+		if (s->nr == s->rcap) {
+			s->rcap = s->rcap ? 2 * s->rcap : 1;
+			s->r = xrealloc(s->r, s->rcap * sizeof *s->r);
+		}
 		x->refs++;
 		s->r[s->nr++] = x;
 	}
@@ -758,7 +816,7 @@ static void access_in(struct shadow *sh, struct rop *x, uint64_t lo, uint64_t hi
 	while (p < hi) {
 		if (i == sh->n || sh->v[i].lo > p) {
 			uint64_t end = i == sh->n || sh->v[i].lo > hi ? hi : sh->v[i].lo;
-			seg_insert(sh, i, (struct seg){p, end, NULL, NULL, 0});
+			seg_insert(sh, i, (struct seg){p, end, NULL, NULL, 0, 0});
 		} else if (sh->v[i].lo < p) {
 			split(sh, i, p);
 			i++;
@@ -839,11 +897,11 @@ EXPORT void fakecuda_race_host_access(unsigned long long ptr, size_t n, int writ
 	vc_set(h, HOST_TID, e);
 	struct rop *x = rop_new(RK_HOST, HOST_TID, e, NULL, 1);
 	x->api = -1; // t_api names the thread's last driver call, not this
-	x->vc = vc_copy(h);
+	rop_clock(x, h);
 	unlock();
 	pthread_mutex_lock(&g_rmu);
 	access_range(x, ptr, n, write != 0);
-	vc_free(&x->vc);
+	rop_clock_done(x);
 	rop_unref(x);
 	pthread_mutex_unlock(&g_rmu);
 }

@@ -9,12 +9,34 @@
 
 static uint64_t g_stream_ids;
 
+// Dropped ops, linked by next, for op_new to reuse (under the lock), so
+// that queueing work allocates no op. At most FREE_OPS_MAX are kept: a
+// burst of queued work does not stay allocated.
+enum { FREE_OPS_MAX = 64 };
+static struct op *g_free_ops;
+static int g_nfree_ops;
+
 struct op *op_new(enum op_kind k) {
-	struct op *op = calloc(1, sizeof *op);
-	if (op == NULL)
+	struct op *op = g_free_ops;
+	if (op != NULL) {
+		g_free_ops = op->next;
+		g_nfree_ops--;
+		memset(op, 0, sizeof *op);
+	} else if ((op = calloc(1, sizeof *op)) == NULL) {
 		abort();
+	}
 	op->kind = k;
 	return op;
+}
+
+void op_free(struct op *op) {
+	if (g_nfree_ops == FREE_OPS_MAX) {
+		free(op);
+		return;
+	}
+	op->next = g_free_ops;
+	g_free_ops = op;
+	g_nfree_ops++;
 }
 
 // ---- reference counting (under the lock) ----
@@ -151,7 +173,7 @@ static void complete(struct stream *s, struct op *op) {
 	for (int i = 0; i < 2; i++)
 		if (op->a[i] != NULL)
 			alloc_put(op->a[i]);
-	free(op);
+	op_free(op);
 	pthread_cond_broadcast(&g_done);
 }
 
