@@ -233,6 +233,11 @@ func procs(op, fn string) (*boundFns, error) {
 	if f := boundFnsP.Load(); f != nil {
 		return f, nil
 	}
+	return resolveProcs(op, fn)
+}
+
+// resolveProcs is procs's first call, out of line so that procs inlines.
+func resolveProcs(op, fn string) (*boundFns, error) {
 	f, err := boundProcs()
 	if err != nil {
 		return nil, newError(op, fn, err)

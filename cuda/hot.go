@@ -247,10 +247,12 @@ type launchHold struct {
 	sh *handle[streamState]
 }
 
-// hotLaunch returns the launch's hold, or ErrClosed naming the module
-// (the kernel) or the stream when one is closed already; the C side checks
-// again under the thread's mark.
-func (k *Kernel) hotLaunch(op string, s *Stream) (launchHold, error) {
+// checkLaunch is what every launch checks first, before its arguments:
+// the kernel's module and the stream open (ErrClosed, as for any handle),
+// then the shape. It returns what the launch holds, with the cores marked
+// for a light hot call; the C side checks the handles again under the
+// thread's mark.
+func (k *Kernel) checkLaunch(op string, s *Stream, cfg LaunchConfig) (launchHold, error) {
 	mh, sh := k.module(), s.handle()
 	h := launchHold{mh: mh, sh: sh}
 	// The cores are marked before the C side looks; peek reports a nil,
@@ -263,7 +265,7 @@ func (k *Kernel) hotLaunch(op string, s *Stream) (launchHold, error) {
 	if _, ok := sh.peek(); !ok {
 		return h, closedError(op + " (stream)")
 	}
-	return h, nil
+	return h, checkConfig(op, cfg)
 }
 
 func (h launchHold) ops() (C.uintptr_t, C.uintptr_t) { return opsAddr(h.mh), opsAddr(h.sh) }
@@ -291,9 +293,15 @@ func hotExpedited() bool { return C.gocuda_hot_mode() != 0 }
 // closed handle (what names it: "" for the first, e.g. " (stream)" for the
 // second), nil for success, the driver's error otherwise.
 func hotResult(op, fn, second string, r int32) error {
-	switch r {
-	case 0:
+	if r == 0 {
 		return nil
+	}
+	return hotError(op, fn, second, r)
+}
+
+// hotError is hotResult's failure, out of line so that hotResult inlines.
+func hotError(op, fn, second string, r int32) error {
+	switch r {
 	case hotClosed1:
 		return closedError(op)
 	case hotClosed2:

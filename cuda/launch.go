@@ -59,13 +59,19 @@ func Blocks(n, size int) uint32 {
 // a zero X (what Blocks returns when no grid fits) would otherwise count
 // as one block.
 func checkConfig(op string, cfg LaunchConfig) error {
+	if cfg.Grid.X == 0 || cfg.Block.X == 0 {
+		return configError(op, cfg)
+	}
+	return nil
+}
+
+// configError is checkConfig's error, out of line so that checkConfig
+// inlines.
+func configError(op string, cfg LaunchConfig) error {
 	if cfg.Grid.X == 0 {
 		return invalidArg(op, "grid of 0 blocks (Grid.X is 0: Blocks of an empty or too large size?)")
 	}
-	if cfg.Block.X == 0 {
-		return invalidArg(op, "block of 0 threads (Block.X is 0)")
-	}
-	return nil
+	return invalidArg(op, "block of 0 threads (Block.X is 0)")
 }
 
 // Kernel is a function of a loaded Module, launched on a stream with Launch
@@ -465,7 +471,7 @@ func (k *Kernel) Launch(s *Stream, cfg LaunchConfig, args ...any) error {
 	if err != nil {
 		return err
 	}
-	err = k.launch(op, h, cfg, a)
+	err = k.hotParams(op, h, cfg, a)
 	C.free(a.mem)
 	return err
 }
@@ -488,30 +494,7 @@ func (k *Kernel) LaunchArgs(s *Stream, cfg LaunchConfig, a *Args) error {
 			return err
 		}
 	}
-	err = k.launch(op, h, cfg, a)
+	err = k.hotParams(op, h, cfg, a)
 	runtime.KeepAlive(a)
 	return err
-}
-
-// checkLaunch is what every launch checks first, before its arguments:
-// the kernel's module and the stream open (ErrClosed, as for any handle),
-// then the shape. It returns what the launch holds (hotLaunch).
-func (k *Kernel) checkLaunch(op string, s *Stream, cfg LaunchConfig) (launchHold, error) {
-	h, err := k.hotLaunch(op, s)
-	if err != nil {
-		return h, err
-	}
-	return h, checkConfig(op, cfg)
-}
-
-func (k *Kernel) launch(op string, h launchHold, cfg LaunchConfig, a *Args) error {
-	fn, err := launchProc()
-	if err != nil {
-		return newError(op, "cuLaunchKernel", err)
-	}
-	var params unsafe.Pointer
-	if len(a.sizes) > 0 {
-		params = a.mem
-	}
-	return k.hotParams(op, h, fn, cfg, params)
 }

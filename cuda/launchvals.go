@@ -60,13 +60,23 @@ import (
 // where a sync.OnceValues function costs a call and a few nanoseconds.
 var launchEntry, launchExEntry atomic.Uintptr
 
-func launchProc() (uintptr, error)   { return entryOf(&launchEntry, "cuLaunchKernel") }
-func launchExProc() (uintptr, error) { return entryOf(&launchExEntry, "cuLaunchKernelEx") }
-
-func entryOf(p *atomic.Uintptr, name string) (uintptr, error) {
-	if f := p.Load(); f != 0 {
+func launchProc() (uintptr, error) {
+	if f := launchEntry.Load(); f != 0 {
 		return f, nil
 	}
+	return resolveEntry(&launchEntry, "cuLaunchKernel")
+}
+
+func launchExProc() (uintptr, error) {
+	if f := launchExEntry.Load(); f != 0 {
+		return f, nil
+	}
+	return resolveEntry(&launchExEntry, "cuLaunchKernelEx")
+}
+
+// resolveEntry is the first launch's lookup, out of line so that the
+// launches' loads inline.
+func resolveEntry(p *atomic.Uintptr, name string) (uintptr, error) {
 	f, err := cu.Proc(name)
 	if err != nil {
 		return 0, err
@@ -102,9 +112,11 @@ func (k *Kernel) launchValues(op string, s *Stream, cfg LaunchConfig, args []any
 	if err := k.encodeValues(op, args, &vals); err != nil {
 		return err
 	}
-	fn, err := launchProc()
-	if err != nil {
-		return newError(op, "cuLaunchKernel", err)
+	fn := launchEntry.Load()
+	if fn == 0 {
+		if fn, err = launchProc(); err != nil {
+			return newError(op, "cuLaunchKernel", err)
+		}
 	}
 	mops, sops := h.ops()
 	g, b := cfg.Grid.norm(), cfg.Block.norm()
@@ -115,9 +127,20 @@ func (k *Kernel) launchValues(op string, s *Stream, cfg LaunchConfig, args []any
 	return hotResult(op, "cuLaunchKernel", " (stream)", int32(r))
 }
 
-// hotParams launches with a prepared kernelParams array (C memory, or nil)
-// as a hot call, h from hotLaunch.
-func (k *Kernel) hotParams(op string, h launchHold, fn uintptr, cfg LaunchConfig, params unsafe.Pointer) error {
+// hotParams launches with the prepared arguments a (their kernelParams
+// array in C memory) as a hot call, h from checkLaunch.
+func (k *Kernel) hotParams(op string, h launchHold, cfg LaunchConfig, a *Args) error {
+	fn := launchEntry.Load()
+	if fn == 0 {
+		var err error
+		if fn, err = launchProc(); err != nil {
+			return newError(op, "cuLaunchKernel", err)
+		}
+	}
+	var params unsafe.Pointer
+	if len(a.sizes) > 0 {
+		params = a.mem
+	}
 	mops, sops := h.ops()
 	g, b := cfg.Grid.norm(), cfg.Block.norm()
 	r := C.gocuda_hot_launch_params(mops, sops, C.uintptr_t(fn), C.uintptr_t(k.raw),
