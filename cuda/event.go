@@ -164,9 +164,12 @@ func (e *Event) Record(s *Stream) error {
 	case sc == nil:
 		return closedError(op + " (stream)")
 	}
-	f, err := procs(op, fn)
-	if err != nil {
-		return err
+	f := boundFnsP.Load() // procs, without its call once resolved
+	if f == nil {
+		var err error
+		if f, err = procs(op, fn); err != nil {
+			return err
+		}
 	}
 	return hotResult(op, fn, " (stream)", hot2(eh, sh, f.eventRecord, uintptr(ec.val.raw), uintptr(sc.val.raw), false))
 }
@@ -180,9 +183,11 @@ func (e *Event) Query() (done bool, err error) {
 	if c == nil {
 		return false, closedError(op)
 	}
-	f, err := procs(op, fn)
-	if err != nil {
-		return false, err
+	f := boundFnsP.Load() // procs, without its call once resolved
+	if f == nil {
+		if f, err = procs(op, fn); err != nil {
+			return false, err
+		}
 	}
 	r := hot1(h, f.eventQuery, uintptr(c.val.raw))
 	if r == int32(cu.CUDA_ERROR_NOT_READY) {

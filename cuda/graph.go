@@ -370,9 +370,12 @@ func (e *GraphExec) Launch(s *Stream) error {
 	case sc == nil:
 		return closedError(op + " (stream)")
 	}
-	f, err := procs(op, fn)
-	if err != nil {
-		return err
+	f := boundFnsP.Load() // procs, without its call once resolved
+	if f == nil {
+		var err error
+		if f, err = procs(op, fn); err != nil {
+			return err
+		}
 	}
 	return hotResult(op, fn, " (stream)", hot2Light(eh, sh, f.graphLaunch, uintptr(ec.val.raw), uintptr(sc.val.raw)))
 }

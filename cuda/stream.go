@@ -237,9 +237,11 @@ func (s *Stream) Query() (idle bool, err error) {
 	if c == nil {
 		return false, closedError(op)
 	}
-	f, err := procs(op, fn)
-	if err != nil {
-		return false, err
+	f := boundFnsP.Load() // procs, without its call once resolved
+	if f == nil {
+		if f, err = procs(op, fn); err != nil {
+			return false, err
+		}
 	}
 	r := hot1Light(h, f.streamQuery, uintptr(c.val.raw))
 	if r == int32(cu.CUDA_ERROR_NOT_READY) {
@@ -362,9 +364,12 @@ func (s *Stream) WaitEvent(e *Event) error {
 	case ec == nil:
 		return closedError(op + " (event)")
 	}
-	f, err := procs(op, fn)
-	if err != nil {
-		return err
+	f := boundFnsP.Load() // procs, without its call once resolved
+	if f == nil {
+		var err error
+		if f, err = procs(op, fn); err != nil {
+			return err
+		}
 	}
 	return hotResult(op, fn, " (event)", hot2(sh, eh, f.streamWaitEvent, uintptr(sc.val.raw), uintptr(ec.val.raw), true))
 }
