@@ -450,19 +450,9 @@ func (a *Args) Close() error {
 	return nil
 }
 
-// Launch enqueues the kernel on s with cfg and args, converted as NewArgs
-// does (cuLaunchKernel). It returns once the launch is enqueued; errors of
-// the kernel's execution show at a later synchronization. Up to 16
-// arguments it allocates nothing (the values the compiler can box without
-// allocating: numbers, *DeviceMemory); more are copied to C memory at each
-// call. NewArgs and LaunchArgs save the encoding too. A *DeviceMemory
-// argument gives its address and is not held: as with any work enqueued,
-// the memory must stay allocated until the kernel has run.
-func (k *Kernel) Launch(s *Stream, cfg LaunchConfig, args ...any) error {
-	const op = "Kernel.Launch"
-	if len(args) <= maxLaunchValues {
-		return k.launchValues(op, s, cfg, args)
-	}
+// launchMany is Launch for more than maxLaunchValues arguments: they are
+// copied to C memory for the call.
+func (k *Kernel) launchMany(op string, s *Stream, cfg LaunchConfig, args []any) error {
 	h, err := k.checkLaunch(op, s, cfg)
 	if err != nil {
 		return err

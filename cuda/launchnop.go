@@ -24,7 +24,7 @@ static int gocuda_launch_ex_nop(void *config, uintptr_t f, void **params, void *
 static uintptr_t gocuda_launch_ex_nop_addr(void) { return (uintptr_t)gocuda_launch_ex_nop; }
 
 // The recording launches keep the first 8 bytes each of the first
-// gocuda_rec_n arguments (every slot launchValues passes has 8), for tests
+// gocuda_rec_n arguments (every slot Launch passes has 8), for tests
 // of what reaches the driver.
 static uint64_t gocuda_rec[16];
 static int gocuda_rec_n;

@@ -97,17 +97,26 @@ func setLaunchEntries(launch, launchEx uintptr) (restore func()) {
 // more go through a prepared Args, as LaunchArgs's do.
 const maxLaunchValues = 16
 
-// launchValues is Launch for up to maxLaunchValues arguments: encoded into
-// an array on the stack and launched in one C call, without allocating.
-// The common fixed-size numbers are read straight from the interface by
-// their type word, without encodeArg's type switch, and each size is
-// compared with the kernel's parameter in the same pass; checkSizes runs
-// only to report a mismatch.
-func (k *Kernel) launchValues(op string, s *Stream, cfg LaunchConfig, args []any) error {
+// Launch enqueues the kernel on s with cfg and args, converted as NewArgs
+// does (cuLaunchKernel). It returns once the launch is enqueued; errors of
+// the kernel's execution show at a later synchronization. Up to 16
+// arguments it allocates nothing (the values the compiler can box without
+// allocating: numbers, *DeviceMemory); more are copied to C memory at each
+// call. NewArgs and LaunchArgs save the encoding too. A *DeviceMemory
+// argument gives its address and is not held: as with any work enqueued,
+// the memory must stay allocated until the kernel has run.
+func (k *Kernel) Launch(s *Stream, cfg LaunchConfig, args ...any) error {
+	const op = "Kernel.Launch"
+	if len(args) > maxLaunchValues {
+		return k.launchMany(op, s, cfg, args)
+	}
 	h, err := k.checkLaunch(op, s, cfg)
 	if err != nil {
 		return err
 	}
+	// The values are encoded into an array on the stack and launched in
+	// one C call (encodeValues reads the common numbers by their type
+	// word and checks every size in the same pass).
 	var vals [maxLaunchValues]uint64
 	if err := k.encodeValues(op, args, &vals); err != nil {
 		return err
@@ -150,7 +159,7 @@ func (k *Kernel) hotParams(op string, h launchHold, cfg LaunchConfig, a *Args) e
 	return hotResult(op, "cuLaunchKernel", " (stream)", int32(r))
 }
 
-// encodeValues is launchValues's encoding of up to maxLaunchValues
+// encodeValues is Launch's encoding of up to maxLaunchValues
 // arguments into vals, checked against k's parameter sizes where known.
 //
 // It reads each interface value's two words in place: the fixed-size
@@ -190,7 +199,7 @@ func (k *Kernel) encodeValues(op string, args []any, vals *[maxLaunchValues]uint
 }
 
 // sigNone is the size signature of a kernel whose parameters no arguments
-// of launchValues fit: more than maxLaunchValues of them, or a size other
+// of Launch fit on the stack: more than maxLaunchValues of them, or a size other
 // than 1, 2, 4 or 8 bytes. No arguments give it, as their sizes are
 // never 15.
 const sigNone = ^uint64(0)
@@ -243,7 +252,7 @@ func launchRaw(fn uintptr, f cu.CUfunction, cfg LaunchConfig, s cu.CUstream, par
 }
 
 // eface is the layout of an interface value of type any: its dynamic
-// type's descriptor and its data word (for the types of launchValues's
+// type's descriptor and its data word (for the types of Launch's
 // fast path, which are not pointer-shaped, a pointer to the value).
 type eface struct {
 	typ  unsafe.Pointer
@@ -252,7 +261,7 @@ type eface struct {
 
 func typeWord(v any) unsafe.Pointer { return (*eface)(unsafe.Pointer(&v)).typ }
 
-// The type words of the arguments launchValues reads without encodeArg.
+// The type words of the arguments Launch reads without encodeArg.
 var (
 	typeUint64    = typeWord(uint64(0))
 	typeDevicePtr = typeWord(cu.CUdeviceptr(0))
