@@ -28,18 +28,20 @@ package cuda
 // cache line. It is the scheme of userspace RCU's memory-barrier flavour,
 // with the fence on the reader's side.
 //
-// On the H200's host that fence (a locked instruction) costs 7-9 ns of a
-// hot call's 15-20 (bench/c/hotcost.c). The light calls (Stream.Query,
-// GraphExec.Launch and the kernel launches, which use streams, modules and
-// graphs: objects made once and used many times) skip it, where the
-// kernel offers membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED): the grace
-// period of an object a light call used starts with that system call,
-// which runs a full barrier on every CPU running a thread of the process
-// (the scheme of userspace RCU's membarrier flavour). It costs the destroy
-// 0.3 us with the process otherwise idle, about 5 us with eight threads
-// busy. Events, often made for one use, keep the fence on their calls and
-// the cheap grace period. GOCUDA_HOT_MEMBARRIER=0 in the environment turns
-// the light calls off: every call fences.
+// On the H200's host that fence (a locked instruction) costs 4-9 ns
+// (bench/c/hotcost.c). With GOCUDA_HOT_MEMBARRIER=1 in the environment,
+// the light calls (Stream.Query, GraphExec.Launch and the kernel launches,
+// which use streams, modules and graphs: objects made once and used many
+// times) skip it, where the kernel offers
+// membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED): the grace period of an
+// object a light call used starts with that system call, which runs a full
+// barrier on every CPU running a thread of the process (the scheme of
+// userspace RCU's membarrier flavour). It costs the destroy 0.3 us with
+// the process otherwise idle, 5-6 us with eight threads busy, and
+// interrupts each of those threads: a cost to the whole process, paid at
+// every destroy of a used stream, module or graph, for 7-9 ns saved per
+// call. So it is not the default. Events keep the fence and the cheap
+// grace period either way: they are often made for one use.
 
 #include "hot.h"
 
@@ -71,7 +73,7 @@ static void gocuda_slot_free(void *p) {
 static void gocuda_hot_init(void) {
 	pthread_key_create(&gocuda_hot_key, gocuda_slot_free);
 	const char *env = getenv("GOCUDA_HOT_MEMBARRIER");
-	if (env != NULL && strcmp(env, "0") == 0)
+	if (env == NULL || strcmp(env, "1") != 0)
 		return;
 	long cmds = syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
 	if (cmds < 0 || !(cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED))

@@ -72,25 +72,34 @@ func TestHotMarksAccumulate(t *testing.T) {
 	}
 }
 
-// With GOCUDA_HOT_MEMBARRIER=0 every call fences, and the grace periods
-// still wait: TestHotGraceWaitsForCallInside again, in a process started
-// so.
-func TestHotWithoutMembarrier(t *testing.T) {
-	if os.Getenv("GOCUDA_HOT_MEMBARRIER") == "0" {
+// Without GOCUDA_HOT_MEMBARRIER=1 every call fences. With it, where the
+// kernel lets membarrier be registered, the light calls skip their fence,
+// and the grace periods still wait: TestHotGraceWaitsForCallInside again,
+// in a process started so.
+func TestHotMembarrierOptIn(t *testing.T) {
+	if os.Getenv("GOCUDA_HOT_MEMBARRIER") != "1" {
 		if hotExpedited() {
-			t.Fatal("GOCUDA_HOT_MEMBARRIER=0, yet the light calls skip their fence")
+			t.Fatal("the light calls skip their fence without GOCUDA_HOT_MEMBARRIER=1")
 		}
+	} else {
+		t.Logf("GOCUDA_HOT_MEMBARRIER=1: membarrier registered: %v", hotExpedited())
 		return
 	}
 	if testing.Short() {
 		t.Skip("starts a test process (-short)")
 	}
-	cmd := exec.Command(os.Args[0], "-test.run", "^(TestHotWithoutMembarrier|TestHotGraceWaitsForCallInside)$", "-test.v", "-test.count=1")
-	cmd.Env = append(os.Environ(), "GOCUDA_HOT_MEMBARRIER=0")
+	cmd := exec.Command(os.Args[0], "-test.run", "^(TestHotMembarrierOptIn|TestHotGraceWaitsForCallInside)$", "-test.v", "-test.count=1")
+	cmd.Env = append(os.Environ(), "GOCUDA_HOT_MEMBARRIER=1")
 	out, err := cmd.CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "--- PASS: TestHotGraceWaitsForCallInside/light") ||
-		!strings.Contains(string(out), "skip their fence (membarrier registered): false") {
-		t.Fatalf("with GOCUDA_HOT_MEMBARRIER=0: %v\n%s", err, out)
+	if err != nil || !strings.Contains(string(out), "--- PASS: TestHotGraceWaitsForCallInside/light") {
+		t.Fatalf("with GOCUDA_HOT_MEMBARRIER=1: %v\n%s", err, out)
+	}
+	// Whether the kernel allowed membarrier is the machine's business
+	// (a seccomp filter may forbid it); say which mode ran.
+	for _, l := range strings.Split(string(out), "\n") {
+		if strings.Contains(l, "membarrier registered") {
+			t.Log(strings.TrimSpace(l))
+		}
 	}
 }
 
