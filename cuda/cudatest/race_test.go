@@ -28,9 +28,10 @@ func (r *raceTB) end() {
 	}
 }
 
-// CheckRaces fails the test with the report of a race found while it ran,
-// with both stacks, and passes the same work once it is ordered.
-func TestCheckRaces(t *testing.T) {
+// raceContext skips t when the race detector is off, and otherwise
+// returns the primary context of device 0, closed when t ends.
+func raceContext(t *testing.T) *cuda.Context {
+	t.Helper()
 	if !cudatest.RaceDetectorEnabled() {
 		t.Skip("the race detector is off")
 	}
@@ -42,7 +43,14 @@ func TestCheckRaces(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ctx.Close()
+	t.Cleanup(func() { ctx.Close() })
+	return ctx
+}
+
+// CheckRaces fails the test with the report of a race found while it ran,
+// with both stacks, and passes the same work once it is ordered.
+func TestCheckRaces(t *testing.T) {
+	ctx := raceContext(t)
 
 	racy := &raceTB{TB: t}
 	cudatest.CheckRaces(racy)
@@ -75,18 +83,7 @@ func TestCheckRaces(t *testing.T) {
 // A race found before a test's CheckRaces is not that test's, and is not
 // lost either: ReportRaces, the check at the end of the run, reports it.
 func TestCheckRacesKeepsEarlierRaces(t *testing.T) {
-	if !cudatest.RaceDetectorEnabled() {
-		t.Skip("the race detector is off")
-	}
-	dev, err := cuda.GetDevice(0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, err := cuda.PrimaryContext(dev)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ctx.Close()
+	ctx := raceContext(t)
 	var before strings.Builder
 	if n := cudatest.ReportRaces(&before); n != 0 {
 		t.Fatalf("%d races from the tests before:\n%s", n, before.String())
@@ -109,18 +106,7 @@ func TestCheckRacesKeepsEarlierRaces(t *testing.T) {
 // HostWrite of page-locked memory an asynchronous copy still reads races;
 // after the stream's synchronization it does not.
 func TestHostWrite(t *testing.T) {
-	if !cudatest.RaceDetectorEnabled() {
-		t.Skip("the race detector is off")
-	}
-	dev, err := cuda.GetDevice(0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, err := cuda.PrimaryContext(dev)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ctx.Close()
+	ctx := raceContext(t)
 	s, err := cuda.NewStream(ctx)
 	if err != nil {
 		t.Fatal(err)
