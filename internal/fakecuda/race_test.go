@@ -344,8 +344,8 @@ func TestRaceStacks(t *testing.T) {
 }
 
 // A race is reported whatever order the workers run in: the verdict
-// depends on how work was queued, not on timing. Each seed runs the racy
-// and the fixed pattern in a child process.
+// depends on how work was queued, not on timing. Each seed runs every
+// pattern, racy and fixed, in a child process.
 func TestRaceVerdictUnderSeeds(t *testing.T) {
 	if testing.Short() {
 		t.Skip("child processes")
@@ -355,6 +355,9 @@ func TestRaceVerdictUnderSeeds(t *testing.T) {
 		if err != nil {
 			t.Fatalf("seed %d: %v\n%s", seed, err, out)
 		}
+		if !strings.Contains(out, "--- PASS: TestRaceSeedChild") {
+			t.Fatalf("seed %d: the child did not run the patterns:\n%s", seed, out)
+		}
 	}
 }
 
@@ -363,7 +366,7 @@ func TestRaceSeedChild(t *testing.T) {
 		t.Skip("run by TestRaceVerdictUnderSeeds")
 	}
 	primary(t)
-	for _, p := range racePatterns[:4] {
+	for _, p := range racePatterns {
 		if n := len(racesOf(t, func() { p.run(t, false) })); n == 0 {
 			t.Errorf("%s: not reported", p.name)
 		}
