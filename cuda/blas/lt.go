@@ -141,6 +141,9 @@ func (mm *Matmul) checkShapes(op string) error {
 		return fmt.Errorf("blas: %s: A is %v and B is %v: FP8 multiplies FP8 by FP8", op, mm.AType, mm.BType)
 	}
 	if mm.AType.isFP8() {
+		if mm.AType == Float8E5M2 && mm.BType == Float8E5M2 {
+			return fmt.Errorf("blas: %s: A and B are both %v: cuBLASLt multiplies FP8 as E4M3×E4M3, E4M3×E5M2 or E5M2×E4M3, not E5M2×E5M2", op, mm.AType)
+		}
 		if g := plan(mm.A, mm.B, mm.C); g.opA != cublas.CUBLAS_OP_T || g.opB != cublas.CUBLAS_OP_N {
 			return fmt.Errorf("blas: %s: FP8 needs A row-major and B column-major for a row-major C (A column-major and B row-major for a column-major one); A is %v, B %v, C %v", op, mm.A.Layout, mm.B.Layout, mm.C.Layout)
 		}

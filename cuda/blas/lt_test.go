@@ -95,32 +95,92 @@ func cpuProduct(a, b []float32, m, k, n int, bTransposed bool, bias []float32, r
 	return c
 }
 
+// e5m2 encodes a small integer (|v| ≤ 7) exactly as FP8 E5M2: the high
+// byte of its float16, whose exponent E5M2 shares.
+func e5m2(v float32) uint8 { return uint8(cuda.ToFloat16(v).Bits() >> 8) }
+
+// gelu is the tanh approximation of GELU, cuBLASLt's.
+func gelu(x float64) float64 {
+	return 0.5 * x * (1 + math.Tanh(math.Sqrt(2/math.Pi)*(x+0.044715*x*x*x)))
+}
+
+// activated is f(alpha·p + bias[j]) for each element of the row-major M×N
+// product p (bias nil: none).
+func activated(p []float32, n int, alpha float32, bias []float32, f func(float64) float64) []float32 {
+	out := make([]float32, len(p))
+	for i, x := range p {
+		v := float64(alpha * x)
+		if bias != nil {
+			v += float64(bias[i%n])
+		}
+		out[i] = float32(f(v))
+	}
+	return out
+}
+
 func TestLtMatmulTypesAndEpilogues(t *testing.T) {
 	ctx, s, lt := needLt(t)
+	// FP8 needs Hopper (compute capability 9.0) or later: below it
+	// cuBLASLt may refuse FP8 inputs; from it on, it must take every FP8
+	// case here.
+	major, _, err := ctx.Device().ComputeCapability()
+	if err != nil {
+		t.Fatal(err)
+	}
 	r := rand.New(rand.NewPCG(3, 4))
 	const m, k, n = 48, 64, 32
 	a, w, bias := smallInts(r, m*k), smallInts(r, n*k), smallInts(r, n)
-	want := cpuProduct(a, w, m, k, n, true, nil, false)
+	prod := cpuProduct(a, w, m, k, n, true, nil, false)
 	wantBiasReLU := cpuProduct(a, w, m, k, n, true, bias, true)
-	conv8 := func(v []float32) []uint8 {
+	// The GELU cases scale the product by 1/32 (an element of it has a
+	// standard deviation of 32: k products of numbers of variance 4) and
+	// add a quarter of the bias, both exact in every type, so that most
+	// of GELU's inputs lie within a few units of 0, where it is neither
+	// 0 nor the identity: there it differs from ReLU by up to 0.17, and
+	// for more than 1300 of the 1536 elements by more than twice the
+	// tolerance.
+	const act = 1.0 / 32
+	quarter := scaled(bias, 0.25)
+	relu := func(x float64) float64 { return max(x, 0) }
+	conv8 := func(v []float32, enc func(float32) uint8) []uint8 {
 		out := make([]uint8, len(v))
 		for i, x := range v {
-			out[i] = e4m3(x)
+			out[i] = enc(x)
 		}
 		return out
 	}
+	a8, w8 := conv8(a, e4m3), conv8(w, e4m3)
+	a5, w5 := conv8(a, e5m2), conv8(w, e5m2)
 	cases := []struct {
-		name       string
-		in, out    blas.DataType
-		a, w, bias *cuda.DeviceMemory
-		epi        blas.Epilogue
-		want       []float32
+		name           string
+		at, bt, out    blas.DataType
+		a, w, bias     *cuda.DeviceMemory
+		epi            blas.Epilogue
+		alpha          float32
+		want           []float32
+		approx         bool    // GELU: see the tolerance
+		aScale, bScale float32 // FP8 scales (0: none)
 	}{
-		{"float32", blas.Float32, blas.Float32, upload(t, ctx, a), upload(t, ctx, w), nil, blas.NoEpilogue, want},
-		{"bfloat16 bias ReLU", blas.BFloat16, blas.BFloat16, upload(t, ctx, cuda.ToBFloat16s(a)), upload(t, ctx, cuda.ToBFloat16s(w)), upload(t, ctx, cuda.ToBFloat16s(bias)), blas.BiasReLU, wantBiasReLU},
-		{"fp8 e4m3 to bfloat16", blas.Float8E4M3, blas.BFloat16, upload(t, ctx, conv8(a)), upload(t, ctx, conv8(w)), nil, blas.NoEpilogue, want},
-		{"fp8 e4m3 to float32, bias", blas.Float8E4M3, blas.Float32, upload(t, ctx, conv8(a)), upload(t, ctx, conv8(w)), upload(t, ctx, bias), blas.Bias, cpuProduct(a, w, m, k, n, true, bias, false)},
-		{"fp8 e4m3 scaled 2×0.25 to bfloat16", blas.Float8E4M3, blas.BFloat16, upload(t, ctx, conv8(a)), upload(t, ctx, conv8(w)), nil, blas.NoEpilogue, scaled(want, 0.5)},
+		{name: "float32", at: blas.Float32, bt: blas.Float32, out: blas.Float32, a: upload(t, ctx, a), w: upload(t, ctx, w), epi: blas.NoEpilogue, alpha: 1, want: prod},
+		{name: "float32 ReLU", at: blas.Float32, bt: blas.Float32, out: blas.Float32, a: upload(t, ctx, a), w: upload(t, ctx, w), epi: blas.ReLU, alpha: 1, want: activated(prod, n, 1, nil, relu)},
+		{name: "float32 GELU", at: blas.Float32, bt: blas.Float32, out: blas.Float32, a: upload(t, ctx, a), w: upload(t, ctx, w), epi: blas.GELU, alpha: act, want: activated(prod, n, act, nil, gelu), approx: true},
+		{name: "float32 bias GELU", at: blas.Float32, bt: blas.Float32, out: blas.Float32, a: upload(t, ctx, a), w: upload(t, ctx, w), bias: upload(t, ctx, quarter), epi: blas.BiasGELU, alpha: act, want: activated(prod, n, act, quarter, gelu), approx: true},
+		{name: "bfloat16 bias ReLU", at: blas.BFloat16, bt: blas.BFloat16, out: blas.BFloat16, a: upload(t, ctx, cuda.ToBFloat16s(a)), w: upload(t, ctx, cuda.ToBFloat16s(w)), bias: upload(t, ctx, cuda.ToBFloat16s(bias)), epi: blas.BiasReLU, alpha: 1, want: wantBiasReLU},
+		{name: "bfloat16 ReLU", at: blas.BFloat16, bt: blas.BFloat16, out: blas.BFloat16, a: upload(t, ctx, cuda.ToBFloat16s(a)), w: upload(t, ctx, cuda.ToBFloat16s(w)), epi: blas.ReLU, alpha: 1, want: activated(prod, n, 1, nil, relu)},
+		{name: "bfloat16 GELU", at: blas.BFloat16, bt: blas.BFloat16, out: blas.BFloat16, a: upload(t, ctx, cuda.ToBFloat16s(a)), w: upload(t, ctx, cuda.ToBFloat16s(w)), epi: blas.GELU, alpha: act, want: activated(prod, n, act, nil, gelu), approx: true},
+		{name: "bfloat16 bias GELU", at: blas.BFloat16, bt: blas.BFloat16, out: blas.BFloat16, a: upload(t, ctx, cuda.ToBFloat16s(a)), w: upload(t, ctx, cuda.ToBFloat16s(w)), bias: upload(t, ctx, cuda.ToBFloat16s(quarter)), epi: blas.BiasGELU, alpha: act, want: activated(prod, n, act, quarter, gelu), approx: true},
+		{name: "float16", at: blas.Float16, bt: blas.Float16, out: blas.Float16, a: upload(t, ctx, cuda.ToFloat16s(a)), w: upload(t, ctx, cuda.ToFloat16s(w)), epi: blas.NoEpilogue, alpha: 1, want: prod},
+		{name: "float16 to float32, bias ReLU", at: blas.Float16, bt: blas.Float16, out: blas.Float32, a: upload(t, ctx, cuda.ToFloat16s(a)), w: upload(t, ctx, cuda.ToFloat16s(w)), bias: upload(t, ctx, bias), epi: blas.BiasReLU, alpha: 1, want: wantBiasReLU},
+		{name: "float16 bias GELU", at: blas.Float16, bt: blas.Float16, out: blas.Float16, a: upload(t, ctx, cuda.ToFloat16s(a)), w: upload(t, ctx, cuda.ToFloat16s(w)), bias: upload(t, ctx, cuda.ToFloat16s(quarter)), epi: blas.BiasGELU, alpha: act, want: activated(prod, n, act, quarter, gelu), approx: true},
+		{name: "fp8 e4m3 to bfloat16", at: blas.Float8E4M3, bt: blas.Float8E4M3, out: blas.BFloat16, a: upload(t, ctx, a8), w: upload(t, ctx, w8), epi: blas.NoEpilogue, alpha: 1, want: prod},
+		// cuBLASLt's bias of an FP8 product written as float32 is
+		// bfloat16 (TestLtErrorNamesTheFunctionThatFailed has the float32
+		// one it refuses); written as bfloat16, bfloat16.
+		{name: "fp8 e4m3 to bfloat16, bias", at: blas.Float8E4M3, bt: blas.Float8E4M3, out: blas.BFloat16, a: upload(t, ctx, a8), w: upload(t, ctx, w8), bias: upload(t, ctx, cuda.ToBFloat16s(bias)), epi: blas.Bias, alpha: 1, want: cpuProduct(a, w, m, k, n, true, bias, false)},
+		{name: "fp8 e4m3 scaled 2×0.25 to bfloat16", at: blas.Float8E4M3, bt: blas.Float8E4M3, out: blas.BFloat16, a: upload(t, ctx, a8), w: upload(t, ctx, w8), epi: blas.NoEpilogue, alpha: 1, want: scaled(prod, 0.5), aScale: 2, bScale: 0.25},
+		{name: "fp8 e4m3×e5m2 to bfloat16", at: blas.Float8E4M3, bt: blas.Float8E5M2, out: blas.BFloat16, a: upload(t, ctx, a8), w: upload(t, ctx, w5), epi: blas.NoEpilogue, alpha: 1, want: prod},
+		{name: "fp8 e5m2×e4m3 to float16", at: blas.Float8E5M2, bt: blas.Float8E4M3, out: blas.Float16, a: upload(t, ctx, a5), w: upload(t, ctx, w8), epi: blas.NoEpilogue, alpha: 1, want: prod},
+		{name: "fp8 e5m2×e4m3 to float32", at: blas.Float8E5M2, bt: blas.Float8E4M3, out: blas.Float32, a: upload(t, ctx, a5), w: upload(t, ctx, w8), epi: blas.NoEpilogue, alpha: 1, want: prod},
 	}
 	for _, tc := range cases {
 		cmem := libtest.Alloc(t, ctx, m*n*tc.out.Size())
@@ -128,15 +188,15 @@ func TestLtMatmulTypesAndEpilogues(t *testing.T) {
 			A:     blas.Matrix{Mem: tc.a, Rows: m, Cols: k},
 			B:     blas.Matrix{Mem: tc.w, Rows: n, Cols: k}.T(),
 			C:     blas.Matrix{Mem: cmem, Rows: m, Cols: n},
-			AType: tc.in, BType: tc.in, CType: tc.out,
+			AType: tc.at, BType: tc.bt, CType: tc.out,
 			Epilogue: tc.epi, Bias: tc.bias,
 		}
-		if strings.Contains(tc.name, "scaled") {
-			mm.AScale, mm.BScale = upload(t, ctx, []float32{2}), upload(t, ctx, []float32{0.25})
+		if tc.aScale != 0 {
+			mm.AScale, mm.BScale = upload(t, ctx, []float32{tc.aScale}), upload(t, ctx, []float32{tc.bScale})
 		}
-		if err := lt.Run(mm, 1, 0, nil); err != nil {
-			if tc.in.Size() == 1 && errors.Is(err, cublas.CUBLAS_STATUS_NOT_SUPPORTED) {
-				t.Logf("%s: not supported on this GPU: %v", tc.name, err)
+		if err := lt.Run(mm, tc.alpha, 0, nil); err != nil {
+			if tc.at.Size() == 1 && major < 9 && errors.Is(err, cublas.CUBLAS_STATUS_NOT_SUPPORTED) {
+				t.Logf("%s: not supported on this GPU (compute capability %d.x): %v", tc.name, major, err)
 				continue
 			}
 			t.Fatalf("%s: %v", tc.name, err)
@@ -145,25 +205,91 @@ func TestLtMatmulTypesAndEpilogues(t *testing.T) {
 			t.Fatal(err)
 		}
 		got := make([]float32, m*n)
-		if tc.out == blas.Float32 {
+		switch tc.out {
+		case blas.Float32:
 			if err := cuda.CopyFromDevice(got, cmem); err != nil {
 				t.Fatal(err)
 			}
-		} else {
+		case blas.BFloat16:
 			out := make([]cuda.BFloat16, m*n)
 			if err := cuda.CopyFromDevice(out, cmem); err != nil {
 				t.Fatal(err)
 			}
 			got = cuda.Float32s(out)
+		case blas.Float16:
+			out := make([]cuda.Float16, m*n)
+			if err := cuda.CopyFromDevice(out, cmem); err != nil {
+				t.Fatal(err)
+			}
+			got = cuda.Float32s(out)
+		default:
+			t.Fatalf("%s: no reading of %v", tc.name, tc.out)
 		}
 		for i := range got {
 			// Products of small integers are exact in every type here,
-			// up to bfloat16's 8 bits of output precision.
-			if d := math.Abs(float64(got[i] - tc.want[i])); d > math.Abs(float64(tc.want[i]))/128 {
+			// up to bfloat16's 8 bits of output precision. GELU allows
+			// 1/128 more for cuBLASLt's tanh, which may be a fast
+			// approximation (and for GELU by erf, within 5e-4 of this).
+			tol := math.Abs(float64(tc.want[i])) / 128
+			if tc.approx {
+				tol += 1.0 / 128
+			}
+			if d := math.Abs(float64(got[i] - tc.want[i])); !(d <= tol) {
 				t.Fatalf("%s: C[%d] = %v, want %v", tc.name, i, got[i], tc.want[i])
 			}
 		}
 		t.Logf("%s: %d×%d×%d correct", tc.name, m, k, n)
+	}
+}
+
+// TestLtErrorNamesTheFunctionThatFailed: a multiply cuBLASLt refuses fails
+// with a *cuda.LibraryError naming the package, the operation and the
+// cuBLASLt function, whose cause is cuBLASLt's status. cuBLASLt takes a
+// bfloat16 bias for an FP8 product written as float32, not a float32 one
+// (the checks before it let that pass): on the H200 with CUDA 13 its
+// heuristic answers CUBLAS_STATUS_NOT_SUPPORTED, as it does for any FP8
+// multiply on a GPU without FP8.
+func TestLtErrorNamesTheFunctionThatFailed(t *testing.T) {
+	ctx, _, lt := needLt(t)
+	// The shape of the FP8 cases of TestLtMatmulTypesAndEpilogues.
+	const m, k, n = 48, 64, 32
+	mm := blas.Matmul{
+		A:     blas.Matrix{Mem: upload(t, ctx, make([]uint8, m*k)), Rows: m, Cols: k},
+		B:     blas.Matrix{Mem: upload(t, ctx, make([]uint8, n*k)), Rows: n, Cols: k}.T(),
+		C:     blas.Matrix{Mem: libtest.Alloc(t, ctx, m*n*4), Rows: m, Cols: n},
+		AType: blas.Float8E4M3, BType: blas.Float8E4M3, CType: blas.Float32,
+		Epilogue: blas.Bias, Bias: upload(t, ctx, make([]float32, n)),
+	}
+	for _, c := range []struct {
+		op  string
+		run func() error
+	}{
+		{"LtHandle.Run", func() error { return lt.Run(mm, 1, 0, nil) }},
+		{"LtHandle.Prepare", func() error {
+			p, err := lt.Prepare(mm, nil)
+			if err == nil {
+				p.Close()
+			}
+			return err
+		}},
+		{"LtHandle.Algorithms", func() error { _, err := lt.Algorithms(mm, 4); return err }},
+	} {
+		err := c.run()
+		if err == nil {
+			t.Fatalf("%s: cuBLASLt took an FP8 multiply written as float32 with a float32 bias; this test needs another that it refuses", c.op)
+		}
+		var le *cuda.LibraryError
+		if !errors.As(err, &le) {
+			t.Fatalf("%s: %v (%T) is no *cuda.LibraryError", c.op, err, err)
+		}
+		const fn = "cublasLtMatmulAlgoGetHeuristic"
+		if le.Pkg != "blas" || le.Op != c.op || le.Func != fn {
+			t.Errorf("%s: error %q has Pkg %q, Op %q, Func %q; want blas, %s, %s", c.op, err, le.Pkg, le.Op, le.Func, c.op, fn)
+		}
+		if !errors.Is(err, cublas.CUBLAS_STATUS_NOT_SUPPORTED) || !strings.Contains(err.Error(), fn) {
+			t.Errorf("%s: %v, want CUBLAS_STATUS_NOT_SUPPORTED from %s", c.op, err, fn)
+		}
+		t.Logf("%s: %v", c.op, err)
 	}
 }
 
@@ -221,6 +347,7 @@ func TestMatmulRejectsWhatCuBLASLtCannotDo(t *testing.T) {
 		want string
 	}{
 		"fp8 with float32":   {blas.Matmul{A: a, B: b, C: c, AType: blas.Float8E4M3, BType: blas.Float32}, "FP8 multiplies FP8 by FP8"},
+		"fp8 e5m2 by e5m2":   {blas.Matmul{A: a, B: b, C: c, AType: blas.Float8E5M2, BType: blas.Float8E5M2, CType: blas.BFloat16}, "A and B are both float8-e5m2: cuBLASLt multiplies FP8 as E4M3×E4M3, E4M3×E5M2 or E5M2×E4M3, not E5M2×E5M2"},
 		"fp8 layouts":        {blas.Matmul{A: a, B: b, C: c, AType: blas.Float8E4M3, BType: blas.Float8E4M3, CType: blas.BFloat16}, "FP8 needs A row-major and B column-major"},
 		"bias without bias":  {blas.Matmul{A: a, B: b, C: c, Epilogue: blas.Bias}, "no Bias"},
 		"bias without epi":   {blas.Matmul{A: a, B: b, C: c, Bias: a.Mem}, "does not add one"},
