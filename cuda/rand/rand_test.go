@@ -161,35 +161,55 @@ func checkUniform[T float32 | float64](t *testing.T, ctx *cuda.Context, s *cuda.
 		t.Fatalf("%s: mean %.5f, standard deviation %.5f; want 0.5 and %.5f", what, mean, sd, math.Sqrt(1.0/12))
 	}
 
-	// The same seed: the same numbers, from a new generator and after
-	// SetSeed on this one, whatever came in between; and from two calls
-	// of n/2.
-	if err := rand.UniformN[T](g, m, 1000); err != nil {
-		t.Fatal(err)
+	// The same seed: the same numbers.
+	gen := func(g *rand.Generator, count int) error {
+		if count == n {
+			return rand.Uniform[T](g, m)
+		}
+		return rand.UniformN[T](g, m, count)
+	}
+	same := checkRepeatsPerSeed(t, s, what, kind, seed, g, m, x, true, gen)
+	t.Logf("%s: %d numbers in (0, 1], mean %.5f, sd %.5f; seed %d repeats them from SetSeed, a new generator and two calls of n/2; seed %d shares %d", what, n, mean, sd, seed, seed+1, same)
+}
+
+// checkRepeatsPerSeed checks that x, the first len(x) numbers gen makes in
+// m with g, a generator of kind made with seed, come again with that
+// seed: from g after SetSeed, whatever g made in between; from a new
+// generator; and, with halves, from two calls of len(x)/2. seed+1 must
+// give other numbers: it returns how many of its are equal to x's. gen
+// writes count numbers to the start of m.
+func checkRepeatsPerSeed[T float32 | float64](t *testing.T, s *cuda.Stream, what string, kind rand.Kind, seed uint64, g *rand.Generator, m *cuda.DeviceMemory, x []T, halves bool, gen func(g *rand.Generator, count int) error) int {
+	t.Helper()
+	n := len(x)
+	if err := gen(g, 1000); err != nil {
+		t.Fatalf("%s: %v", what, err)
 	}
 	if err := g.SetSeed(seed); err != nil {
 		t.Fatal(err)
 	}
-	if err := rand.Uniform[T](g, m); err != nil {
-		t.Fatal(err)
+	if err := gen(g, n); err != nil {
+		t.Fatalf("%s: %v", what, err)
 	}
 	again := download[T](t, s, m, n)
 	fresh := newGenerator(t, s, kind, seed)
-	if err := rand.Uniform[T](fresh, m); err != nil {
-		t.Fatal(err)
+	if err := gen(fresh, n); err != nil {
+		t.Fatalf("%s: %v", what, err)
 	}
-	fromNew := download[T](t, s, m, n)
-	if err := g.SetSeed(seed); err != nil {
-		t.Fatal(err)
-	}
-	var halves []T
-	for range 2 {
-		if err := rand.UniformN[T](g, m, n/2); err != nil {
+	runs := map[string][]T{"SetSeed": again, "a new generator": download[T](t, s, m, n)}
+	if halves {
+		if err := g.SetSeed(seed); err != nil {
 			t.Fatal(err)
 		}
-		halves = append(halves, download[T](t, s, m, n/2)...)
+		var h []T
+		for range 2 {
+			if err := gen(g, n/2); err != nil {
+				t.Fatalf("%s: %v", what, err)
+			}
+			h = append(h, download[T](t, s, m, n/2)...)
+		}
+		runs["two calls of n/2"] = h
 	}
-	for name, y := range map[string][]T{"SetSeed": again, "a new generator": fromNew, "two calls of n/2": halves} {
+	for name, y := range runs {
 		if i := firstDiff(x, y); i >= 0 {
 			t.Fatalf("%s: %s with seed %d differs at element %d: %v, was %v", what, name, seed, i, y[i], x[i])
 		}
@@ -198,8 +218,8 @@ func checkUniform[T float32 | float64](t *testing.T, ctx *cuda.Context, s *cuda.
 	if err := g.SetSeed(seed + 1); err != nil {
 		t.Fatal(err)
 	}
-	if err := rand.Uniform[T](g, m); err != nil {
-		t.Fatal(err)
+	if err := gen(g, n); err != nil {
+		t.Fatalf("%s: %v", what, err)
 	}
 	other := download[T](t, s, m, n)
 	same := 0
@@ -211,7 +231,7 @@ func checkUniform[T float32 | float64](t *testing.T, ctx *cuda.Context, s *cuda.
 	if same > n/1000 {
 		t.Fatalf("%s: seed %d gives %d of %d numbers equal to those of seed %d", what, seed+1, same, n, seed)
 	}
-	t.Logf("%s: %d numbers in (0, 1], mean %.5f, sd %.5f; seed %d repeats them from SetSeed, a new generator and two calls of n/2; seed %d shares %d", what, n, mean, sd, seed, seed+1, same)
+	return same
 }
 
 func firstDiff[T comparable](x, y []T) int {
@@ -237,8 +257,9 @@ func TestUniformIsInRangeWithMeanOneHalfAndRepeatsPerSeed(t *testing.T) {
 func checkNormal[T float32 | float64](t *testing.T, ctx *cuda.Context, s *cuda.Stream, kind rand.Kind) {
 	const n = 1 << 20
 	const mu, sigma = 3.0, 2.0
+	const seed = 7
 	what := fmt.Sprintf("Normal[%T] %v", T(0), kind)
-	g := newGenerator(t, s, kind, 7)
+	g := newGenerator(t, s, kind, seed)
 	m := filled[T](t, ctx, n)
 	// All but the last 2: those stay NaN.
 	if err := rand.NormalN(g, m, n-2, T(mu), T(sigma)); err != nil {
@@ -265,10 +286,17 @@ func checkNormal[T float32 | float64](t *testing.T, ctx *cuda.Context, s *cuda.S
 	if f := float64(within) / float64(len(x)); math.Abs(f-0.6827) > 0.005 {
 		t.Fatalf("%s: %.4f of the numbers within one standard deviation, want 0.6827", what, f)
 	}
-	t.Logf("%s: %d numbers, mean %.4f (want %v), sd %.4f (want %v), %.2f%% within one sd", what, len(x), mean, mu, sd, sigma, 100*float64(within)/float64(len(x)))
+
+	// The same seed: the same numbers. Not from two calls of half as
+	// many: cuRAND makes normal numbers from pairs (Box-Muller), and
+	// documents no order that a split keeps.
+	gen := func(g *rand.Generator, count int) error { return rand.NormalN(g, m, count, T(mu), T(sigma)) }
+	same := checkRepeatsPerSeed(t, s, what, kind, seed, g, m, x, false, gen)
+	t.Logf("%s: %d numbers, mean %.4f (want %v), sd %.4f (want %v), %.2f%% within one sd; seed %d repeats them from SetSeed and a new generator; seed %d shares %d",
+		what, len(x), mean, mu, sd, sigma, 100*float64(within)/float64(len(x)), seed, seed+1, same)
 }
 
-func TestNormalHasItsMeanAndDeviation(t *testing.T) {
+func TestNormalHasItsMeanAndDeviationAndRepeatsPerSeed(t *testing.T) {
 	ctx, s := libtest.GPU(t, "cuRAND")
 	for _, k := range kinds {
 		checkNormal[float32](t, ctx, s, k)
