@@ -4,10 +4,12 @@ package fakecuda
 #include <stdint.h>
 #include <stdlib.h>
 
-// The export of kernel_export.go (its parameter is a struct fk_kernel_call *).
-extern int fakecudaRunKernel(void *);
+#include "csrc/abi.h"
 
-static void fk_set_runner(void *set) { ((void (*)(void *))set)((void *)fakecudaRunKernel); }
+// The export of kernel_export.go.
+extern int fakecudaRunKernel(struct fakecuda_kernel_call *);
+
+static void fk_set_runner(void *set) { ((void (*)(fakecuda_kernel_runner))set)(fakecudaRunKernel); }
 static int fk_register(void *fn, const char *name, int n, const unsigned *sizes) {
 	return ((int (*)(const char *, int, const unsigned *))fn)(name, n, sizes);
 }

@@ -5,18 +5,7 @@ package fakecuda
 #include <stdint.h>
 #include <string.h>
 
-// The layout of struct fakecuda_kernel_call in csrc/module.c.
-struct fk_kernel_call {
-	void *op;
-	const char *name;
-	unsigned grid[3], block[3], shmem;
-	int params_known;
-	unsigned nparams;
-	const unsigned *psize, *poff;
-	const unsigned char *params;
-	size_t bytes;
-	uint64_t stream, ctx;
-};
+#include "csrc/abi.h"
 */
 import "C"
 
@@ -35,7 +24,7 @@ var calls = sync.Pool{New: func() any { return new(KernelCall) }}
 // the result it returns is left sticky in the launch's context.
 //
 //export fakecudaRunKernel
-func fakecudaRunKernel(c *C.struct_fk_kernel_call) C.int {
+func fakecudaRunKernel(c *C.struct_fakecuda_kernel_call) C.int {
 	run := kernelRunner.Load()
 	if run == nil {
 		return cudaErrorLaunchFailed

@@ -3,21 +3,13 @@ package fakecuda
 /*
 #include <stdint.h>
 
-// The layout of struct fakecuda_launch in csrc/launch.c.
-struct fk_launch {
-	uint64_t function, stream;
-	unsigned grid[3], block[3], shmem;
-	unsigned nattrs, nparams;
-	int attr_ids[32];
-	unsigned char attr_values[32][64];
-	uint64_t params[32];
-};
+#include "csrc/abi.h"
 
 static uint64_t fk_func_new(void *fn, int regs, int shared, unsigned n, const unsigned *sizes) {
 	return ((uint64_t (*)(int, int, unsigned, const unsigned *))fn)(regs, shared, n, sizes);
 }
 static int fk_func_free(void *fn, uint64_t h) { return ((int (*)(uint64_t))fn)(h); }
-static long fk_last_launch(void *fn, struct fk_launch *out) { return ((long (*)(struct fk_launch *))fn)(out); }
+static long fk_last_launch(void *fn, struct fakecuda_launch *out) { return ((long (*)(struct fakecuda_launch *))fn)(out); }
 */
 import "C"
 
@@ -89,7 +81,7 @@ func (l *Lib) LastLaunch() (Launch, int) {
 	if fn == nil {
 		return Launch{}, 0
 	}
-	var out C.struct_fk_launch
+	var out C.struct_fakecuda_launch
 	n := int(C.fk_last_launch(fn, &out))
 	if n == 0 {
 		return Launch{}, 0

@@ -4,22 +4,11 @@ package fakecuda
 #include <stddef.h>
 #include <stdint.h>
 
-// The layout of struct race_report in csrc/race.c.
-#define FK_RACE_PCS 48
-struct fk_race_access {
-	uint64_t seq, stream, addr, bytes, alloc_base, alloc_size;
-	int32_t kind, write, alloc_kind, legacy, copy_dir, api;
-	int64_t node;
-	uint32_t npcs, pad;
-	uint64_t pcs[FK_RACE_PCS];
-};
-struct fk_race {
-	struct fk_race_access cur, prev;
-};
+#include "csrc/abi.h"
 
 static int fk_int(void *fn) { return ((int (*)(void))fn)(); }
 static long fk_long(void *fn) { return ((long (*)(void))fn)(); }
-static int fk_race_get(void *fn, long i, struct fk_race *out) { return ((int (*)(long, struct fk_race *))fn)(i, out); }
+static int fk_race_get(void *fn, long i, struct fakecuda_race *out) { return ((int (*)(long, struct fakecuda_race *))fn)(i, out); }
 static int fk_quiesce(void *fn, long ms) { return ((int (*)(long))fn)(ms); }
 static void fk_host_access(void *fn, uint64_t p, size_t n, int w) { ((void (*)(unsigned long long, size_t, int))fn)(p, n, w); }
 static int fk_seed(void *fn, unsigned long long *s) { return ((int (*)(unsigned long long *))fn)(s); }
@@ -84,11 +73,10 @@ type RaceAccess struct {
 	PCs []uintptr
 }
 
-// Op kinds of csrc/fake.h's enum op_kind, and race.c's host access.
-const (
-	opMemset = 0
-	opCopy   = 1
-	opHost   = 100
+// The names of a race access's allocation kinds and copy directions.
+var (
+	allocKinds = [4]string{C.AK_DEVICE: "device", C.AK_HOST: "page-locked host", C.AK_REGISTERED: "registered host", C.AK_MANAGED: "managed"}
+	copyDirs   = [4]string{0: "HtoH", C.COPY_DST_DEVICE: "HtoD", C.COPY_SRC_DEVICE: "DtoH", C.COPY_SRC_DEVICE | C.COPY_DST_DEVICE: "DtoD"}
 )
 
 // need returns the entry point p of the library, and panics if it has
@@ -117,14 +105,14 @@ func (l *Lib) RaceCount() int { return int(C.fk_long(need(l.syms().raceCount, "f
 // Race returns race i (0 the first found); false for one past those kept
 // (the first 256).
 func (l *Lib) Race(i int) (Race, bool) {
-	var out C.struct_fk_race
+	var out C.struct_fakecuda_race
 	if C.fk_race_get(need(l.syms().raceGet, "fakecuda_race_get"), C.long(i), &out) != 0 {
 		return Race{}, false
 	}
 	return Race{Access: l.access(&out.cur), Previous: l.access(&out.prev)}, true
 }
 
-func (l *Lib) access(a *C.struct_fk_race_access) RaceAccess {
+func (l *Lib) access(a *C.struct_fakecuda_race_access) RaceAccess {
 	r := RaceAccess{
 		Seq:       uint64(a.seq),
 		Write:     a.write != 0,
@@ -137,18 +125,18 @@ func (l *Lib) access(a *C.struct_fk_race_access) RaceAccess {
 		AllocSize: uint64(a.alloc_size),
 	}
 	switch a.kind {
-	case opMemset:
+	case C.OP_MEMSET:
 		r.Op = "memset"
-	case opCopy:
+	case C.OP_COPY:
 		r.Op = "copy"
-		r.CopyDir = [4]string{"HtoH", "HtoD", "DtoH", "DtoD"}[a.copy_dir&3]
-	case opHost:
+		r.CopyDir = copyDirs[a.copy_dir&3]
+	case C.RACE_HOST_ACCESS:
 		r.Op = "host access"
 	default:
 		r.Op = "kernel"
 	}
 	r.API = l.functionName(int(a.api))
-	r.AllocKind = [4]string{"device", "page-locked host", "registered host", "managed"}[a.alloc_kind&3]
+	r.AllocKind = allocKinds[a.alloc_kind&3]
 	for i := range int(a.npcs) {
 		r.PCs = append(r.PCs, uintptr(a.pcs[i]))
 	}

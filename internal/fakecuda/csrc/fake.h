@@ -13,6 +13,8 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "abi.h"
+
 // Only the driver's entry points and the fakecuda_* controls are exported;
 // the library is built with -fvisibility=hidden.
 #define EXPORT __attribute__((visibility("default")))
@@ -219,8 +221,6 @@ CUresult driver_ready(void);
 size_t device_total_mem(void);
 
 // ---- stream.c ----
-
-enum op_kind { OP_MEMSET, OP_COPY, OP_MARKER, OP_WAIT_EVENT, OP_WAIT_STREAM, OP_HOSTFN, OP_FREE, OP_PREFETCH, OP_KERNEL };
 
 struct alloc;
 struct event;

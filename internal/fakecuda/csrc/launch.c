@@ -50,8 +50,6 @@ enum {
 	BLOCK_SHARED_DEFAULT = 49152,
 	PORTABLE_CLUSTER = 8,
 	NON_PORTABLE_CLUSTER = 16,
-	MAX_PARAMS = 32,
-	MAX_ATTRS = 32,
 };
 
 // cuda.h's CUlaunchAttribute and CUlaunchConfig (LP64).
@@ -76,17 +74,6 @@ _Static_assert(sizeof(launch_attr) == 72, "CUlaunchAttribute is 72 bytes");
 _Static_assert(offsetof(launch_config, stream) == 32 && offsetof(launch_config, attrs) == 40 &&
 		offsetof(launch_config, nattrs) == 48 && sizeof(launch_config) == 56,
 	"CUlaunchConfig's layout");
-
-// What fakecuda_last_launch reports: the last launch cuLaunchKernelEx
-// accepted. Keep in step with fakeLaunch in launch.go.
-struct fakecuda_launch {
-	uint64_t func, stream;
-	unsigned grid[3], block[3], shmem;
-	unsigned nattrs, nparams;
-	int attr_ids[MAX_ATTRS];
-	unsigned char attr_values[MAX_ATTRS][64];
-	uint64_t params[MAX_PARAMS];
-};
 
 static struct fakecuda_launch g_last; // under g_mu
 static long g_launches;               // launches accepted, under g_mu
@@ -499,7 +486,7 @@ void klaunch_unref(struct klaunch *k) {
 static void record(uint64_t hfunc, const struct func *f, const launch_config *cfg, void **params) {
 	struct fakecuda_launch *l = &g_last;
 	memset(l, 0, sizeof *l);
-	l->func = hfunc;
+	l->function = hfunc;
 	l->stream = (uint64_t)(uintptr_t)cfg->stream;
 	memcpy(l->grid, cfg->grid, sizeof l->grid);
 	memcpy(l->block, cfg->block, sizeof l->block);

@@ -505,27 +505,12 @@ EXPORT CUresult cuKernelGetFunction(uint64_t *hfunc, uint64_t kernel) {
 
 // ---- running Go kernels ----
 
-// What the Go side receives for one run of a launch. Keep in step with
-// struct fk_kernel_call in kernel.go.
-struct fakecuda_kernel_call {
-	void *op; // the token for fakecuda_kernel_pin and fakecuda_note_access
-	const char *name;
-	unsigned grid[3], block[3], shmem;
-	int params_known;
-	unsigned nparams;
-	const unsigned *psize, *poff;
-	const unsigned char *params;
-	size_t bytes;
-	uint64_t stream, ctx; // the handles the launch named, and its context's
-};
-
-typedef int (*kernel_runner)(struct fakecuda_kernel_call *);
-static kernel_runner g_runner; // atomic
+static fakecuda_kernel_runner g_runner; // atomic
 
 // fakecuda_set_kernel_runner installs the Go side's callback, which runs
 // a launch of a Go kernel and returns CUDA_SUCCESS or the error that the
 // launch leaves sticky in its context.
-EXPORT void fakecuda_set_kernel_runner(kernel_runner fn) { __atomic_store_n(&g_runner, fn, __ATOMIC_RELEASE); }
+EXPORT void fakecuda_set_kernel_runner(fakecuda_kernel_runner fn) { __atomic_store_n(&g_runner, fn, __ATOMIC_RELEASE); }
 
 void kernel_run(struct op *op) {
 	struct klaunch *k = op->k;
@@ -549,7 +534,7 @@ void kernel_run(struct op *op) {
 		return;
 	memcpy(call.grid, k->grid, sizeof call.grid);
 	memcpy(call.block, k->block, sizeof call.block);
-	kernel_runner fn = __atomic_load_n(&g_runner, __ATOMIC_ACQUIRE);
+	fakecuda_kernel_runner fn = __atomic_load_n(&g_runner, __ATOMIC_ACQUIRE);
 	CUresult r;
 	if (fn == NULL) {
 		fprintf(stderr, "fakecuda: kernel %s launched, but no Go side runs kernels in this process (cudatest sets it up)\n",

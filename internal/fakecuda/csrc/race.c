@@ -57,7 +57,6 @@
 int g_race;
 __thread int t_api = -1;
 
-#define RACE_PCS 48
 #define MAX_RACES 256
 #define HOST_TID 0
 
@@ -163,8 +162,6 @@ static uint32_t tid_of(struct stream *s) {
 
 // ---- operations' records ----
 
-enum { RK_HOST = 100 };
-
 // rop is what the shadow memory keeps of an access: the operation, its
 // epoch on its thread, and what a report says of it.
 struct rop {
@@ -174,10 +171,10 @@ struct rop {
 	uint64_t seq;    // in the order operations were queued, process-wide
 	uint64_t stream; // the stream's id; 0 for the host
 	int legacy;      // on a legacy (NULL) stream
-	int kind;        // enum op_kind, or RK_HOST
+	int kind;        // enum op_kind, or RACE_HOST_ACCESS
 	int api;         // F_* of the entry point that queued it, or -1
 	long node;       // graph node index, or -1
-	int copy_dir;    // copies: bit 0 the destination is device memory, bit 1 the source
+	int copy_dir;    // copies: COPY_* bits
 	struct vc vc;    // while it runs (rop_clock); its room, vcap entries, stays with the record
 	uint32_t vcap;
 	struct rop *next_free; // in the records kept for reuse
@@ -349,9 +346,9 @@ static void order_before(struct stream *s, uint32_t t) {
 static int copy_dir(const struct op *op) {
 	int d = 0;
 	if (op->a[0] != NULL && !op->a[0]->host)
-		d |= 1;
+		d |= COPY_DST_DEVICE;
 	if (op->a[1] != NULL && !op->a[1]->host)
-		d |= 2;
+		d |= COPY_SRC_DEVICE;
 	return d;
 }
 
@@ -559,8 +556,6 @@ struct seg {
 	uint32_t nr, rcap; // rcap: r's room, kept while reads replace reads
 };
 
-enum { AK_DEVICE, AK_HOST, AK_REGISTERED, AK_MANAGED };
-
 struct shadow {
 	uint64_t base, size;
 	int kind;
@@ -641,25 +636,12 @@ void race_alloc_remove(struct alloc *a) {
 
 // ---- reports (under g_rmu) ----
 
-// The layout of a report, as fakecuda.Lib.Races reads it.
-struct race_access {
-	uint64_t seq, stream, addr, bytes, alloc_base, alloc_size;
-	int32_t kind, write, alloc_kind, legacy, copy_dir, api;
-	int64_t node;
-	uint32_t npcs, pad;
-	uint64_t pcs[RACE_PCS];
-};
-
-struct race_report {
-	struct race_access cur, prev;
-};
-
-static struct race_report g_races[MAX_RACES];
+static struct fakecuda_race g_races[MAX_RACES];
 static long g_nraces;       // found, reported or not
 static uint64_t g_pairs[1024][2]; // op pairs reported, to report each once
 static size_t g_npairs;
 
-static void fill_access(struct race_access *a, const struct rop *x, int write, const struct shadow *sh, uint64_t lo, uint64_t hi) {
+static void fill_access(struct fakecuda_race_access *a, const struct rop *x, int write, const struct shadow *sh, uint64_t lo, uint64_t hi) {
 	memset(a, 0, sizeof *a);
 	a->seq = x->seq;
 	a->stream = x->stream;
@@ -895,7 +877,7 @@ EXPORT void fakecuda_race_host_access(unsigned long long ptr, size_t n, int writ
 	struct vc *h = host_vc();
 	uint64_t e = ++g_thr[HOST_TID]->clk;
 	vc_set(h, HOST_TID, e);
-	struct rop *x = rop_new(RK_HOST, HOST_TID, e, NULL, 1);
+	struct rop *x = rop_new(RACE_HOST_ACCESS, HOST_TID, e, NULL, 1);
 	x->api = -1; // t_api names the thread's last driver call, not this
 	rop_clock(x, h);
 	unlock();
@@ -916,7 +898,7 @@ EXPORT long fakecuda_race_count(void) {
 }
 
 // fakecuda_race_get copies report i into out; -1 if it was not kept.
-EXPORT int fakecuda_race_get(long i, struct race_report *out) {
+EXPORT int fakecuda_race_get(long i, struct fakecuda_race *out) {
 	int r = -1;
 	pthread_mutex_lock(&g_rmu);
 	if (i >= 0 && i < g_nraces && i < MAX_RACES) {
