@@ -67,11 +67,11 @@
 // The detector costs a vector clock per queued operation and a walk of
 // the caller's frame pointers: package cuda's own tests run with it on.
 // Measured on that suite (one test binary, run three times each way,
-// alternating, on a shared 2-core AMD EPYC VM at a load average of 1.2 to
-// 1.5), leaving out TestCloseRacingCallsGetErrClosed, a contention test
+// alternating, on a shared 2-core AMD EPYC VM at a load average of about
+// 1), leaving out TestCloseRacingCallsGetErrClosed, a contention test
 // whose time (4 to 21 s) follows the scheduling more than the detector:
-// median wall time 7.2 s with it, 6.2 s without (+15%); CPU time 6.1 s
-// against 5.6 s (+9%).
+// median wall time 9.6 s with it, 9.3 s without (+3%); CPU time 9.4 s
+// against 9.0 s (+4%), where single runs spread over 8.5 to 10.2 s.
 //
 // With WithSeed(n) (or FAKECUDA_SEED=n), the stream workers run one
 // operation at a time in an order drawn from a PRNG seeded with n, while
