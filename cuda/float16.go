@@ -117,9 +117,10 @@ func ToBFloat16s(src []float32) []BFloat16 {
 	return dst
 }
 
-// Float32s returns src (Float16s or BFloat16s) as float32s, exactly.
+// Float32s returns src (Float16s, BFloat16s, Float8E4M3s or Float8E5M2s)
+// as float32s, exactly.
 func Float32s[T interface {
-	Float16 | BFloat16
+	Float16 | BFloat16 | Float8E4M3 | Float8E5M2
 	Float32() float32
 }](src []T) []float32 {
 	dst := make([]float32, len(src))

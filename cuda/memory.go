@@ -10,14 +10,14 @@ import (
 )
 
 // Element is the constraint of the typed copy helpers: the fixed-size
-// numeric types (Float16 and BFloat16 among them), whose Go layout is
-// their C layout and which hold no Go pointers, so their memory may be
-// handed to the driver as bytes. int, uint and uintptr are left out on
-// purpose: their size is the platform's, not the kernel's.
+// numeric types (Float16, BFloat16, Float8E4M3 and Float8E5M2 among them),
+// whose Go layout is their C layout and which hold no Go pointers, so their
+// memory may be handed to the driver as bytes. int, uint and uintptr are
+// left out on purpose: their size is the platform's, not the kernel's.
 type Element interface {
 	~int8 | ~int16 | ~int32 | ~int64 |
 		~uint8 | ~uint16 | ~uint32 | ~uint64 |
-		~float32 | ~float64 | Float16 | BFloat16
+		~float32 | ~float64 | Float16 | BFloat16 | Float8E4M3 | Float8E5M2
 }
 
 func sizeOf[T Element]() int {
