@@ -140,7 +140,7 @@
 //
 // A program that launches far more often than it destroys streams,
 // modules and graphs can set GOCUDA_HOT_MEMBARRIER=1 in its environment
-// (read once): Stream.Query, GraphExec.Launch and the kernel launches then
+// (read when the package is initialised): Stream.Query, GraphExec.Launch and the kernel launches then
 // skip even that fence, where Linux's
 // membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) can be registered (kernels
 // since 4.14, unless a seccomp filter forbids it), and the destroy of a

@@ -6,6 +6,7 @@ package cuda
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -61,6 +62,12 @@ static pthread_once_t gocuda_hot_once = PTHREAD_ONCE_INIT;
 __thread gocuda_slot *gocuda_mine;
 int gocuda_hot_expedited;
 
+// gocuda_hot_want is 1 when GOCUDA_HOT_MEMBARRIER=1, as Go read it when
+// the package was initialised: C's getenv could race with os.Setenv,
+// which a cgo program runs through C's setenv.
+static int gocuda_hot_want;
+static void gocuda_hot_configure(int want) { gocuda_hot_want = want; }
+
 // A thread ends outside any hot call, so its slot's sequence is even.
 static void gocuda_slot_free(void *p) {
 	pthread_mutex_lock(&gocuda_hot_mu);
@@ -72,8 +79,7 @@ static void gocuda_slot_free(void *p) {
 // grace period, so that both see gocuda_hot_expedited's final value.
 static void gocuda_hot_init(void) {
 	pthread_key_create(&gocuda_hot_key, gocuda_slot_free);
-	const char *env = getenv("GOCUDA_HOT_MEMBARRIER");
-	if (env == NULL || strcmp(env, "1") != 0)
+	if (!gocuda_hot_want)
 		return;
 	long cmds = syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
 	if (cmds < 0 || !(cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED))
@@ -135,13 +141,28 @@ static int gocuda_hot2_light(uintptr_t fn, uintptr_t ops1, uintptr_t ops2, uintp
 	return GOCUDA_HOT_CALL_LIGHT(ops1, ops2, ((int (*)(uintptr_t, uintptr_t))fn)(a, b));
 }
 
+// gocuda_membarrier makes every thread of the process run a full barrier.
+// The expedited command can fail where the kernel must allocate for it
+// (ENOMEM); the global one, which waits for every CPU to pass through the
+// kernel, cannot, but takes milliseconds. Should both fail, a light call
+// may be inside the driver on the object about to be destroyed, unseen:
+// the process stops rather than free what that call uses.
+static void gocuda_membarrier(void) {
+	if (syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0)
+		return;
+	if (syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0) == 0)
+		return;
+	fprintf(stderr, "cuda: membarrier failed; the grace period of a light hot call cannot be kept (unset GOCUDA_HOT_MEMBARRIER)\n");
+	abort();
+}
+
 // gocuda_hot_grace returns once every thread that was inside a hot call
 // when it was called has left that call. After a light call (light 1) on
 // the object, every thread's mark is made visible by membarrier, where
 // those calls skip their fence.
 static void gocuda_hot_grace(int light) {
 	if (light && gocuda_hot_mode())
-		syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
+		gocuda_membarrier();
 	else
 		atomic_thread_fence(memory_order_seq_cst);
 	for (gocuda_chunk *c = atomic_load_explicit(&gocuda_chunks, memory_order_acquire); c != NULL; c = c->next)
@@ -160,11 +181,20 @@ static void gocuda_hot_grace(int light) {
 import "C"
 
 import (
+	"os"
 	"runtime"
 	"unsafe"
 
 	"github.com/gocuda/gocuda/generated/cu"
 )
+
+// The environment is read here, in Go, not by C's getenv at the first hot
+// call (see gocuda_hot_want).
+func init() {
+	if os.Getenv("GOCUDA_HOT_MEMBARRIER") == "1" {
+		C.gocuda_hot_configure(1)
+	}
+}
 
 // The results of a hot call that did not reach the driver.
 const (

@@ -50,8 +50,14 @@ static inline void gocuda_hot_exit(gocuda_slot *s) {
 }
 
 // ops is the address of a handle's ops word, which Go updates atomically.
+// The load is an acquire for a light call on arm64 without LSE atomics:
+// there the Or with which the call first marked the object's core
+// (hotReady) is a store-release with no barrier after it, and only a
+// load-acquire is kept after it, so that the object's destroy, which sets
+// the closed bit and then reads the mark, cannot miss both. On amd64 it is
+// the same instruction as a relaxed load.
 static inline int gocuda_open(uintptr_t ops) {
-	return (__atomic_load_n((uint64_t *)ops, __ATOMIC_RELAXED) & GOCUDA_CLOSED_BIT) == 0;
+	return (__atomic_load_n((uint64_t *)ops, __ATOMIC_ACQUIRE) & GOCUDA_CLOSED_BIT) == 0;
 }
 
 // GOCUDA_HOT_CALL evaluates call, an int-valued driver call, inside the
