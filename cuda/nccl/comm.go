@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"runtime"
 	"strings"
@@ -84,8 +85,92 @@ type commShared struct {
 	// nonBlocking marks a communicator made with blocking = 0 (InitRank):
 	// its calls may answer ncclInProgress, and are then waited for.
 	nonBlocking bool
-	// gone is set once the communicator is aborted: NCCL has freed it.
+	// raw is the communicator, for Abort, which must not wait for the
+	// object's calls.
+	raw nccl.NcclComm_t
+	// gone is set once the communicator is aborted or destroyed: NCCL
+	// has freed it, or is freeing it.
 	gone atomic.Bool
+	// aborted is closed by the abort, to end the waits for the
+	// communicator's calls in progress.
+	aborted chan struct{}
+}
+
+// The calls into NCCL that a non-blocking communicator's waits and abort
+// make, as variables so that the tests can stand in for a peer that never
+// answers.
+var (
+	ncclCommGetAsyncError = nccl.CommGetAsyncError
+	ncclCommAbort         = nccl.CommAbort
+	ncclCommFinalize      = nccl.CommFinalize
+	ncclGroupStart        = nccl.GroupStart
+	ncclGroupEnd          = nccl.GroupEnd
+)
+
+// abortGate orders NCCL's calls on non-blocking communicators against
+// ncclCommAbort, which frees the communicator: each such call returns at
+// once (ncclInProgress where it has more to do), and is made holding the
+// gate shared, after checking that its communicator is not gone; the
+// abort holds it alone. A wait for a call in progress polls
+// (ncclCommGetAsyncError) under the gate and sleeps outside it, and ends
+// when the communicator is aborted, so that Abort can end a wait for a
+// peer that never answers. The gate is never taken twice by one
+// goroutine: a writer waiting would block the second read.
+var abortGate sync.RWMutex
+
+// errAborted is what a gated call or a wait returns once the communicator
+// is aborted; call turns it into an error matching cuda.ErrClosed.
+var errAborted = errors.New("nccl: the communicator was aborted")
+
+// gated runs f, an NCCL call on sh's communicator that returns at once,
+// under the abort gate, unless the communicator is gone.
+func (sh *commShared) gated(f func() error) error {
+	abortGate.RLock()
+	defer abortGate.RUnlock()
+	if sh.gone.Load() {
+		return errAborted
+	}
+	return f()
+}
+
+// abort ends the communicator (ncclCommAbort) once, whatever its calls
+// are waiting for, and wakes those waits.
+func (sh *commShared) abort(op string) error {
+	if sh.gone.Swap(true) {
+		return nil
+	}
+	unregister(sh)
+	if sh.aborted != nil {
+		close(sh.aborted)
+	}
+	abortGate.Lock()
+	err := ncclCommAbort(sh.raw)
+	abortGate.Unlock()
+	if err != nil {
+		return ncclError(op, "ncclCommAbort", err, 0)
+	}
+	return nil
+}
+
+// error is ncclError for a call on sh's communicator: NCCL's last error
+// text is read under the abort gate, and not from a communicator that is
+// gone.
+func (sh *commShared) error(op, fn string, err error, raw nccl.NcclComm_t) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, errAborted) {
+		return closedErr(op + " (aborted)")
+	}
+	if !sh.nonBlocking {
+		return ncclError(op, fn, err, raw)
+	}
+	abortGate.RLock()
+	defer abortGate.RUnlock()
+	if sh.gone.Load() {
+		raw = 0
+	}
+	return ncclError(op, fn, err, raw)
 }
 
 // ncclError makes the error of a failed NCCL call, with NCCL's last error
@@ -138,31 +223,52 @@ func (c *Comm) obj() (*cuda.LibraryObject[nccl.NcclComm_t], *commShared, bool) {
 }
 
 // call runs fn on the raw communicator with the objects of hold held, and
-// waits out ncclInProgress on a non-blocking communicator.
+// waits out ncclInProgress on a non-blocking communicator, until the
+// communicator is aborted.
 func (c *Comm) call(op, fn string, do func(raw nccl.NcclComm_t, stream cu.CUstream) error, hold ...cuda.Holder) error {
 	o, sh, ok := c.obj()
 	if !ok {
 		return closedErr(op)
 	}
 	return o.CallOnStream(op, func(raw nccl.NcclComm_t, stream cu.CUstream) error {
-		if sh.gone.Load() {
-			return closedErr(op + " (aborted)")
+		if !sh.nonBlocking {
+			// Abort waits for this call (Comm.Abort).
+			if sh.gone.Load() {
+				return closedErr(op + " (aborted)")
+			}
+			return ncclError(op, fn, do(raw, stream), raw)
 		}
-		err := do(raw, stream)
-		if sh.nonBlocking && errors.Is(err, nccl.NcclInProgress) {
-			err = settle(context.Background(), raw)
+		err := sh.gated(func() error { return do(raw, stream) })
+		if errors.Is(err, nccl.NcclInProgress) {
+			err = settle(context.Background(), sh, raw)
 		}
-		return ncclError(op, fn, err, raw)
+		return sh.error(op, fn, err, raw)
 	}, hold...)
 }
 
 // settle polls a non-blocking communicator until its last operation is no
-// longer in progress (ncclCommGetAsyncError), or ctx is done.
-func settle(ctx context.Context, raw nccl.NcclComm_t) error {
+// longer in progress (ncclCommGetAsyncError), ctx is done, or the
+// communicator is aborted (errAborted). sh is nil for a communicator
+// still being made, which nobody else can abort.
+func settle(ctx context.Context, sh *commShared, raw nccl.NcclComm_t) error {
+	var aborted <-chan struct{}
+	if sh != nil {
+		aborted = sh.aborted
+	}
+	poll := func() (nccl.NcclResult_t, error) {
+		abortGate.RLock()
+		defer abortGate.RUnlock()
+		if sh != nil && sh.gone.Load() {
+			return 0, errAborted
+		}
+		var st nccl.NcclResult_t
+		err := ncclCommGetAsyncError(raw, &st)
+		return st, err
+	}
 	wait := 20 * time.Microsecond
 	for {
-		var st nccl.NcclResult_t
-		if err := nccl.CommGetAsyncError(raw, &st); err != nil {
+		st, err := poll()
+		if err != nil {
 			return err
 		}
 		if st != nccl.NcclInProgress {
@@ -171,10 +277,15 @@ func settle(ctx context.Context, raw nccl.NcclComm_t) error {
 			}
 			return st
 		}
+		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
+			t.Stop()
 			return ctx.Err()
-		case <-time.After(wait):
+		case <-aborted:
+			t.Stop()
+			return errAborted
+		case <-t.C:
 		}
 		wait = min(2*wait, 5*time.Millisecond)
 	}
@@ -203,16 +314,18 @@ func unregister(sh *commShared) {
 	registry.mu.Unlock()
 }
 
-// settleAll waits out ncclInProgress on every registered communicator.
+// settleAll waits out ncclInProgress on every registered communicator,
+// from a copy of the registry: an Abort, which unregisters, must not wait
+// for the wait it ends. A communicator aborted meanwhile no longer holds
+// the group up.
 func settleAll() error {
 	registry.mu.RLock()
-	defer registry.mu.RUnlock()
+	comms := maps.Clone(registry.comms)
+	registry.mu.RUnlock()
 	var first error
-	for sh, raw := range registry.comms {
-		if sh.gone.Load() {
-			continue
-		}
-		if err := settle(context.Background(), raw); err != nil && first == nil {
+	for sh, raw := range comms {
+		err := settle(context.Background(), sh, raw)
+		if err != nil && !errors.Is(err, errAborted) && first == nil {
 			first = err
 		}
 	}
@@ -222,7 +335,7 @@ func settleAll() error {
 // wrap makes the Comm of raw, made already, bound to a clone of s. On
 // failure raw is destroyed.
 func wrap(op string, s *cuda.Stream, raw nccl.NcclComm_t, rank, nranks int, nonBlockingComm bool) (*Comm, error) {
-	sh := &commShared{rank: rank, nranks: nranks, nonBlocking: nonBlockingComm}
+	sh := &commShared{rank: rank, nranks: nranks, nonBlocking: nonBlockingComm, raw: raw, aborted: make(chan struct{})}
 	if ctx := s.Context(); ctx != nil {
 		sh.ctx, sh.device = ctx.Raw(), ctx.Device().Ordinal()
 	}
@@ -370,7 +483,7 @@ func InitRank(ctx context.Context, s *cuda.Stream, id UniqueID, nranks, rank int
 		}
 		return nil, ncclError(op, "ncclCommInitRankConfig", err, 0)
 	}
-	if err := settle(ctx, raw); err != nil {
+	if err := settle(ctx, nil, raw); err != nil {
 		text := lastError(raw)
 		// The communicator is half made: abort frees it, and its
 		// bootstrap threads stop waiting for the peers.
@@ -413,22 +526,23 @@ func (c *Comm) Close() error {
 // Abort ends the communicator at once for every handle (ncclCommAbort),
 // whatever it is doing or waiting for, and closes this handle. The other
 // handles' calls then fail with an error matching cuda.ErrClosed; close
-// them too.
+// them too. On a communicator of InitRank, Abort ends the calls, Group and
+// Shutdown that wait for a peer (from any goroutine: to bound such a wait,
+// call Abort when a context is done, with context.AfterFunc); on one of
+// InitAll, whose calls do not wait for other processes, it waits for the
+// calls in flight first.
 func (c *Comm) Abort() error {
+	const op = "Comm.Abort"
 	o, sh, ok := c.obj()
 	if !ok {
-		return closedErr("Comm.Abort")
+		return closedErr(op)
 	}
-	err := o.Exclusive("Comm.Abort", func(raw nccl.NcclComm_t) error {
-		if sh.gone.Swap(true) {
-			return nil
-		}
-		unregister(sh)
-		if err := nccl.CommAbort(raw); err != nil {
-			return ncclError("Comm.Abort", "ncclCommAbort", err, 0)
-		}
-		return nil
-	})
+	var err error
+	if sh.nonBlocking {
+		err = sh.abort(op)
+	} else {
+		err = o.Exclusive(op, func(nccl.NcclComm_t) error { return sh.abort(op) })
+	}
 	if cerr := o.Close(); err == nil {
 		err = cerr
 	}
@@ -448,21 +562,22 @@ func (c *Comm) Shutdown(ctx context.Context) error {
 	}
 	var aborted bool
 	err := o.Exclusive(op, func(raw nccl.NcclComm_t) error {
-		if sh.gone.Load() {
-			return closedErr(op + " (aborted)")
+		if !sh.nonBlocking {
+			if sh.gone.Load() {
+				return closedErr(op + " (aborted)")
+			}
+			return ncclError(op, "ncclCommFinalize", ncclCommFinalize(raw), raw)
 		}
-		err := nccl.CommFinalize(raw)
-		if sh.nonBlocking && errors.Is(err, nccl.NcclInProgress) {
-			err = settle(ctx, raw)
-			if ctx.Err() != nil {
-				sh.gone.Store(true)
-				unregister(sh)
-				_ = nccl.CommAbort(raw)
+		err := sh.gated(func() error { return ncclCommFinalize(raw) })
+		if errors.Is(err, nccl.NcclInProgress) {
+			err = settle(ctx, sh, raw)
+			if ctx.Err() != nil && !errors.Is(err, errAborted) {
+				_ = sh.abort(op)
 				aborted = true
 				return fmt.Errorf("nccl: %s: %w", op, ctx.Err())
 			}
 		}
-		return ncclError(op, "ncclCommFinalize", err, raw)
+		return sh.error(op, "ncclCommFinalize", err, raw)
 	})
 	if cerr := o.Close(); err == nil && !aborted {
 		err = cerr
@@ -538,7 +653,7 @@ func (c *Comm) SetStream(s *cuda.Stream) error {
 func (c *Comm) AsyncError() error {
 	return c.call("Comm.AsyncError", "ncclCommGetAsyncError", func(raw nccl.NcclComm_t, _ cu.CUstream) error {
 		var st nccl.NcclResult_t
-		if err := nccl.CommGetAsyncError(raw, &st); err != nil {
+		if err := ncclCommGetAsyncError(raw, &st); err != nil {
 			return err
 		}
 		if st == nccl.NcclSuccess || st == nccl.NcclInProgress {
@@ -559,11 +674,13 @@ func Group(fn func() error) error {
 		return fmt.Errorf("nccl: Group: nil function: %w", nccl.NcclInvalidArgument)
 	}
 	return inGroup(func() error {
-		if err := nccl.GroupStart(); err != nil {
+		if err := ncclGroupStart(); err != nil {
 			return ncclError("Group", "ncclGroupStart", err, 0)
 		}
 		ferr := fn()
-		err := nccl.GroupEnd()
+		abortGate.RLock()
+		err := ncclGroupEnd()
+		abortGate.RUnlock()
 		if errors.Is(err, nccl.NcclInProgress) {
 			err = settleAll()
 		}

@@ -56,7 +56,13 @@
 // (ncclCommDestroy, which waits for the work queued on it). Shutdown first
 // flushes it with a deadline (ncclCommFinalize), aborting it if a peer does
 // not answer in time; Abort ends it at once (ncclCommAbort), for every
-// handle: their calls then return an error matching cuda.ErrClosed.
+// handle: their calls then return an error matching cuda.ErrClosed. On a
+// communicator of InitRank, a collective, Group or Shutdown that waits for
+// a peer that never answers returns when another goroutine aborts it, so
+// a program bounds such a wait with its own deadline:
+//
+//	stop := context.AfterFunc(ctx, func() { comm.Abort() })
+//	defer stop()
 //
 // Every function is safe from any goroutine; none needs
 // runtime.LockOSThread.
