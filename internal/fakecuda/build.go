@@ -77,27 +77,25 @@
 package fakecuda
 
 import (
-	"crypto/sha256"
 	"embed"
-	"encoding/hex"
-	"errors"
-	"fmt"
-	"io/fs"
-	"os"
-	"os/exec"
-	"path"
-	"path/filepath"
-	"strings"
+
+	"github.com/gocuda/gocuda/internal/cbuild"
 )
 
 //go:embed csrc/*.c csrc/*.h
 var sources embed.FS
 
-// flags are the compiler flags of the library. Hidden visibility keeps the
-// exported symbols to the driver's entry points and the fakecuda_* controls.
-// Frame pointers let the race detector walk from the fake's frames into
-// those of the Go code that called it (csrc/race.c).
-var flags = []string{"-shared", "-fPIC", "-O2", "-fno-omit-frame-pointer", "-pthread", "-fvisibility=hidden", "-std=gnu11"}
+// library is the fake driver's build. Hidden visibility keeps the exported
+// symbols to the driver's entry points and the fakecuda_* controls. Frame
+// pointers let the race detector walk from the fake's frames into those of
+// the Go code that called it (csrc/race.c).
+var library = cbuild.Library{
+	Name:    "fakecuda",
+	What:    "the fake driver",
+	Sources: sources,
+	Dir:     "csrc",
+	Flags:   []string{"-shared", "-fPIC", "-O2", "-fno-omit-frame-pointer", "-pthread", "-fvisibility=hidden", "-std=gnu11"},
+}
 
 // Build compiles the fake driver into dir and returns the library's path.
 // An empty dir means a directory of the user's under os.TempDir(). The file name carries a
@@ -106,76 +104,5 @@ var flags = []string{"-shared", "-fPIC", "-O2", "-fno-omit-frame-pointer", "-pth
 // test binaries of several packages at once) each write a temporary file
 // and rename it into place. The compiler is $CC, default gcc.
 func Build(dir string) (string, error) {
-	if dir == "" {
-		dir = filepath.Join(os.TempDir(), fmt.Sprintf("gocuda-fakecuda-%d", os.Getuid()))
-	}
-	cc := strings.Fields(os.Getenv("CC"))
-	if len(cc) == 0 {
-		cc = []string{"gcc"}
-	}
-	files, sum, err := readSources(cc)
-	if err != nil {
-		return "", err
-	}
-	lib := filepath.Join(dir, "libfakecuda-"+sum[:16]+".so")
-	if _, err := os.Stat(lib); err == nil {
-		return lib, nil
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", fmt.Errorf("fakecuda: %w", err)
-	}
-	tmp, err := os.MkdirTemp(dir, "build-")
-	if err != nil {
-		return "", fmt.Errorf("fakecuda: %w", err)
-	}
-	defer os.RemoveAll(tmp)
-	var cfiles []string
-	for name, data := range files {
-		p := filepath.Join(tmp, name)
-		if err := os.WriteFile(p, data, 0o644); err != nil {
-			return "", fmt.Errorf("fakecuda: %w", err)
-		}
-		if strings.HasSuffix(name, ".c") {
-			cfiles = append(cfiles, p)
-		}
-	}
-	out := filepath.Join(tmp, "lib.so")
-	args := append(append(append([]string{}, cc[1:]...), flags...), "-o", out)
-	cmd := exec.Command(cc[0], append(args, cfiles...)...)
-	if msg, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("fakecuda: building the fake driver with %s: %v\n%s", cc[0], err, msg)
-	}
-	if err := os.Rename(out, lib); err != nil {
-		return "", fmt.Errorf("fakecuda: %w", err)
-	}
-	return lib, nil
-}
-
-// readSources returns the C sources by base name and a hash of them with
-// the compiler and flags.
-func readSources(cc []string) (map[string][]byte, string, error) {
-	files := map[string][]byte{}
-	h := sha256.New()
-	fmt.Fprintf(h, "%q %q\n", cc, flags)
-	// fs.WalkDir visits in lexical order, so the hash is stable.
-	err := fs.WalkDir(sources, "csrc", func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		data, err := sources.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(h, "%s %d\n", p, len(data))
-		h.Write(data)
-		files[path.Base(p)] = data
-		return nil
-	})
-	if err == nil && len(files) == 0 {
-		err = errors.New("no sources embedded")
-	}
-	if err != nil {
-		return nil, "", fmt.Errorf("fakecuda: %w", err)
-	}
-	return files, hex.EncodeToString(h.Sum(nil)), nil
+	return library.Build(dir)
 }
