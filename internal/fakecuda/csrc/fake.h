@@ -261,6 +261,7 @@ struct stream {
 	struct op *head, *tail;
 	uint64_t enq, done;   // ops enqueued and completed, in order
 	int has_worker;
+	int in_hostfn;        // the worker runs a host function, outside the turn (sched.c)
 	pthread_cond_t cv;    // signals the worker: work or destruction
 	// Stream capture (graph.c): the capture the stream takes part in, the
 	// nodes its next captured operation depends on, the number of nodes

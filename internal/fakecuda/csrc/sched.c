@@ -77,20 +77,27 @@ static int allowed(void) {
 	return (int64_t)(now - last) >= (int64_t)g_grace_ns;
 }
 
+// startable reports whether s's head may start: a stream whose worker
+// runs a host function (outside the turn) has none until it returns. A
+// turn given to it would wait for that, and a host function that waits
+// for another stream's work (the fake NCCL's rendezvous) would wait
+// forever.
+static int startable(struct stream *s) { return s->head != NULL && !s->in_hostfn && op_ready(s->head); }
+
 // pick gives the turn to one of the streams whose head may start.
 static void pick(void) {
 	if (g_turn != NULL || !allowed())
 		return;
 	size_t n = 0;
 	for (size_t i = 0; i < g_nws; i++)
-		if (g_ws[i]->head != NULL && op_ready(g_ws[i]->head))
+		if (startable(g_ws[i]))
 			n++;
 	if (n == 0)
 		return;
 	size_t k = (size_t)(next_rand() % n);
 	for (size_t i = 0; i < g_nws; i++) {
 		struct stream *s = g_ws[i];
-		if (s->head != NULL && op_ready(s->head) && k-- == 0) {
+		if (startable(s) && k-- == 0) {
 			g_turn = s;
 			break;
 		}

@@ -231,6 +231,10 @@ static void *worker(void *arg) {
 		}
 		if (!sched_acquire(s))
 			continue;
+		// A host function runs outside the turn (it may wait for the host,
+		// or for other streams): the turn goes to another stream, never
+		// back to this one until the function returns.
+		s->in_hostfn = op->kind == OP_HOSTFN;
 		if (op->kind == OP_HOSTFN)
 			sched_release(s);
 		int elide = op->kind == OP_MEMSET && op->next != NULL && covers(op->next, op);
@@ -238,6 +242,7 @@ static void *worker(void *arg) {
 		race_run(op);
 		run(op, elide);
 		lock();
+		s->in_hostfn = 0;
 		s->head = op->next;
 		if (s->head == NULL)
 			s->tail = NULL;
