@@ -1,0 +1,162 @@
+// The fake NCCL's declarations: the ABI of nccl.h as generated/nccl's
+// z-files describe it (2.22.3 and 2.28.3 agree on everything here), written
+// from those files, and the fake's own structures.
+#ifndef FAKENCCL_H
+#define FAKENCCL_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define EXPORT __attribute__((visibility("default")))
+
+// ---- nccl.h's ABI ----
+
+typedef enum {
+	ncclSuccess = 0,
+	ncclUnhandledCudaError = 1,
+	ncclSystemError = 2,
+	ncclInternalError = 3,
+	ncclInvalidArgument = 4,
+	ncclInvalidUsage = 5,
+	ncclRemoteError = 6,
+	ncclInProgress = 7,
+	ncclNumResults = 8
+} ncclResult_t;
+
+// ncclDataType_t: int8 0, uint8 1, int32 2, uint32 3, int64 4, uint64 5,
+// float16 6, float32 7, float64 8, bfloat16 9 (fp8 10 and 11, which the
+// fake refuses).
+typedef int ncclDataType_t;
+enum { T_INT8, T_UINT8, T_INT32, T_UINT32, T_INT64, T_UINT64, T_FLOAT16, T_FLOAT32, T_FLOAT64, T_BFLOAT16, T_NUM };
+
+// ncclRedOp_t: sum 0, prod 1, max 2, min 3, avg 4.
+typedef int ncclRedOp_t;
+enum { OP_SUM, OP_PROD, OP_MAX, OP_MIN, OP_AVG, OP_NUM };
+
+typedef struct {
+	char internal[128];
+} ncclUniqueId;
+
+// The head of ncclConfig_t, the same in every version: what the fake reads.
+typedef struct {
+	size_t size;
+	unsigned int magic;
+	unsigned int version;
+	int blocking;
+} config_head;
+
+#define CONFIG_MAGIC 0xcafebeefu
+#define CONFIG_UNDEF_INT (-2147483647 - 1)
+
+typedef struct comm *ncclComm_t;
+typedef void *cudaStream_t; // a CUstream
+
+// ---- the fake ----
+
+// A clique is the ranks of one communicator; struct comm is one rank.
+// Everything below is under g_mu; waits are on g_cv, broadcast at every
+// change.
+struct slot;
+struct item;
+
+struct clique {
+	int nranks;
+	int joined;          // ranks that have joined (init)
+	int live;            // ranks not yet freed
+	int broken;          // a rank left the init: the others fail
+	int in_table;        // in the table of inits in progress
+	ncclUniqueId id;     // for ncclCommInitRank*
+	struct comm **ranks; // by rank; NULL: not joined yet, or freed
+	struct slot *slots;  // collectives some rank has reached
+	struct item *msgs;   // sends posted and not yet received
+	struct clique *next; // in the table of inits in progress
+};
+
+struct comm {
+	struct clique *cl;
+	int rank, dev;
+	int blocking;
+	int ready;      // every rank has joined
+	int released;   // ncclCommDestroy or ncclCommAbort called
+	int aborted;    // ncclCommAbort called
+	int finalizing; // ncclCommFinalize called
+	int pending;    // work items queued or in a group, not done
+	uint64_t seq;   // collectives reached, in stream order
+	ncclResult_t async;
+	char err[256]; // the text of async
+	struct comm *next; // in g_comms
+};
+
+enum { K_ALLREDUCE, K_BROADCAST, K_REDUCE, K_ALLGATHER, K_REDUCESCATTER, K_SEND, K_RECV };
+
+// An item is one call of a collective or of ncclSend/ncclRecv, queued on
+// its stream inside a work (one host function: an ungrouped call, or
+// the calls of a group on that stream).
+struct item {
+	int kind;
+	const void *send;
+	void *recv;
+	size_t count; // elements: per rank (AllGather), received (ReduceScatter)
+	ncclDataType_t type;
+	ncclRedOp_t op;
+	int root; // or peer
+	struct comm *comm;
+	cudaStream_t stream;
+	int taken;         // a send: received
+	struct item *next; // a send: in the clique's messages
+};
+
+struct work {
+	int n;
+	struct item items[];
+};
+
+// A slot is collective number seq of a clique: the items of the ranks
+// that have reached it.
+struct slot {
+	uint64_t seq;
+	int arrived, left, done, broken;
+	struct item **items; // by rank
+	struct slot *next;
+};
+
+extern pthread_mutex_t g_mu;
+extern pthread_cond_t g_cv;
+
+void lock(void);
+void unlock(void);
+void wake(void);
+
+// enter starts an entry point: ncclGetLastError tells the errors of the
+// thread's last call only.
+void enter(void);
+// set_error records the text of a failing call on this thread (for
+// ncclGetLastError) and returns r.
+ncclResult_t set_error(ncclResult_t r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+// set_async records an asynchronous error of c, under the lock.
+void set_async(struct comm *c, ncclResult_t r, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+// comm_get checks c is a live communicator, not destroyed or aborted,
+// under the lock.
+ncclResult_t comm_get(struct comm *c, const char *fn);
+// comm_unref drops a pending item of c and frees a released comm whose
+// work is done, under the lock.
+void comm_unref(struct comm *c);
+// rank_gone reports whether rank r of cl can never take part again.
+int rank_gone(struct clique *cl, int r);
+
+// The fake CUDA driver's entry points the fake uses, resolved once.
+struct cuda {
+	int (*launch_host_func)(cudaStream_t, void (*)(void *), void *);
+	int (*ctx_get_device)(int *);
+	int (*device_get_count)(int *);
+	int (*stream_is_capturing)(cudaStream_t, int *);
+	const char *err;
+};
+const struct cuda *cuda(void);
+
+size_t type_size(ncclDataType_t t);
+void reduce(void *out, const void *const *in, int n, size_t count, ncclDataType_t t, ncclRedOp_t op);
+void run_work(void *arg);
+
+#endif
