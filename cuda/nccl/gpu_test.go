@@ -18,11 +18,14 @@ import (
 
 	"github.com/gocuda/gocuda/cuda"
 	"github.com/gocuda/gocuda/generated/nccl"
+	"github.com/gocuda/gocuda/internal/fakenccl"
 	"github.com/gocuda/gocuda/internal/libtest"
 )
 
 // These tests need NCCL and GPUs; they skip saying why without them
-// (GOCUDA_TEST_LIBS=required makes that a failure).
+// (GOCUDA_TEST_LIBS=required makes that a failure). Without a GPU they
+// run on the fake driver's two devices and the fake NCCL (TestMain),
+// but for TestTwoProcesses.
 
 // runChild runs test name of this binary in a child process with env added.
 func runChild(t *testing.T, name string, env ...string) {
@@ -43,7 +46,11 @@ func needNCCL(t *testing.T) {
 	}
 	v, err := Version()
 	must(t, err)
-	t.Logf("NCCL %d (bindings of nccl.h %d)", v, nccl.HeaderVersion())
+	fake := ""
+	if fakenccl.Active() {
+		fake = ", the fake of internal/fakenccl"
+	}
+	t.Logf("NCCL %d (bindings of nccl.h %d%s)", v, nccl.HeaderVersion(), fake)
 }
 
 // comms makes one communicator per GPU, at least min of them, with InitAll.
@@ -463,6 +470,9 @@ func TestTwoProcesses(t *testing.T) {
 		return // the child runs TestTwoProcessesChild
 	}
 	needNCCL(t)
+	if fakenccl.Active() {
+		t.Skip("the fake NCCL (internal/fakenccl) joins the ranks of one process only: two processes need NCCL and two GPUs")
+	}
 	if n, err := cuda.DeviceCount(); err != nil || n < 2 {
 		t.Skipf("%d CUDA device(s) (%v): two processes need a GPU each", n, err)
 	}

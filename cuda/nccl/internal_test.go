@@ -4,6 +4,7 @@ package nccl
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"reflect"
 	"strings"
@@ -13,17 +14,25 @@ import (
 	"github.com/gocuda/gocuda/cuda"
 	"github.com/gocuda/gocuda/cuda/cudatest"
 	"github.com/gocuda/gocuda/generated/nccl"
+	"github.com/gocuda/gocuda/internal/fakenccl"
 	"github.com/gocuda/gocuda/internal/libtest"
 )
 
 // TestMain runs against the real driver where there is one, else against
-// the fake driver (two devices), which has no NCCL: the tests that need
-// NCCL skip there, unless GOCUDA_TEST_LIBS=required.
+// the fake driver (two devices) and, unless GOCUDA_LIBNCCL names a library,
+// the fake NCCL (internal/fakenccl), which runs the collectives in this
+// process on the fake devices' host memory. The fake NCCL is never used
+// with a real driver: there, the tests that need NCCL skip without it,
+// unless GOCUDA_TEST_LIBS=required.
 func TestMain(m *testing.M) {
 	if os.Getenv("FAKECUDA_DEVICES") == "" {
 		os.Setenv("FAKECUDA_DEVICES", "2")
 	}
-	cudatest.SetupIfNoDriver()
+	if cudatest.SetupIfNoDriver() && os.Getenv(nccl.LibraryEnv) == "" {
+		if _, err := fakenccl.Setup(); err != nil {
+			fmt.Fprintln(os.Stderr, "the fake NCCL cannot be built, the tests that need NCCL skip:", err)
+		}
+	}
 	os.Exit(m.Run())
 }
 
