@@ -119,25 +119,36 @@ func stillWaiting(t *testing.T, what string, done <-chan error) {
 	}
 }
 
+// abortEnds starts wait, checks that it waits for the peer, calls abort
+// (an Abort) and returns wait's error once it has ended.
+func (p *peerNeverAnswers) abortEnds(t *testing.T, what string, wait, abort func() error) error {
+	t.Helper()
+	done := p.returnsWithin(t, what, 2*time.Second, wait)
+	stillWaiting(t, what, done)
+	if err := <-p.returnsWithin(t, "Abort", 2*time.Second, abort); err != nil {
+		t.Errorf("Abort: %v", err)
+	}
+	return <-done
+}
+
+func (p *peerNeverAnswers) wantOneAbort(t *testing.T) {
+	t.Helper()
+	if n := p.aborts.Load(); n != 1 {
+		t.Errorf("ncclCommAbort called %d times, want 1", n)
+	}
+}
+
 func TestAbortEndsACallWaitingForAPeer(t *testing.T) {
 	var p peerNeverAnswers
 	p.install(t)
 	c := nonBlockingComm(t)
 	other, err := c.Clone()
 	must(t, err)
-	call := p.returnsWithin(t, "the call", 2*time.Second, func() error {
+	err = p.abortEnds(t, "the call", func() error {
 		return c.call("AllReduce", "ncclAllReduce", func(nccl.NcclComm_t, cu.CUstream) error { return nccl.NcclInProgress })
-	})
-	stillWaiting(t, "the call", call)
-	if err := <-p.returnsWithin(t, "Abort", 2*time.Second, other.Abort); err != nil {
-		t.Errorf("Abort: %v", err)
-	}
-	if err := <-call; !errors.Is(err, cuda.ErrClosed) {
-		t.Errorf("the call ended by Abort: %v, want an error matching cuda.ErrClosed", err)
-	}
-	if n := p.aborts.Load(); n != 1 {
-		t.Errorf("ncclCommAbort called %d times, want 1", n)
-	}
+	}, other.Abort)
+	wantClosed(t, "the call ended by Abort", err)
+	p.wantOneAbort(t)
 	err = c.call("AllReduce", "ncclAllReduce", func(nccl.NcclComm_t, cu.CUstream) error {
 		t.Error("a call after Abort reached NCCL")
 		return nil
@@ -149,15 +160,12 @@ func TestAbortEndsAGroupWaitingForAPeer(t *testing.T) {
 	var p peerNeverAnswers
 	p.install(t)
 	c := nonBlockingComm(t)
-	group := p.returnsWithin(t, "Group", 2*time.Second, func() error { return Group(func() error { return nil }) })
-	stillWaiting(t, "Group", group)
-	if err := <-p.returnsWithin(t, "Abort", 2*time.Second, c.Abort); err != nil {
-		t.Errorf("Abort: %v", err)
-	}
+	err := p.abortEnds(t, "Group", func() error { return Group(func() error { return nil }) }, c.Abort)
 	// The aborted communicator no longer holds the group up.
-	if err := <-group; err != nil {
+	if err != nil {
 		t.Errorf("Group after the abort: %v", err)
 	}
+	p.wantOneAbort(t)
 }
 
 func TestAbortEndsAShutdownWaitingForAPeer(t *testing.T) {
@@ -166,17 +174,9 @@ func TestAbortEndsAShutdownWaitingForAPeer(t *testing.T) {
 	c := nonBlockingComm(t)
 	other, err := c.Clone()
 	must(t, err)
-	shutdown := p.returnsWithin(t, "Shutdown", 2*time.Second, func() error { return c.Shutdown(context.Background()) })
-	stillWaiting(t, "Shutdown", shutdown)
-	if err := <-p.returnsWithin(t, "Abort", 2*time.Second, other.Abort); err != nil {
-		t.Errorf("Abort: %v", err)
-	}
-	if err := <-shutdown; !errors.Is(err, cuda.ErrClosed) {
-		t.Errorf("Shutdown ended by Abort: %v, want an error matching cuda.ErrClosed", err)
-	}
-	if n := p.aborts.Load(); n != 1 {
-		t.Errorf("ncclCommAbort called %d times, want 1", n)
-	}
+	err = p.abortEnds(t, "Shutdown", func() error { return c.Shutdown(context.Background()) }, other.Abort)
+	wantClosed(t, "Shutdown ended by Abort", err)
+	p.wantOneAbort(t)
 }
 
 func TestShutdownAbortsWhenItsContextIsDone(t *testing.T) {
@@ -189,9 +189,7 @@ func TestShutdownAbortsWhenItsContextIsDone(t *testing.T) {
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("Shutdown past its deadline: %v, want an error matching context.DeadlineExceeded", err)
 	}
-	if n := p.aborts.Load(); n != 1 {
-		t.Errorf("ncclCommAbort called %d times, want 1", n)
-	}
+	p.wantOneAbort(t)
 }
 
 // Abort frees the communicator only when no call is inside NCCL on it, and
