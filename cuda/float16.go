@@ -99,23 +99,20 @@ func formatShort(f float32, same func(float32) bool) string {
 	return strconv.FormatFloat(float64(f), 'g', -1, 32)
 }
 
-// ToFloat16s returns src rounded to Float16s, each as ToFloat16 does.
-func ToFloat16s(src []float32) []Float16 {
-	dst := make([]Float16, len(src))
+// roundAll returns src rounded element by element by round.
+func roundAll[T any](src []float32, round func(float32) T) []T {
+	dst := make([]T, len(src))
 	for i, f := range src {
-		dst[i] = ToFloat16(f)
+		dst[i] = round(f)
 	}
 	return dst
 }
 
+// ToFloat16s returns src rounded to Float16s, each as ToFloat16 does.
+func ToFloat16s(src []float32) []Float16 { return roundAll(src, ToFloat16) }
+
 // ToBFloat16s returns src rounded to BFloat16s, each as ToBFloat16 does.
-func ToBFloat16s(src []float32) []BFloat16 {
-	dst := make([]BFloat16, len(src))
-	for i, f := range src {
-		dst[i] = ToBFloat16(f)
-	}
-	return dst
-}
+func ToBFloat16s(src []float32) []BFloat16 { return roundAll(src, ToBFloat16) }
 
 // Float32s returns src (Float16s, BFloat16s, Float8E4M3s or Float8E5M2s)
 // as float32s, exactly.

@@ -139,20 +139,8 @@ func roundShift(x uint32, shift int) uint32 {
 
 // ToFloat8E4M3s returns src rounded to Float8E4M3s, each as ToFloat8E4M3
 // does.
-func ToFloat8E4M3s(src []float32) []Float8E4M3 {
-	dst := make([]Float8E4M3, len(src))
-	for i, f := range src {
-		dst[i] = ToFloat8E4M3(f)
-	}
-	return dst
-}
+func ToFloat8E4M3s(src []float32) []Float8E4M3 { return roundAll(src, ToFloat8E4M3) }
 
 // ToFloat8E5M2s returns src rounded to Float8E5M2s, each as ToFloat8E5M2
 // does.
-func ToFloat8E5M2s(src []float32) []Float8E5M2 {
-	dst := make([]Float8E5M2, len(src))
-	for i, f := range src {
-		dst[i] = ToFloat8E5M2(f)
-	}
-	return dst
-}
+func ToFloat8E5M2s(src []float32) []Float8E5M2 { return roundAll(src, ToFloat8E5M2) }
