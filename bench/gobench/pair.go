@@ -1,10 +1,19 @@
 package main
 
-// #include <stdlib.h>
+/*
+#define _GNU_SOURCE
+#include <sched.h>
+#include <stdlib.h>
+
+static int gb_nop(int x) { return x + 1; }
+static int gb_cpu(void) { return sched_getcpu(); }
+*/
 import "C"
 
 import (
+	"flag"
 	"fmt"
+	"regexp"
 	"runtime"
 	"sort"
 	"time"
@@ -13,6 +22,32 @@ import (
 	"github.com/gocuda/gocuda/cuda"
 	"github.com/gocuda/gocuda/generated/cu"
 )
+
+var pairOps = flag.String("ops", "", "-impl pair: run only the operations whose names match this regular expression")
+
+// hostSpeed prints what the CPU the process runs on does without the GPU: a
+// cgo crossing to a C function that does nothing, and a Go loop of a
+// thousand dependent additions. The host has a slow mode in which the
+// driver's calls and package cuda's work both take longer; these tell it
+// apart from the driver.
+func hostSpeed(when string) {
+	const n = 200000
+	t := time.Now()
+	x := C.int(0)
+	for i := 0; i < n; i++ {
+		x = C.gb_nop(x)
+	}
+	nop := float64(time.Since(t).Nanoseconds()) / n
+	t = time.Now()
+	y := uint64(x)
+	for i := 0; i < n; i++ {
+		for j := 0; j < 1000; j++ {
+			y = y*2862933555777941757 + 3037000493
+		}
+	}
+	spin := float64(time.Since(t).Nanoseconds()) / n
+	fmt.Printf("HOST when=%s cpu=%d cgo_nop_ns=%.1f go_1000_muladds_ns=%.1f sink=%d\n", when, C.gb_cpu(), nop, spin, y&1)
+}
 
 // runPair measures what package cuda adds to the raw calls by alternating
 // short chunks of raw and cuda calls on the same objects, so that the
@@ -27,13 +62,19 @@ func runPair(ptx []byte) {
 	defer ev.Close()
 	rs, rev := s.Raw(), ev.Raw()
 	runtime.LockOSThread()
+	hostSpeed("start")
+	defer hostSpeed("end")
 	must("cuCtxPushCurrent", cu.CtxPushCurrent(ctx.Raw()))
 
 	// bare runs the cuda chunks with no context current on the thread, as
 	// in a Go program that only uses package cuda; otherwise they run with
 	// the context current, as the raw ones do.
 	bare := false
+	only := regexp.MustCompile(*pairOps)
 	pair := func(op string, chunks, per int, raw, layer func() error) {
+		if !only.MatchString(op) {
+			return
+		}
 		var diffs, raws, layers []float64
 		chunk := func(f func() error, isLayer bool) float64 {
 			if isLayer && bare {
