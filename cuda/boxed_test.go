@@ -108,3 +108,54 @@ func TestBoxedStreamKeptByItsContextView(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 }
+
+// An executable graph's first handle is boxed with its core too: dropped
+// while a clone is open, the clone keeps launching it; dropped alone or
+// after the clone's Close, the cleanup destroys it.
+func TestBoxedGraphExecDropped(t *testing.T) {
+	_, ctx := needGPU(t)
+	s, ev := newStreamEvent(t, ctx)
+	defer s.Close()
+	defer ev.Close()
+	g, err := s.Capture(CaptureGlobal, func() error { return ev.Record(s) })
+	must(t, err)
+	defer g.Close()
+	execs := func() int { return LiveObjects().GraphExecs }
+	waitExecs := func(want int) {
+		t.Helper()
+		deadline := time.Now().Add(5 * time.Second)
+		for execs() != want {
+			if time.Now().After(deadline) {
+				t.Fatalf("live executable graphs %d, want %d", execs(), want)
+			}
+			runtime.GC()
+			time.Sleep(time.Millisecond)
+		}
+	}
+	before := execs()
+	clone := func() *GraphExec {
+		e, err := g.Instantiate()
+		must(t, err)
+		c, err := e.Clone()
+		must(t, err)
+		return c // e is dropped here
+	}()
+	for range 5 {
+		runtime.GC()
+		time.Sleep(time.Millisecond)
+	}
+	if n := execs(); n != before+1 {
+		t.Fatalf("live executable graphs %d with the clone open, want %d", n, before+1)
+	}
+	must(t, clone.Launch(s))
+	must(t, s.Synchronize())
+	must(t, clone.Close())
+	clone = nil
+	waitExecs(before)
+
+	func() {
+		_, err := g.Instantiate()
+		must(t, err)
+	}()
+	waitExecs(before)
+}

@@ -295,11 +295,24 @@ func (g *Graph) Instantiate() (*GraphExec, error) {
 		_ = cc.release()
 		return nil, err
 	}
-	core := newShared(&liveGraphExecs, destroyGraphExec, dropGraphExec)
-	core.val.raw = exec
-	core.val.ctx.core = cc
-	return newGraphExecHandle(core), nil
+	// One allocation for the first handle and the core, as for events and
+	// streams: a launch then reads one allocation per handle.
+	b := &graphExecBox{}
+	b.core.init(&liveGraphExecs, destroyGraphExec, dropGraphExec)
+	b.core.val.raw = exec
+	b.core.val.ctx.core = cc
+	attachBoxed(&b.e, &b.e.h, &b.core)
+	return &b.e, nil
 }
+
+// graphExecBox is a new executable graph's first handle and its core
+// (attachBoxed).
+type graphExecBox struct {
+	e    GraphExec // first: the cleanup is attached to the allocation through it
+	core shared[graphExecState]
+}
+
+func (s *graphExecState) copyTo(d *graphExecState) { d.raw, d.ctx.core = s.raw, s.ctx.core }
 
 // GraphExec is a shared handle to an executable graph, made by
 // Graph.Instantiate. Clone, Close and the Context reference work as for

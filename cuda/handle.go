@@ -218,8 +218,9 @@ func (c *shared[T]) copy() *shared[T] {
 type stateCopier[T any] interface{ copyTo(*T) }
 
 var (
-	_ stateCopier[eventState]  = (*eventState)(nil)
-	_ stateCopier[streamState] = (*streamState)(nil)
+	_ stateCopier[eventState]     = (*eventState)(nil)
+	_ stateCopier[streamState]    = (*streamState)(nil)
+	_ stateCopier[graphExecState] = (*graphExecState)(nil)
 )
 
 func finishDropped(f finisher) {
