@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"maps"
 	"reflect"
-	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -89,8 +88,18 @@ type commShared struct {
 	// object's calls.
 	raw nccl.NcclComm_t
 	// gone is set once the communicator is aborted or destroyed: NCCL
-	// has freed it, or is freeing it.
+	// has freed it, is freeing it, or will once the groups holding it
+	// have ended (group.go). It changes under mu.
 	gone atomic.Bool
+	// wasAborted: Abort ended it, not the last Close.
+	wasAborted atomic.Bool
+	// mu orders gone against the groups' hold.
+	mu sync.Mutex
+	// groups counts the open groups holding the communicator, and
+	// freeLater is its free (ncclCommAbort or ncclCommDestroy), put off
+	// until they have ended.
+	groups    int
+	freeLater func() error
 	// aborted is closed by the abort, to end the waits for the
 	// communicator's calls in progress.
 	aborted chan struct{}
@@ -103,6 +112,7 @@ var (
 	ncclCommGetAsyncError = nccl.CommGetAsyncError
 	ncclCommAbort         = nccl.CommAbort
 	ncclCommFinalize      = nccl.CommFinalize
+	ncclCommDestroy       = nccl.CommDestroy
 	ncclGroupStart        = nccl.GroupStart
 	ncclGroupEnd          = nccl.GroupEnd
 )
@@ -134,22 +144,24 @@ func (sh *commShared) gated(f func() error) error {
 }
 
 // abort ends the communicator (ncclCommAbort) once, whatever its calls
-// are waiting for, and wakes those waits.
+// are waiting for, and wakes those waits. A group holding it puts off
+// ncclCommAbort until its end (release). NCCL makes the communicator's
+// device current for ncclCommAbort and ncclCommDestroy itself, so they may
+// run on the thread of any group.
 func (sh *commShared) abort(op string) error {
-	if sh.gone.Swap(true) {
+	if !sh.retire(true) {
 		return nil
 	}
 	unregister(sh)
 	if sh.aborted != nil {
 		close(sh.aborted)
 	}
-	abortGate.Lock()
-	err := ncclCommAbort(sh.raw)
-	abortGate.Unlock()
-	if err != nil {
+	return sh.release(func() error {
+		abortGate.Lock()
+		err := ncclCommAbort(sh.raw)
+		abortGate.Unlock()
 		return ncclError(op, "ncclCommAbort", err, 0)
-	}
-	return nil
+	})
 }
 
 // error is ncclError for a call on sh's communicator: NCCL's last error
@@ -231,11 +243,11 @@ func (c *Comm) call(op, fn string, do func(raw nccl.NcclComm_t, stream cu.CUstre
 		return closedErr(op)
 	}
 	return o.CallOnStream(op, func(raw nccl.NcclComm_t, stream cu.CUstream) error {
+		if err := sh.join(); err != nil {
+			return closedErr(op + " (aborted)")
+		}
 		if !sh.nonBlocking {
 			// Abort waits for this call (Comm.Abort).
-			if sh.gone.Load() {
-				return closedErr(op + " (aborted)")
-			}
 			return ncclError(op, fn, do(raw, stream), raw)
 		}
 		err := sh.gated(func() error { return do(raw, stream) })
@@ -352,20 +364,21 @@ func wrap(op string, s *cuda.Stream, raw nccl.NcclComm_t, rank, nranks int, nonB
 }
 
 // destroy is the end of the last handle (ncclCommDestroy), nothing for an
-// aborted communicator, whose memory NCCL freed already.
+// aborted communicator, whose memory NCCL freed already (or frees at the
+// end of the groups holding it). A group holding it puts off
+// ncclCommDestroy until its end (release).
 func destroy(sh *commShared, raw nccl.NcclComm_t) error {
 	unregister(sh)
-	if sh.gone.Swap(true) {
+	if !sh.retire(false) {
 		return nil
 	}
-	err := nccl.CommDestroy(raw)
-	if sh.nonBlocking && errors.Is(err, nccl.NcclInProgress) {
-		err = nil // destroy goes on in NCCL's threads; the handle is gone
-	}
-	if err != nil {
+	return sh.release(func() error {
+		err := ncclCommDestroy(raw)
+		if sh.nonBlocking && errors.Is(err, nccl.NcclInProgress) {
+			err = nil // destroy goes on in NCCL's threads; the handle is gone
+		}
 		return ncclError("Comm.Close", "ncclCommDestroy", err, 0)
-	}
-	return nil
+	})
 }
 
 // checkStream refuses a stream whose context is not the primary context
@@ -514,7 +527,9 @@ func (c *Comm) Clone() (*Comm, error) {
 }
 
 // Close releases this handle; the last Close destroys the communicator
-// (ncclCommDestroy, which waits for its queued work).
+// (ncclCommDestroy, which waits for its queued work). While a Group that
+// used the communicator is open, NCCL's destroy waits for that group's
+// end, and its error is the group's (see Group).
 func (c *Comm) Close() error {
 	o, _, ok := c.obj()
 	if !ok {
@@ -530,7 +545,10 @@ func (c *Comm) Close() error {
 // Shutdown that wait for a peer (from any goroutine: to bound such a wait,
 // call Abort when a context is done, with context.AfterFunc); on one of
 // InitAll, whose calls do not wait for other processes, it waits for the
-// calls in flight first.
+// calls in flight first. While a Group that used the communicator is open,
+// on any goroutine (this one's included), Abort still ends the calls and
+// waits at once, and returns without waiting for the group; NCCL's abort
+// waits for the group's end, and its error is the group's (see Group).
 func (c *Comm) Abort() error {
 	const op = "Comm.Abort"
 	o, sh, ok := c.obj()
@@ -562,10 +580,11 @@ func (c *Comm) Shutdown(ctx context.Context) error {
 	}
 	var aborted bool
 	err := o.Exclusive(op, func(raw nccl.NcclComm_t) error {
+		// Inside Group, NCCL queues ncclCommFinalize in the group too.
+		if err := sh.join(); err != nil {
+			return closedErr(op + " (aborted)")
+		}
 		if !sh.nonBlocking {
-			if sh.gone.Load() {
-				return closedErr(op + " (aborted)")
-			}
 			return ncclError(op, "ncclCommFinalize", ncclCommFinalize(raw), raw)
 		}
 		err := sh.gated(func() error { return ncclCommFinalize(raw) })
@@ -620,7 +639,7 @@ func (c *Comm) Raw() nccl.NcclComm_t {
 	}
 	var raw nccl.NcclComm_t
 	_ = o.Call("Comm.Raw", func(r nccl.NcclComm_t) error {
-		if !sh.gone.Load() {
+		if sh.join() == nil {
 			raw = r
 		}
 		return nil
@@ -661,39 +680,4 @@ func (c *Comm) AsyncError() error {
 		}
 		return st
 	})
-}
-
-// Group queues the collectives fn makes, of one communicator or of several,
-// as one (ncclGroupStart, ncclGroupEnd): NCCL starts them together when fn
-// returns. fn must make its calls from the goroutine that called Group
-// (NCCL keeps the group per thread; Group holds the goroutine on its
-// thread meanwhile). If fn fails, the group is still ended, and fn's error
-// returned.
-func Group(fn func() error) error {
-	if fn == nil {
-		return fmt.Errorf("nccl: Group: nil function: %w", nccl.NcclInvalidArgument)
-	}
-	return inGroup(func() error {
-		if err := ncclGroupStart(); err != nil {
-			return ncclError("Group", "ncclGroupStart", err, 0)
-		}
-		ferr := fn()
-		abortGate.RLock()
-		err := ncclGroupEnd()
-		abortGate.RUnlock()
-		if errors.Is(err, nccl.NcclInProgress) {
-			err = settleAll()
-		}
-		if ferr != nil {
-			return ferr
-		}
-		return ncclError("Group", "ncclGroupEnd", err, 0)
-	})
-}
-
-// inGroup runs fn on one OS thread: NCCL keeps its group state per thread.
-func inGroup(fn func() error) error {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	return fn()
 }

@@ -64,6 +64,13 @@
 //	stop := context.AfterFunc(ctx, func() { comm.Abort() })
 //	defer stop()
 //
+// A communicator that an open Group used is not freed before the group
+// has ended: an Abort or a last Close meanwhile, from any goroutine (fn's
+// included), ends its calls and waits at once and returns without waiting
+// for the group, but ncclCommAbort or ncclCommDestroy runs once
+// ncclGroupEnd has returned, and Group then returns an error matching
+// cuda.ErrClosed for an aborted communicator.
+//
 // Every function is safe from any goroutine; none needs
 // runtime.LockOSThread.
 package nccl
