@@ -317,6 +317,8 @@ func (h *handle[T]) close(op string) error {
 	}
 	if h.ops.Load()&attachedBit != 0 {
 		h.cleanup.Stop()
+	} else {
+		unqueueAttach(h)
 	}
 	return h.core.release()
 }
