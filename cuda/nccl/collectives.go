@@ -4,6 +4,7 @@ package nccl
 
 import (
 	"fmt"
+	"sync"
 	"unsafe"
 
 	"github.com/gocuda/gocuda/cuda"
@@ -11,16 +12,79 @@ import (
 	"github.com/gocuda/gocuda/generated/nccl"
 )
 
-// Element is an element type NCCL reduces and moves.
+// Element is an element type NCCL reduces and moves. The FP8 types,
+// cuda.Float8E4M3 and cuda.Float8E5M2, need NCCL 2.24 or later, and NCCL
+// reduces them on devices of compute capability 9.0 or later only: see
+// the package comment.
 type Element interface {
 	int8 | uint8 | int32 | uint32 | int64 | uint64 |
-		float32 | float64 | cuda.Float16 | cuda.BFloat16
+		float32 | float64 | cuda.Float16 | cuda.BFloat16 |
+		cuda.Float8E4M3 | cuda.Float8E5M2
 }
 
 // ncclBfloat16 is bfloat16's ncclDataType_t. nccl.h declares it only where
 // cuda_bf16.h has declared its C++ types, never to C: the value is NCCL's
 // ABI, the same in every version that has it (2.10 and later).
 const ncclBfloat16 nccl.NcclDataType_t = 9
+
+// ncclFloat8e4m3 and ncclFloat8e5m2 are the FP8 types' ncclDataType_t.
+// nccl.h declares them from NCCL 2.24 on: generated/nccl has them from
+// 2.28.3's header, but not in the build of 2.22.3's (the tag nccl22203),
+// whose header predates them; the values are NCCL's ABI, the same in every
+// version that has them, and a library is checked for them at run time
+// (checkElement).
+const (
+	ncclFloat8e4m3 nccl.NcclDataType_t = 10
+	ncclFloat8e5m2 nccl.NcclDataType_t = 11
+)
+
+// fp8Version is NCCL_VERSION(2,24,0): NCCL 2.24 (first released as
+// 2.24.3) is the first to take the FP8 types; an older one refuses type
+// numbers it does not know (ncclInvalidArgument, "invalid type").
+const fp8Version = 22400
+
+// loadedVersion is Version, asked of NCCL once (a cgo call) for the checks
+// of FP8 data on every collective; a variable, so that the tests can stand
+// in for an older library.
+var loadedVersion = sync.OnceValues(Version)
+
+// versionString spells a NCCL_VERSION_CODE as a release: 22803 as 2.28.3,
+// 2708 (the codes before 2.9 have one digit of minor) as 2.7.8.
+func versionString(code int) string {
+	if code < 10000 {
+		return fmt.Sprintf("%d.%d.%d", code/1000, code/100%10, code%100)
+	}
+	return fmt.Sprintf("%d.%d.%d", code/10000, code/100%100, code%100)
+}
+
+// checkElement refuses FP8 data before NCCL where NCCL would refuse it:
+// with a library older than 2.24, for every collective; and for a
+// reduction (reduces) on a device of compute capability below 9.0. NCCL
+// builds its FP8 reductions for sm90 and later only and refuses them where
+// the lowest compute capability of the communicator's ranks is below 9.0
+// (ncclInvalidArgument, "FP8 reduction support begins with sm90 capable
+// devices"), so that this rank's own device decides it for sure; another
+// rank's older device is NCCL's to refuse. Before NCCL, the refusal
+// leaves a non-blocking communicator (InitRank) usable: NCCL would make
+// it the communicator's asynchronous error, and an enclosing group's.
+func checkElement[T Element](name string, sh *commShared, reduces bool) error {
+	dt := dataType[T]()
+	if dt != ncclFloat8e4m3 && dt != ncclFloat8e5m2 {
+		return nil
+	}
+	typ := "ncclFloat8e4m3"
+	if dt == ncclFloat8e5m2 {
+		typ = "ncclFloat8e5m2"
+	}
+	// Without the library the call fails in NCCL's place anyway.
+	if v, err := loadedVersion(); err == nil && v < fp8Version {
+		return invalid(name, "%T data (%s) needs NCCL 2.24 or later, and the NCCL loaded is %s", *new(T), typ, versionString(v))
+	}
+	if reduces && sh.cc != 0 && sh.cc < 90 {
+		return invalid(name, "NCCL reduces %T data (%s) on devices of compute capability 9.0 or later only, and device %d is %d.%d", *new(T), typ, sh.device, sh.cc/10, sh.cc%10)
+	}
+	return nil
+}
 
 // dataType is T's ncclDataType_t.
 func dataType[T Element]() nccl.NcclDataType_t {
@@ -46,6 +110,10 @@ func dataType[T Element]() nccl.NcclDataType_t {
 		return nccl.NcclFloat16
 	case cuda.BFloat16:
 		return ncclBfloat16
+	case cuda.Float8E4M3:
+		return ncclFloat8e4m3
+	case cuda.Float8E5M2:
+		return ncclFloat8e5m2
 	}
 	panic("nccl: unreachable element type")
 }
@@ -152,6 +220,9 @@ func AllReduce[T Element](c *Comm, send, recv *cuda.Slice[T], op Op) error {
 	if !ok {
 		return closedErr(name)
 	}
+	if err := checkElement[T](name, sh, true); err != nil {
+		return err
+	}
 	vs, err := operands(name, sh, []string{"send buffer", "receive buffer"}, []*cuda.Slice[T]{send, recv}, []bool{false, false})
 	if err != nil {
 		return err
@@ -193,6 +264,9 @@ func AllGather[T Element](c *Comm, send, recv *cuda.Slice[T]) error {
 	if !ok {
 		return closedErr(name)
 	}
+	if err := checkElement[T](name, sh, false); err != nil {
+		return err
+	}
 	vs, err := operands(name, sh, []string{"send buffer", "receive buffer"}, []*cuda.Slice[T]{send, recv}, []bool{false, false})
 	if err != nil {
 		return err
@@ -221,6 +295,9 @@ func ReduceScatter[T Element](c *Comm, send, recv *cuda.Slice[T], op Op) error {
 	_, sh, ok := c.obj()
 	if !ok {
 		return closedErr(name)
+	}
+	if err := checkElement[T](name, sh, true); err != nil {
+		return err
 	}
 	vs, err := operands(name, sh, []string{"send buffer", "receive buffer"}, []*cuda.Slice[T]{send, recv}, []bool{false, false})
 	if err != nil {
@@ -255,6 +332,9 @@ func Broadcast[T Element](c *Comm, send, recv *cuda.Slice[T], root int) error {
 	if !ok {
 		return closedErr(name)
 	}
+	if err := checkElement[T](name, sh, false); err != nil {
+		return err
+	}
 	if err := checkRank(name, "root", root, sh.nranks); err != nil {
 		return err
 	}
@@ -286,6 +366,9 @@ func Reduce[T Element](c *Comm, send, recv *cuda.Slice[T], op Op, root int) erro
 	_, sh, ok := c.obj()
 	if !ok {
 		return closedErr(name)
+	}
+	if err := checkElement[T](name, sh, true); err != nil {
+		return err
 	}
 	if err := checkRank(name, "root", root, sh.nranks); err != nil {
 		return err
@@ -332,6 +415,9 @@ func pointToPoint[T Element](c *Comm, name, fnName, what string, buf *cuda.Slice
 	_, sh, ok := c.obj()
 	if !ok {
 		return closedErr(name)
+	}
+	if err := checkElement[T](name, sh, false); err != nil {
+		return err
 	}
 	if err := checkRank(name, "peer", peer, sh.nranks); err != nil {
 		return err

@@ -80,7 +80,10 @@ type Comm struct {
 type commShared struct {
 	rank, nranks int
 	device       int
-	ctx          cu.CUcontext
+	// cc is the device's compute capability, 10·major+minor (90 for 9.0),
+	// read once for the checks of FP8 reductions; 0 when unknown.
+	cc  int
+	ctx cu.CUcontext
 	// nonBlocking marks a communicator made with blocking = 0 (InitRank):
 	// its calls may answer ncclInProgress, and are then waited for.
 	nonBlocking bool
@@ -350,6 +353,9 @@ func wrap(op string, s *cuda.Stream, raw nccl.NcclComm_t, rank, nranks int, nonB
 	sh := &commShared{rank: rank, nranks: nranks, nonBlocking: nonBlockingComm, raw: raw, aborted: make(chan struct{})}
 	if ctx := s.Context(); ctx != nil {
 		sh.ctx, sh.device = ctx.Raw(), ctx.Device().Ordinal()
+		if major, minor, err := ctx.Device().ComputeCapability(); err == nil {
+			sh.cc = 10*major + minor
+		}
 	}
 	o, err := cuda.NewLibraryObject(s, func() (nccl.NcclComm_t, error) { return raw, nil },
 		func(raw nccl.NcclComm_t) error { return destroy(sh, raw) })

@@ -32,15 +32,41 @@
 //
 // The collectives are functions of the element type (AllReduce[float32]),
 // on *cuda.Slice[T] of the communicator's context: float32, float64,
-// cuda.Float16, cuda.BFloat16, int8, uint8, int32, uint32, int64 and
-// uint64. Lengths, counts per rank (AllGather, ReduceScatter), roots and
-// peers, contexts and the operation are checked before NCCL sees them; the
-// send and receive slices may be the same (in place). A collective returns
-// once it is queued on the communicator's stream: order other streams after
-// it with events, and read the result after the stream (Synchronize).
-// Group queues several collectives, of one or of several communicators, as
-// one (ncclGroupStart, ncclGroupEnd): InitAll's communicators driven from
-// one goroutine must be, or NCCL waits for the other ranks forever.
+// cuda.Float16, cuda.BFloat16, cuda.Float8E4M3, cuda.Float8E5M2, int8,
+// uint8, int32, uint32, int64 and uint64. Lengths, counts per rank
+// (AllGather, ReduceScatter), roots and peers, contexts and the operation
+// are checked before NCCL sees them; the send and receive slices may be
+// the same (in place). A collective returns once it is queued on the
+// communicator's stream: order other streams after it with events, and
+// read the result after the stream (Synchronize). Group queues several
+// collectives, of one or of several communicators, as one
+// (ncclGroupStart, ncclGroupEnd): InitAll's communicators driven from one
+// goroutine must be, or NCCL waits for the other ranks forever.
+//
+// # FP8
+//
+// The FP8 types (ncclFloat8e4m3, ncclFloat8e5m2) need NCCL 2.24 or later:
+// with an older library loaded (Version), every collective on them is
+// refused before NCCL with an error matching generated/nccl's
+// NcclInvalidArgument that names the type and both versions, where the
+// library would refuse the type itself and, on a communicator of InitRank,
+// keep that error for good. NCCL reduces FP8 (AllReduce, Reduce,
+// ReduceScatter; Sum, Prod, Max, Min and Avg) on devices of compute
+// capability 9.0 or later only, every rank's: a reduction on a rank whose
+// own device is older is refused before NCCL, and NCCL refuses it where
+// another rank's device is (ncclInvalidArgument, "FP8 reduction support
+// begins with sm90 capable devices"). Send and Recv move FP8 on any
+// device; AllGather and Broadcast do in NCCL's newest sources, but
+// releases before them refuse these too below 9.0 (as reported of 2.26
+// and 2.27): move the bytes as uint8 there.
+//
+// NCCL rounds an FP8 result to nearest, ties to even, saturating at the
+// largest finite number as cuda.ToFloat8E4M3 and cuda.ToFloat8E5M2 do
+// (±448, ±57344: an E5M2 infinity becomes 57344 too). Its ring and tree
+// kernels combine two operands at a time in half precision and round each
+// partial result to FP8, so that a sum of more than two ranks may round
+// more than once; Avg multiplies each rank's value by 1/ranks, itself
+// rounded to FP8, before the sum.
 //
 // # Errors
 //

@@ -225,7 +225,8 @@ func allReduceCase[T Element](t *testing.T, cs []*Comm, op Op) {
 }
 
 // TestAllReduceEveryOpAndType checks AllReduce on data across every GPU of
-// the machine (at least two) for each reduction and float type.
+// the machine (at least two) for each reduction and float type (the FP8
+// types: TestAllReduceFP8, on two ranks).
 func TestAllReduceEveryOpAndType(t *testing.T) {
 	cs := comms(t, 2)
 	for _, op := range []Op{Sum, Prod, Max, Min, Avg} {

@@ -86,6 +86,7 @@ func TestDataTypes(t *testing.T) {
 		{dataType[int64](), nccl.NcclInt64}, {dataType[uint64](), nccl.NcclUint64},
 		{dataType[float32](), nccl.NcclFloat32}, {dataType[float64](), nccl.NcclFloat64},
 		{dataType[cuda.Float16](), nccl.NcclFloat16}, {dataType[cuda.BFloat16](), 9},
+		{dataType[cuda.Float8E4M3](), 10}, {dataType[cuda.Float8E5M2](), 11},
 	} {
 		if c.got != c.want {
 			t.Errorf("data type %v, want %v", c.got, c.want)

@@ -30,11 +30,16 @@
 //     communicator is refused with ncclInvalidArgument rather than
 //     followed;
 //   - ncclAllReduce, ncclBroadcast, ncclBcast, ncclReduce, ncclAllGather,
-//     ncclReduceScatter, ncclSend and ncclRecv of every type but fp8 with
-//     sum, prod, max, min and avg, run in stream order on the caller's
-//     stream as host functions of the fake driver (cuLaunchHostFunc), each
-//     rank's waiting for the same collective of every rank; ncclGroupStart
-//     and ncclGroupEnd, per thread and nestable (csrc/coll.c says how).
+//     ncclReduceScatter, ncclSend and ncclRecv of every type with sum,
+//     prod, max, min and avg, run in stream order on the caller's stream
+//     as host functions of the fake driver (cuLaunchHostFunc), each rank's
+//     waiting for the same collective of every rank; ncclGroupStart and
+//     ncclGroupEnd, per thread and nestable (csrc/coll.c says how). The
+//     fp8 types (ncclFloat8e4m3 10, ncclFloat8e5m2 11) are refused with
+//     ncclInvalidArgument where the version reported is before 2.24, as
+//     NCCL before 2.24 refuses them; their reductions round to nearest,
+//     ties to even, saturating at the largest finite number, as NCCL's
+//     (csrc/coll.c).
 //
 // ncclCommAbort releases the rank's host functions that wait for peers,
 // and the peers' that wait for it (they fail with ncclRemoteError), so

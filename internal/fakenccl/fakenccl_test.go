@@ -5,7 +5,8 @@ package fakenccl_test
 // What package cuda/nccl's tests do not reach: an abort releases the host
 // functions that wait for a peer, on both sides; disagreeing ranks get
 // ncclInvalidUsage; blocking inits meet; the checks of handles, devices
-// and groups. The collectives' results are cuda/nccl's tests.
+// and groups; FP8 refused before 2.24, and its rounding on encodings
+// worked out by hand. The collectives' results are cuda/nccl's tests.
 
 import (
 	"context"
@@ -342,4 +343,133 @@ func allReduceBoth(t *testing.T) {
 		}
 		must(t, nccl.CommDestroy(cs[i]))
 	}
+}
+
+// TestFP8: with a version of 2.24 or later the fake all-reduces FP8
+// (ncclFloat8e4m3 10, ncclFloat8e5m2 11) rounding to nearest, ties to
+// even, and saturating, checked on encodings worked out by hand; before
+// 2.24 it refuses the types with ncclInvalidArgument, as NCCL does. The
+// other side runs in a child process with the other version (the fake
+// reads FAKENCCL_VERSION at each call, but the process's environment is
+// not changed under C).
+func TestFP8(t *testing.T) {
+	var v int32
+	must(t, nccl.GetVersion(&v))
+	if v >= 22400 {
+		fp8Sums(t)
+	} else {
+		fp8Refused(t, v)
+	}
+	if os.Getenv("FAKENCCL_FP8_CHILD") != "" {
+		return
+	}
+	other := "22203"
+	if v < 22400 {
+		other = "22400"
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestFP8$", "-test.count=1", "-test.v")
+	cmd.Env = append(os.Environ(), "FAKENCCL_FP8_CHILD=1", fakenccl.VersionEnv+"="+other)
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "--- PASS: TestFP8") || !strings.Contains(string(out), "NCCL "+other) {
+		t.Errorf("child with NCCL %s: %v\n%s", other, err, out)
+	}
+}
+
+// fp8Sums all-reduces two ranks' bytes as E4M3 and as E5M2 with ncclSum.
+func fp8Sums(t *testing.T) {
+	t.Logf("NCCL %d: FP8 sums", fakeVersion(t))
+	for _, c := range []struct {
+		typ        nccl.NcclDataType_t
+		a, b, want []uint8
+	}{{
+		// 1+1 = 2; 448+448 saturates to 448 (0x7e), not NaN (0x7f);
+		// 2⁻⁹+2⁻⁹ = 2⁻⁸ (subnormals); 1+2⁻⁴ = 1.0625, a tie between 1
+		// (0x38) and 1.125 (0x39), goes to the even 1; 1.125+2⁻⁴ =
+		// 1.1875 to the even 1.25 (0x3a); a NaN stays 0x7f; -448-1 =
+		// -449 rounds to -448 (0xfe); 2⁻⁹ + -2⁻⁹ = 0.
+		typ:  10,
+		a:    []uint8{0x38, 0x7e, 0x01, 0x38, 0x39, 0x7f, 0xfe, 0x01},
+		b:    []uint8{0x38, 0x7e, 0x01, 0x18, 0x18, 0x38, 0xb8, 0x81},
+		want: []uint8{0x40, 0x7e, 0x02, 0x38, 0x3a, 0x7f, 0xfe, 0x00},
+	}, {
+		// 1+1 = 2; 57344+57344 saturates to 57344 (0x7b), not infinity;
+		// an infinity saturates too; 2⁻¹⁶+2⁻¹⁶ = 2⁻¹⁵; 1+2⁻³ = 1.125,
+		// a tie between 1 (0x3c) and 1.25 (0x3d), goes to the even 1;
+		// 1.25+2⁻³ = 1.375 to the even 1.5 (0x3e); a NaN becomes 0x7f;
+		// -inf + 1 saturates to -57344 (0xfb).
+		typ:  11,
+		a:    []uint8{0x3c, 0x7b, 0x7c, 0x01, 0x3c, 0x3d, 0xfe, 0xfc},
+		b:    []uint8{0x3c, 0x7b, 0x3c, 0x01, 0x30, 0x30, 0x3c, 0x3c},
+		want: []uint8{0x40, 0x7b, 0x7b, 0x02, 0x3c, 0x3e, 0x7f, 0xfb},
+	}} {
+		got := allReduceBytes(t, c.typ, nccl.NcclSum, c.a, c.b)
+		for r := range got {
+			if string(got[r]) != string(c.want) {
+				t.Errorf("type %d: rank %d: % x + % x gave % x, want % x", c.typ, r, c.a, c.b, got[r], c.want)
+			}
+		}
+	}
+}
+
+// fp8Refused: an FP8 all-reduce is refused by a fake older than 2.24.
+func fp8Refused(t *testing.T, v int32) {
+	t.Logf("NCCL %d: FP8 refused", fakeVersion(t))
+	ss := streams(t)
+	cs := initAll(t)
+	x, err := cuda.AllocSlice[uint8](ss[0].Context(), 4)
+	must(t, err)
+	defer x.Close()
+	for _, typ := range []nccl.NcclDataType_t{10, 11} {
+		err := nccl.AllReduce(bptr(x), bptr(x), 4, typ, nccl.NcclSum, cs[0], raw(ss[0]))
+		if want := fmt.Sprintf("invalid type %d (NCCL %d)", typ, v); !errors.Is(err, nccl.NcclInvalidArgument) || !strings.Contains(lastError(0), want) {
+			t.Errorf("type %d with NCCL %d: %v (%s), want ncclInvalidArgument, %q", typ, v, err, lastError(0), want)
+		}
+	}
+	for _, c := range cs {
+		must(t, nccl.CommDestroy(c))
+	}
+}
+
+func fakeVersion(t *testing.T) int32 {
+	var v int32
+	must(t, nccl.GetVersion(&v))
+	return v
+}
+
+// allReduceBytes all-reduces a on rank 0 and b on rank 1, of type typ,
+// in place, from one goroutine in a group, and returns both ranks' bytes.
+func allReduceBytes(t *testing.T, typ nccl.NcclDataType_t, op nccl.NcclRedOp_t, a, b []uint8) [][]uint8 {
+	ss := streams(t)
+	var xs []*cuda.Slice[uint8]
+	for i, s := range ss {
+		x, err := cuda.AllocSliceFrom(s.Context(), [][]uint8{a, b}[i])
+		must(t, err)
+		t.Cleanup(func() { x.Close() })
+		xs = append(xs, x)
+	}
+	cs := initAll(t)
+	runtime.LockOSThread()
+	must(t, nccl.GroupStart())
+	for i, c := range cs {
+		must(t, nccl.AllReduce(bptr(xs[i]), bptr(xs[i]), uint64(len(a)), typ, op, c, raw(ss[i])))
+	}
+	must(t, nccl.GroupEnd())
+	runtime.UnlockOSThread()
+	out := make([][]uint8, 2)
+	for i, s := range ss {
+		must(t, s.Synchronize())
+		out[i] = make([]uint8, len(a))
+		must(t, xs[i].CopyTo(out[i]))
+		if r := asyncError(t, cs[i]); r != nccl.NcclSuccess {
+			t.Errorf("rank %d: %v (%s)", i, r, lastError(cs[i]))
+		}
+		must(t, nccl.CommDestroy(cs[i]))
+	}
+	return out
+}
+
+// bptr is a device address of bytes as the bindings take it.
+func bptr(x *cuda.Slice[uint8]) unsafe.Pointer {
+	p := x.Ptr()
+	return *(*unsafe.Pointer)(unsafe.Pointer(&p))
 }

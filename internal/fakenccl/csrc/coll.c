@@ -27,9 +27,28 @@
 //
 // Simpler than NCCL: ranks of a clique must be on different streams (they
 // are on different devices), collectives are not captured into graphs
-// (ncclInvalidUsage while the stream captures), fp8 types and
-// ncclRedOpCreatePreMulSum are absent, and floating-point reductions
-// accumulate in double precision, rank by rank in rank order.
+// (ncclInvalidUsage while the stream captures), ncclRedOpCreatePreMulSum
+// is absent, and floating-point reductions accumulate in double
+// precision, rank by rank in rank order, and round once to the type.
+//
+// FP8 (ncclFloat8e4m3, ncclFloat8e5m2; refused with ncclInvalidArgument
+// where the fake reports a version before 2.24, as NCCL's ArgsCheck
+// refuses a type number it does not know) is decoded to double and
+// reduced like the other floating-point types; the result is rounded to
+// nearest, ties to even, saturating: a magnitude above the largest finite
+// number (448, 57344), an infinity included, becomes it, and a NaN becomes
+// 0x7f. That is __NV_SATFINITE, the conversion of CUDA's __nv_fp8_e4m3 and
+// __nv_fp8_e5m2 constructors with which NCCL ends each step of an FP8
+// reduction (NVIDIA/nccl src/device/reduce_kernel.h: it converts both
+// operands to half, adds, multiplies or takes the larger or smaller in
+// half, and converts back, in kernels built for sm90 and later only); NCCL's
+// avg multiplies each rank's value by 1/nranks rounded to FP8 before the
+// sum (ncclDevPreMulSum, src/enqueue.cc), the fake divides the sum. NCCL
+// so rounds at every step, the fake once: for two ranks they agree, but
+// for avg of values whose halves are not FP8 numbers (subnormals).
+// NCCL refuses FP8 reductions (and, in releases before the newest, FP8
+// all-gathers and broadcasts) where a rank's device is older than sm90;
+// the fake driver's devices are 9.0, and the fake does not check.
 #include "fakenccl.h"
 
 #include <stdlib.h>
@@ -41,6 +60,8 @@ size_t type_size(ncclDataType_t t) {
 	switch (t) {
 	case T_INT8:
 	case T_UINT8:
+	case T_FLOAT8E4M3:
+	case T_FLOAT8E5M2:
 		return 1;
 	case T_FLOAT16:
 	case T_BFLOAT16:
@@ -109,6 +130,72 @@ static uint16_t float_to_bf16(float f) {
 	return (uint16_t)((x + 0x7fff + (x >> 16 & 1)) >> 16);
 }
 
+// pow2 is 2^e, for -1022 <= e <= 1023: built from its bits, as the fake
+// links no libm.
+static double pow2(int e) {
+	uint64_t x = (uint64_t)(e + 1023) << 52;
+	double d;
+	memcpy(&d, &x, sizeof d);
+	return d;
+}
+
+// fp8_to_double decodes b, an FP8 number of type t, exactly. E4M3 (bias 7,
+// 3 mantissa bits) has no infinities and its NaNs are S.1111.111; E5M2
+// (bias 15, 2 mantissa bits) has IEEE 754's infinities and NaNs.
+static double fp8_to_double(uint8_t b, ncclDataType_t t) {
+	int e4m3 = t == T_FLOAT8E4M3;
+	int man = e4m3 ? 3 : 2, bias = e4m3 ? 7 : 15;
+	int exp = (b & 0x7f) >> man, mant = b & ((1 << man) - 1);
+	double v;
+	if (e4m3 && (b & 0x7f) == 0x7f)
+		v = __builtin_nan("");
+	else if (!e4m3 && exp == 31)
+		v = mant != 0 ? __builtin_nan("") : __builtin_inf();
+	else if (exp == 0) // zero or subnormal: mant units of the smallest
+		v = mant * pow2(1 - bias - man);
+	else
+		v = (mant | 1 << man) * pow2(exp - bias - man);
+	return b & 0x80 ? -v : v;
+}
+
+// double_to_fp8 rounds v to the FP8 type t: to nearest, ties to even,
+// saturating at the largest finite number (an infinity included), a NaN
+// becoming 0x7f, and a zero or a magnitude that rounds to zero keeping
+// v's sign.
+static uint8_t double_to_fp8(double v, ncclDataType_t t) {
+	int e4m3 = t == T_FLOAT8E4M3;
+	int man = e4m3 ? 3 : 2, emin = e4m3 ? -6 : -14; // emin: of the smallest normal
+	double max = e4m3 ? 448.0 : 57344.0;
+	uint8_t maxcode = e4m3 ? 0x7e : 0x7b;
+	if (v != v)
+		return 0x7f;
+	uint64_t bits;
+	memcpy(&bits, &v, sizeof bits);
+	uint8_t sign = bits >> 63 ? 0x80 : 0;
+	double a = sign ? -v : v;
+	if (a > max)
+		return sign | maxcode;
+	if (a == 0)
+		return sign;
+	// e is a's binary exponent, but not below emin: a is q units of
+	// 2^(e-man), q < 2^(man+1), whose integer part n is the significand.
+	int e = (int)(bits >> 52 & 0x7ff) - 1023;
+	if (e < emin)
+		e = emin;
+	double q = a * pow2(man - e); // exact: a power of two
+	uint32_t n = (uint32_t)q;
+	double rem = q - n; // exact
+	if (rem > 0.5 || (rem == 0.5 && (n & 1)))
+		n++;
+	// The exponent field is e-emin+1 over a normal significand n (its
+	// implicit bit 2^man included), 0 over a subnormal one (e = emin, n <
+	// 2^man), and a carry of n to 2^(man+1) moves into it: the code is
+	// (e-emin)<<man plus n in every case. It stays at or below maxcode, as
+	// a <= max.
+	return sign | (uint8_t)(((e - emin) << man) + n);
+}
+
+static int is_fp8(ncclDataType_t t) { return t == T_FLOAT8E4M3 || t == T_FLOAT8E5M2; }
 static int is_float(ncclDataType_t t) { return t >= T_FLOAT16; }
 static int is_signed(ncclDataType_t t) { return t == T_INT8 || t == T_INT32 || t == T_INT64; }
 
@@ -120,6 +207,9 @@ static double load_f(const void *p, ncclDataType_t t, size_t i) {
 		return bits_float((uint32_t)((const uint16_t *)p)[i] << 16);
 	case T_FLOAT32:
 		return ((const float *)p)[i];
+	case T_FLOAT8E4M3:
+	case T_FLOAT8E5M2:
+		return fp8_to_double(((const uint8_t *)p)[i], t);
 	default:
 		return ((const double *)p)[i];
 	}
@@ -135,6 +225,10 @@ static void store_f(void *p, ncclDataType_t t, size_t i, double v) {
 		break;
 	case T_FLOAT32:
 		((float *)p)[i] = (float)v;
+		break;
+	case T_FLOAT8E4M3:
+	case T_FLOAT8E5M2:
+		((uint8_t *)p)[i] = double_to_fp8(v, t);
 		break;
 	default:
 		((double *)p)[i] = v;
@@ -462,8 +556,8 @@ static ncclResult_t enqueue(struct item it, const char *fn) {
 	const struct cuda *cu = cuda();
 	if (cu->err != NULL)
 		return set_error(ncclSystemError, "%s: %s", fn, cu->err);
-	if (it.type < 0 || it.type >= T_NUM)
-		return set_error(ncclInvalidArgument, "%s: data type %d (the fake NCCL has no fp8)", fn, it.type);
+	if (it.type < 0 || it.type >= T_NUM || (is_fp8(it.type) && fake_version() < FP8_VERSION))
+		return set_error(ncclInvalidArgument, "%s: invalid type %d (NCCL %d)", fn, it.type, fake_version());
 	if (reduces(it.kind) && (it.op < 0 || it.op >= OP_NUM))
 		return set_error(ncclInvalidArgument, "%s: reduction %d", fn, it.op);
 	int capturing = 0;

@@ -25,10 +25,15 @@ typedef enum {
 } ncclResult_t;
 
 // ncclDataType_t: int8 0, uint8 1, int32 2, uint32 3, int64 4, uint64 5,
-// float16 6, float32 7, float64 8, bfloat16 9 (fp8 10 and 11, which the
-// fake refuses).
+// float16 6, float32 7, float64 8, bfloat16 9, and fp8 e4m3 10 and e5m2 11,
+// which nccl.h declares from NCCL 2.24 on (2.22.3's z-files lack them; the
+// fake refuses them where it reports an older version, as NCCL before 2.24
+// refuses a type it does not know).
 typedef int ncclDataType_t;
-enum { T_INT8, T_UINT8, T_INT32, T_UINT32, T_INT64, T_UINT64, T_FLOAT16, T_FLOAT32, T_FLOAT64, T_BFLOAT16, T_NUM };
+enum { T_INT8, T_UINT8, T_INT32, T_UINT32, T_INT64, T_UINT64, T_FLOAT16, T_FLOAT32, T_FLOAT64, T_BFLOAT16, T_FLOAT8E4M3, T_FLOAT8E5M2, T_NUM };
+
+// FP8_VERSION is NCCL_VERSION(2,24,0): the first NCCL with the fp8 types.
+#define FP8_VERSION 22400
 
 // ncclRedOp_t: sum 0, prod 1, max 2, min 3, avg 4.
 typedef int ncclRedOp_t;
@@ -154,6 +159,10 @@ struct cuda {
 	const char *err;
 };
 const struct cuda *cuda(void);
+
+// fake_version is the version ncclGetVersion reports: FAKENCCL_VERSION,
+// 22803 when it is unset.
+int fake_version(void);
 
 size_t type_size(ncclDataType_t t);
 void reduce(void *out, const void *const *in, int n, size_t count, ncclDataType_t t, ncclRedOp_t op);
