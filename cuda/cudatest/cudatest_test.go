@@ -95,9 +95,9 @@ func TestFailCallAndCounts(t *testing.T) {
 
 // A function the fake lacks fails as with a driver too old for it.
 func TestMissingFunction(t *testing.T) {
-	var pool cu.CUmemoryPool
-	err := cu.DeviceGetDefaultMemPool(&pool, 0)
+	var g cu.CUgraph
+	err := cu.GraphCreate(&g, 0)
 	if !errors.Is(err, cu.ErrMissingFunction) {
-		t.Fatalf("cuDeviceGetDefaultMemPool against the fake = %v, want ErrMissingFunction", err)
+		t.Fatalf("cuGraphCreate against the fake = %v, want ErrMissingFunction", err)
 	}
 }

@@ -37,7 +37,8 @@ func (e *LoadError) Error() string {
 func (e *LoadError) Is(target error) bool { return target == ErrNoDriver }
 
 // MissingFunctionError reports a function the installed driver does not
-// provide: it is newer than the driver.
+// provide: it is newer than the driver, or the driver (a stand-in, say)
+// lacks it although its version has it.
 type MissingFunctionError struct {
 	Function      string // C API name: cuMemAlloc
 	Symbol        string // versioned symbol: cuMemAlloc_v2
@@ -46,9 +47,18 @@ type MissingFunctionError struct {
 }
 
 func (e *MissingFunctionError) Error() string {
-	drv := "unknown"
-	if e.DriverVersion > 0 {
-		drv = fmt.Sprintf("%d.%d", e.DriverVersion/1000, e.DriverVersion%1000/10)
+	if e.DriverVersion <= 0 {
+		return fmt.Sprintf("cu: %s (symbol %s) is not in the installed CUDA driver (CUDA unknown); it needs a driver for CUDA %s or later",
+			e.Function, e.Symbol, e.Since)
+	}
+	drv := versionString(e.DriverVersion)
+	// A driver as new as the function that still lacks it would not have
+	// it in a newer version either: saying that it needs one would send
+	// the reader after an upgrade that changes nothing.
+	var major, minor int
+	if _, err := fmt.Sscanf(e.Since, "%d.%d", &major, &minor); err == nil && e.DriverVersion >= major*1000+minor*10 {
+		return fmt.Sprintf("cu: %s (symbol %s) is not in the installed CUDA driver, which reports CUDA %s though the function is in CUDA %s: this driver does not provide it",
+			e.Function, e.Symbol, drv, e.Since)
 	}
 	return fmt.Sprintf("cu: %s (symbol %s) is not in the installed CUDA driver (CUDA %s); it needs a driver for CUDA %s or later",
 		e.Function, e.Symbol, drv, e.Since)

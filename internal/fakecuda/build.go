@@ -31,6 +31,14 @@
 //     (cuMemAdvise, either ABI) and the last prefetch's destination kept
 //     for cuMemRangeGetAttribute; it does not count against cuMemGetInfo's
 //     free memory, as with the driver until it is resident;
+//   - memory pools of device memory (cuDeviceGetDefaultMemPool,
+//     cuDeviceGetMemPool, cuDeviceSetMemPool, cuMemPoolCreate,
+//     cuMemPoolDestroy, cuMemPoolGetAttribute, cuMemPoolSetAttribute,
+//     cuMemPoolTrimTo, cuMemAllocFromPoolAsync), which cuMemAllocAsync takes
+//     from: their reserve counts against cuMemGetInfo's free memory, and
+//     their attributes report what is reserved and used, the high
+//     watermarks and the release threshold (csrc/mempool.c says how it is
+//     simpler than the driver);
 //   - modules and libraries (cuModuleLoadData, cuModuleLoadDataEx,
 //     cuModuleLoad, cuLibraryLoadData, cuLibraryLoadFromFile) of any image,
 //     compiled by nobody: the .entry directives of PTX say which kernels a
@@ -70,7 +78,8 @@
 //     result 2), read and set through Lib.
 //
 // Every other driver function is absent, as in a driver too old for it
-// (memory pools, the explicit graph-building API, module globals), so
+// (the explicit graph-building API, module globals, pool access and
+// export), so
 // code that calls one gets an error matching cu.ErrMissingFunction. The
 // sources, in
 // csrc/, say what each part models and where it is simpler than the driver.

@@ -141,7 +141,9 @@ func TestProcAddress(t *testing.T) {
 		{"cuMemAlloc", 3000, "", 2},
 		{"cuModuleLoadData", 13000, "cuModuleLoadData", 0},
 		{"cuFuncGetParamInfo", 12030, "", 2},
-		{"cuMemPoolCreate", 13000, "", 1},
+		{"cuMemPoolCreate", 13000, "cuMemPoolCreate", 0},
+		{"cuMemPoolCreate", 11010, "", 2},
+		{"cuModuleGetGlobal", 13000, "", 1},
 	} {
 		fn, status, _ := lib.ProcAddress(c.api, c.version)
 		want := uintptr(0)

@@ -131,7 +131,10 @@ extern int g_initialized;    // cuInit succeeded
 	X(cuLaunchKernelEx) X(cuLaunchKernel) X(cuLaunchCooperativeKernel) X(cuModuleLoad)             \
 	X(cuModuleLoadData) X(cuModuleLoadDataEx) X(cuModuleUnload) X(cuModuleGetFunction)            \
 	X(cuLibraryLoadData) X(cuLibraryLoadFromFile) X(cuLibraryUnload) X(cuLibraryGetKernel)        \
-	X(cuKernelGetFunction) X(cuFuncGetParamInfo) X(cuFuncGetName) X(cuOccupancyMaxPotentialBlockSize)
+	X(cuKernelGetFunction) X(cuFuncGetParamInfo) X(cuFuncGetName) X(cuOccupancyMaxPotentialBlockSize)  \
+	X(cuDeviceGetDefaultMemPool) X(cuDeviceGetMemPool) X(cuDeviceSetMemPool) X(cuMemPoolCreate)       \
+	X(cuMemPoolDestroy) X(cuMemPoolGetAttribute) X(cuMemPoolSetAttribute) X(cuMemPoolTrimTo)         \
+	X(cuMemAllocFromPoolAsync)
 
 #define FAKE_ENUM(n) F_##n,
 enum { FAKE_FUNCS(FAKE_ENUM) F_COUNT };
@@ -152,7 +155,7 @@ CUresult enter(int f);
 // slot's generation, never by pointers: a stale or forged handle is found
 // invalid instead of being dereferenced, and a recycled slot does not make
 // an old handle valid again.
-enum kind { K_CTX = 1, K_STREAM = 2, K_EVENT = 3, K_GRAPH = 4, K_EXEC = 5, K_NODE = 6, K_FUNC = 7, K_MODULE = 8, K_LIBRARY = 9 };
+enum kind { K_CTX = 1, K_STREAM = 2, K_EVENT = 3, K_GRAPH = 4, K_EXEC = 5, K_NODE = 6, K_FUNC = 7, K_MODULE = 8, K_LIBRARY = 9, K_POOL = 10 };
 uint64_t handle_new(enum kind k, void *obj);
 void handle_free(uint64_t h);
 void *handle_get(uint64_t h, enum kind k);
@@ -349,6 +352,9 @@ struct alloc {
 	int preferred;
 	uint32_t accessed_by;
 	int last_prefetch;
+	// A stream-ordered allocation's pool (mempool.c), which counts its
+	// bytes against the device instead of the allocation.
+	struct mempool *pool;
 };
 
 void alloc_put(struct alloc *a);
@@ -358,6 +364,26 @@ void alloc_reap(struct ctx *c);
 struct alloc *alloc_find(const void *p, size_t n);
 // fill writes bytes at dst with the elem-byte pattern value.
 void fill(char *dst, size_t bytes, uint32_t value, unsigned elem);
+// alloc_async makes a stream-ordered allocation of bytes from pool p on s.
+// Under the lock.
+CUresult alloc_async(struct stream *s, struct mempool *p, size_t bytes, CUdeviceptr *out);
+// device_mem_take counts bytes more of device memory in use, or is
+// CUDA_ERROR_OUT_OF_MEMORY when the device has not that much free;
+// device_mem_give counts bytes back. Under the lock.
+CUresult device_mem_take(size_t bytes);
+void device_mem_give(size_t bytes);
+
+// ---- mempool.c ----
+
+struct mempool;
+// pool_current is the pool cuMemAllocAsync allocates dev's memory from.
+// Under the lock.
+struct mempool *pool_current(CUdevice dev);
+// pool_take counts an allocation of bytes from p, reserving device memory
+// when p has not that much unused; pool_give counts it back once freed.
+// Under the lock.
+CUresult pool_take(struct mempool *p, size_t bytes);
+void pool_give(struct mempool *p, size_t bytes);
 
 // ---- launch.c and module.c: functions, modules, kernels written in Go ----
 

@@ -23,8 +23,21 @@ struct alloc *alloc_find(const void *p, size_t n) {
 	return NULL;
 }
 
+CUresult device_mem_take(size_t bytes) {
+	if (bytes > device_total_mem() - g_used)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	g_used += bytes;
+	return CUDA_SUCCESS;
+}
+
+void device_mem_give(size_t bytes) { g_used -= bytes; }
+
+// destroy gives a pool allocation back to its pool here rather than when
+// it is unlinked: a stream-ordered free has run by now.
 static void destroy(struct alloc *a) {
 	race_alloc_remove(a);
+	if (a->pool != NULL)
+		pool_give(a->pool, a->size);
 	if (!a->registered) // registered memory stays the caller's
 		munmap(a->base, a->size);
 	free(a);
@@ -45,7 +58,7 @@ static void unlink_alloc(struct alloc *a) {
 		}
 	}
 	a->freed = 1;
-	if (!a->host && !a->managed)
+	if (!a->host && !a->managed && a->pool == NULL)
 		g_used -= a->size;
 	if (a->managed)
 		g_live[L_MANAGED]--;
@@ -55,13 +68,21 @@ static void unlink_alloc(struct alloc *a) {
 
 // new_alloc maps lazily (MAP_NORESERVE): a test may allocate a gigabyte
 // and touch little of it. Managed memory is device memory that does not
-// count against the device's (see cuMemAllocManaged).
-static CUresult new_alloc(struct ctx *c, size_t bytes, int host, int managed, struct alloc **out) {
-	if (!host && !managed && bytes > device_total_mem() - g_used)
+// count against the device's (see cuMemAllocManaged), and memory from a
+// pool counts through the pool's reserve.
+static CUresult new_alloc(struct ctx *c, size_t bytes, int host, int managed, struct mempool *pool, struct alloc **out) {
+	int counted = !host && !managed && pool == NULL;
+	if (counted && bytes > device_total_mem() - g_used)
 		return CUDA_ERROR_OUT_OF_MEMORY;
+	CUresult r = pool != NULL ? pool_take(pool, bytes) : CUDA_SUCCESS;
+	if (r != CUDA_SUCCESS)
+		return r;
 	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (p == MAP_FAILED)
+	if (p == MAP_FAILED) {
+		if (pool != NULL)
+			pool_give(pool, bytes);
 		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
 	struct alloc *a = calloc(1, sizeof *a);
 	if (a == NULL)
 		abort();
@@ -69,9 +90,10 @@ static CUresult new_alloc(struct ctx *c, size_t bytes, int host, int managed, st
 	a->size = bytes;
 	a->ctx = c;
 	a->host = host;
+	a->pool = pool;
 	a->next = g_allocs;
 	g_allocs = a;
-	if (!host && !managed)
+	if (counted)
 		g_used += bytes;
 	g_live[host ? L_HOST : L_DEVICE]++;
 	if (managed) {
@@ -131,7 +153,7 @@ static CUresult alloc_in_current(void **out, size_t bytes, int host) {
 	if (r == CUDA_SUCCESS)
 		r = current_ctx(&c);
 	if (r == CUDA_SUCCESS)
-		r = new_alloc(c, bytes, host, 0, &a);
+		r = new_alloc(c, bytes, host, 0, NULL, &a);
 	if (r == CUDA_SUCCESS)
 		*out = a->base;
 	unlock();
@@ -267,7 +289,20 @@ EXPORT CUresult cuMemGetInfo_v2(size_t *free, size_t *total) {
 
 // Stream-ordered allocation: the memory exists at once (earlier than the
 // driver promises, which no correct program can tell), and its free runs
-// in stream order.
+// in stream order. It comes from a pool (mempool.c): cuMemAllocAsync's is
+// the current pool of the stream's device.
+CUresult alloc_async(struct stream *s, struct mempool *p, size_t bytes, CUdeviceptr *out) {
+	if (s->cap != NULL) { // not modeled: memory nodes
+		capture_invalidate(s);
+		return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+	}
+	struct alloc *a;
+	CUresult r = new_alloc(s->ctx, bytes, 0, 0, p, &a);
+	if (r == CUDA_SUCCESS)
+		*out = (CUdeviceptr)(uintptr_t)a->base;
+	return r;
+}
+
 EXPORT CUresult cuMemAllocAsync(CUdeviceptr *dptr, size_t bytes, CUstream hs) {
 	ENTER(cuMemAllocAsync);
 	CUresult r = driver_ready();
@@ -277,16 +312,9 @@ EXPORT CUresult cuMemAllocAsync(CUdeviceptr *dptr, size_t bytes, CUstream hs) {
 		return CUDA_ERROR_INVALID_VALUE;
 	lock();
 	struct stream *s;
-	struct alloc *a;
 	r = stream_of(hs, &s);
-	if (r == CUDA_SUCCESS && s->cap != NULL) { // not modeled: memory nodes
-		capture_invalidate(s);
-		r = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
-	}
 	if (r == CUDA_SUCCESS)
-		r = new_alloc(s->ctx, bytes, 0, 0, &a);
-	if (r == CUDA_SUCCESS)
-		*dptr = (CUdeviceptr)(uintptr_t)a->base;
+		r = alloc_async(s, pool_current(s->ctx->dev), bytes, dptr);
 	unlock();
 	return r;
 }
@@ -611,7 +639,7 @@ EXPORT CUresult cuMemAllocManaged(CUdeviceptr *dptr, size_t bytes, unsigned int 
 	if (r == CUDA_SUCCESS)
 		r = current_ctx(&c);
 	if (r == CUDA_SUCCESS)
-		r = new_alloc(c, bytes, 0, 1, &a);
+		r = new_alloc(c, bytes, 0, 1, NULL, &a);
 	if (r == CUDA_SUCCESS)
 		*dptr = (CUdeviceptr)(uintptr_t)a->base;
 	unlock();

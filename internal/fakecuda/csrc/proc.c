@@ -32,7 +32,9 @@ P(cuFuncGetAttribute) P(cuFuncSetAttribute) P(cuOccupancyMaxActiveBlocksPerMulti
 P(cuLaunchKernelEx) P(cuLaunchKernel) P(cuLaunchCooperativeKernel) P(cuModuleLoad) P(cuModuleLoadData)
 P(cuModuleLoadDataEx) P(cuModuleUnload) P(cuModuleGetFunction) P(cuLibraryLoadData) P(cuLibraryLoadFromFile)
 P(cuLibraryUnload) P(cuLibraryGetKernel) P(cuKernelGetFunction) P(cuFuncGetParamInfo) P(cuFuncGetName)
-P(cuOccupancyMaxPotentialBlockSize)
+P(cuOccupancyMaxPotentialBlockSize) P(cuDeviceGetDefaultMemPool) P(cuDeviceGetMemPool) P(cuDeviceSetMemPool)
+P(cuMemPoolCreate) P(cuMemPoolDestroy) P(cuMemPoolGetAttribute) P(cuMemPoolSetAttribute) P(cuMemPoolTrimTo)
+P(cuMemAllocFromPoolAsync)
 #undef P
 
 EXPORT CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion, uint64_t flags);
@@ -107,6 +109,15 @@ static const struct proc {
 	{"cuMemGetInfo", 3020, cuMemGetInfo_v2},
 	{"cuMemAllocAsync", 11020, cuMemAllocAsync},
 	{"cuMemFreeAsync", 11020, cuMemFreeAsync},
+	{"cuMemAllocFromPoolAsync", 11020, cuMemAllocFromPoolAsync},
+	{"cuDeviceGetDefaultMemPool", 11020, cuDeviceGetDefaultMemPool},
+	{"cuDeviceGetMemPool", 11020, cuDeviceGetMemPool},
+	{"cuDeviceSetMemPool", 11020, cuDeviceSetMemPool},
+	{"cuMemPoolCreate", 11020, cuMemPoolCreate},
+	{"cuMemPoolDestroy", 11020, cuMemPoolDestroy},
+	{"cuMemPoolGetAttribute", 11020, cuMemPoolGetAttribute},
+	{"cuMemPoolSetAttribute", 11020, cuMemPoolSetAttribute},
+	{"cuMemPoolTrimTo", 11020, cuMemPoolTrimTo},
 	{"cuMemcpy", 4000, cuMemcpy},
 	{"cuMemcpyAsync", 4000, cuMemcpyAsync},
 	{"cuMemcpyHtoD", 3020, cuMemcpyHtoD_v2},
