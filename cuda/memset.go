@@ -44,3 +44,31 @@ func memsetAsync(op string, ctx cu.CUcontext, p cu.CUdeviceptr, width int, v uin
 		return check(op, memsetAsyncFns[width], err)
 	})
 }
+
+// memsetHalvesSync sets n 8-byte elements at p, whose 32-bit halves are lo
+// and hi, in ctx and returns when it is done: each half is a column of
+// cuMemsetD2D32, one 32-bit value per 8-byte row (the driver wants the
+// pointer and the pitch 4-byte aligned, which 8-byte elements are), then
+// the legacy stream's synchronize as with memsetSync.
+func memsetHalvesSync(op string, ctx cu.CUcontext, p cu.CUdeviceptr, lo, hi uint32, n int) error {
+	return bind(op, ctx, func() error {
+		if err := cu.MemsetD2D32(p, 8, lo, 1, uint64(n)); err != nil {
+			return newError(op, "cuMemsetD2D32", err)
+		}
+		if err := cu.MemsetD2D32(p+4, 8, hi, 1, uint64(n)); err != nil {
+			return newError(op, "cuMemsetD2D32", err)
+		}
+		return check(op, "cuStreamSynchronize", cu.StreamSynchronize(cu.CUstream(cu.CU_STREAM_LEGACY)))
+	})
+}
+
+// memsetHalvesAsync enqueues memsetHalvesSync's two columns on s, a stream
+// of ctx.
+func memsetHalvesAsync(op string, ctx cu.CUcontext, p cu.CUdeviceptr, lo, hi uint32, n int, s cu.CUstream) error {
+	return bind(op, ctx, func() error {
+		if err := cu.MemsetD2D32Async(p, 8, lo, 1, uint64(n), s); err != nil {
+			return newError(op, "cuMemsetD2D32Async", err)
+		}
+		return check(op, "cuMemsetD2D32Async", cu.MemsetD2D32Async(p+4, 8, hi, 1, uint64(n), s))
+	})
+}

@@ -259,24 +259,45 @@ func checkSliceCopy[T Element](op string, dst, src *Slice[T]) error {
 	return nil
 }
 
-// fillBits returns v's bits and the memset width for T, or false when T
-// is 8 bytes wide (no cuMemset sets 8-byte patterns).
-func fillBits[T Element](v T) (uint32, int, bool) {
+// fillPattern is how Fill sets n elements: count memset elements of
+// width bytes (1, 2 or 4) to bits, or, with width 8, n 8-byte elements
+// whose low and high 32-bit halves are bits and hi.
+type fillPattern struct {
+	width    int
+	bits, hi uint32
+	count    int
+}
+
+// fillPlan picks the memset that sets n elements to v. The driver has no
+// 8-byte memset: an 8-byte v of one repeated byte, or of two equal halves
+// (0, -1, and many more), is a plain memset of 8n bytes or 2n words, and
+// any other is two columns of 32-bit values (memsetHalvesSync).
+func fillPlan[T Element](v T, n int) fillPattern {
 	switch sizeOf[T]() {
 	case 1:
-		return uint32(*(*uint8)(unsafe.Pointer(&v))), 1, true
+		return fillPattern{width: 1, bits: uint32(*(*uint8)(unsafe.Pointer(&v))), count: n}
 	case 2:
-		return uint32(*(*uint16)(unsafe.Pointer(&v))), 2, true
+		return fillPattern{width: 2, bits: uint32(*(*uint16)(unsafe.Pointer(&v))), count: n}
 	case 4:
-		return *(*uint32)(unsafe.Pointer(&v)), 4, true
+		return fillPattern{width: 4, bits: *(*uint32)(unsafe.Pointer(&v)), count: n}
 	}
-	return 0, 0, false
+	b := *(*uint64)(unsafe.Pointer(&v))
+	lo, hi := uint32(b), uint32(b>>32)
+	switch {
+	case b == uint64(uint8(b))*0x0101010101010101:
+		return fillPattern{width: 1, bits: uint32(uint8(b)), count: 8 * n}
+	case lo == hi:
+		return fillPattern{width: 4, bits: lo, count: 2 * n}
+	}
+	return fillPattern{width: 8, bits: lo, hi: hi, count: n}
 }
 
 // Fill sets every element of s to v (cuMemsetD8, D16 or D32 for 1-, 2- and
-// 4-byte elements) and returns when it is done. 8-byte elements are
-// refused: the driver has no 8-byte memset. Like CopyToDevice it does not
-// wait for streams made by NewStream.
+// 4-byte elements) and returns when it is done. The driver has no 8-byte
+// memset: 8-byte elements take cuMemsetD8 when v's bytes are all equal,
+// cuMemsetD32 when its two 32-bit halves are, and otherwise two
+// cuMemsetD2D32, one per half, with a pitch of 8 bytes. Like CopyToDevice
+// it does not wait for streams made by NewStream.
 func (s *Slice[T]) Fill(v T) error {
 	const op = "Slice.Fill"
 	h := s.handle()
@@ -285,18 +306,19 @@ func (s *Slice[T]) Fill(v T) error {
 		return closedError(op)
 	}
 	defer h.exit()
-	bits, width, ok := fillBits(v)
-	if !ok {
-		return invalidArg(op, "no memset for %d-byte elements", sizeOf[T]())
-	}
 	if s.n == 0 {
 		return nil
 	}
-	return memsetSync(op, st.ctx.raw(), s.addr(st, 0), width, bits, s.n)
+	f := fillPlan(v, s.n)
+	if f.width == 8 {
+		return memsetHalvesSync(op, st.ctx.raw(), s.addr(st, 0), f.bits, f.hi, f.count)
+	}
+	return memsetSync(op, st.ctx.raw(), s.addr(st, 0), f.width, f.bits, f.count)
 }
 
 // FillAsync enqueues on st setting every element of s to v
-// (cuMemsetD8Async, D16Async or D32Async), under Fill's rules.
+// (cuMemsetD8Async, D16Async, D32Async or, for 8-byte elements whose
+// halves differ, two cuMemsetD2D32Async), under Fill's rules.
 func (s *Slice[T]) FillAsync(st *Stream, v T) error {
 	const op = "Slice.FillAsync"
 	var hs holds
@@ -306,12 +328,12 @@ func (s *Slice[T]) FillAsync(st *Stream, v T) error {
 		return err
 	}
 	m, ss := &mh.core.val, &th.core.val
-	bits, width, ok := fillBits(v)
-	if !ok {
-		return invalidArg(op, "no memset for %d-byte elements", sizeOf[T]())
-	}
 	if s.n == 0 {
 		return nil
 	}
-	return memsetAsync(op, m.ctx.raw(), s.addr(m, 0), width, bits, s.n, ss.raw)
+	f := fillPlan(v, s.n)
+	if f.width == 8 {
+		return memsetHalvesAsync(op, m.ctx.raw(), s.addr(m, 0), f.bits, f.hi, f.count, ss.raw)
+	}
+	return memsetAsync(op, m.ctx.raw(), s.addr(m, 0), f.width, f.bits, f.count, ss.raw)
 }

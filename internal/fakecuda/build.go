@@ -15,10 +15,11 @@
 //     asynchronously to the caller; events; the legacy default stream's
 //     implicit synchronization with blocking streams;
 //   - device memory that is host memory (a CUdeviceptr is its address), in a
-//     table that rejects pointers outside any allocation; memsets and copies
-//     that take modeled time: bytes at FAKECUDA_BANDWIDTH bytes per second
-//     (default 500e9) plus FAKECUDA_DELAY_NS per operation, so a stream with
-//     gigabytes queued stays busy long enough to observe;
+//     table that rejects pointers outside any allocation; memsets (2D ones
+//     of 32-bit values too) and copies that take modeled time: bytes at
+//     FAKECUDA_BANDWIDTH bytes per second (default 500e9) plus
+//     FAKECUDA_DELAY_NS per operation, so a stream with gigabytes queued
+//     stays busy long enough to observe;
 //   - stream capture into graphs of memsets, copies and host functions,
 //     with the capture rules the cuda package meets (joining streams through
 //     events, unjoined streams, unsafe calls per capture mode), and graphs

@@ -134,7 +134,7 @@ extern int g_initialized;    // cuInit succeeded
 	X(cuKernelGetFunction) X(cuFuncGetParamInfo) X(cuFuncGetName) X(cuOccupancyMaxPotentialBlockSize)  \
 	X(cuDeviceGetDefaultMemPool) X(cuDeviceGetMemPool) X(cuDeviceSetMemPool) X(cuMemPoolCreate)       \
 	X(cuMemPoolDestroy) X(cuMemPoolGetAttribute) X(cuMemPoolSetAttribute) X(cuMemPoolTrimTo)         \
-	X(cuMemAllocFromPoolAsync)
+	X(cuMemAllocFromPoolAsync) X(cuMemsetD2D32) X(cuMemsetD2D32Async)
 
 #define FAKE_ENUM(n) F_##n,
 enum { FAKE_FUNCS(FAKE_ENUM) F_COUNT };

@@ -125,6 +125,11 @@ void fill(char *dst, size_t bytes, uint32_t value, unsigned elem) {
 		memset(dst, (int)(value & 0xFF), bytes);
 		return;
 	}
+	if (elem > 4) { // a column of cuMemsetD2D32 (set2d): a value every elem bytes
+		for (size_t off = 0; off + 4 <= bytes; off += elem)
+			memcpy(dst + off, &value, 4);
+		return;
+	}
 	// Write one element, then double the filled prefix: memcpy speed,
 	// whatever the element size.
 	memcpy(dst, &value, elem); // little-endian: the low bytes are the element
@@ -571,6 +576,73 @@ EXPORT CUresult cuMemsetD16_v2(CUdeviceptr d, unsigned short v, size_t n) {
 EXPORT CUresult cuMemsetD32_v2(CUdeviceptr d, unsigned int v, size_t n) {
 	ENTER(cuMemsetD32);
 	return set(d, v, 4, n, NULL, 0);
+}
+
+// set2d checks and queues cuMemsetD2D32's height rows of width 32-bit
+// values, pitch bytes apart (the pitch matters only with more than one
+// row), as memsets like set's: whole rows when there are no more rows
+// than columns, else columns, each a memset whose elem is the pitch (see
+// fill). A column's range spans the bytes between its values too, which
+// the race detector counts as written. A memset that the next one in its
+// stream covers is skipped (stream.c), so no memset here may cover the
+// one before it without writing all of it: the columns go from the last
+// to the first, and the first value is a memset of its own, the one that
+// follows whatever was queued before.
+static CUresult set2d(CUdeviceptr d, size_t pitch, uint32_t value, size_t width, size_t height, CUstream hs, int async) {
+	CUresult r = driver_ready();
+	if (r != CUDA_SUCCESS)
+		return r;
+	char *dst = DPTR(d);
+	if (dst == NULL || d % 4 != 0 || width > SIZE_MAX / 4)
+		return CUDA_ERROR_INVALID_VALUE;
+	size_t row = width * 4;
+	if (height > 1 && (pitch % 4 != 0 || pitch < row || (pitch != 0 && (height - 1) > (SIZE_MAX - row) / pitch)))
+		return CUDA_ERROR_INVALID_VALUE;
+	if (height <= 1 || pitch == row) // contiguous
+		return set(d, value, 4, width * height, hs, async);
+	size_t span = width == 0 ? 0 : (height - 1) * pitch + row;
+	int columns = height > width && pitch <= UINT32_MAX;
+	size_t count = columns ? width + 1 : height;
+	lock();
+	struct alloc *a = alloc_find(dst, span);
+	struct stream *s;
+	r = a == NULL ? CUDA_ERROR_INVALID_VALUE : target_stream(hs, async, &s);
+	for (size_t i = 0; r == CUDA_SUCCESS && span > 0 && i < count; i++) {
+		struct op *op = op_new(OP_MEMSET);
+		op->value = value;
+		op->a[0] = a;
+		op->elem = 4;
+		if (!columns) { // row i
+			op->dst = dst + i * pitch;
+			op->bytes = row;
+		} else if (i == 0) { // the last column's first value
+			op->dst = dst + row - 4;
+			op->bytes = 4;
+		} else if (i == 1) { // the rest of the last column
+			op->dst = dst + row - 4 + pitch;
+			op->bytes = (height - 2) * pitch + 4;
+			op->elem = (unsigned)pitch;
+		} else { // column width - i
+			op->dst = dst + 4 * (width - i);
+			op->bytes = (height - 1) * pitch + 4;
+			op->elem = (unsigned)pitch;
+		}
+		// A synchronous memset of host memory waits for its last op:
+		// the others are before it in the stream.
+		r = enqueue(s, op, !async && a->host && i == count - 1);
+	}
+	unlock();
+	return r;
+}
+
+EXPORT CUresult cuMemsetD2D32_v2(CUdeviceptr d, size_t pitch, unsigned int v, size_t width, size_t height) {
+	ENTER(cuMemsetD2D32);
+	return set2d(d, pitch, v, width, height, NULL, 0);
+}
+
+EXPORT CUresult cuMemsetD2D32Async(CUdeviceptr d, size_t pitch, unsigned int v, size_t width, size_t height, CUstream hs) {
+	ENTER(cuMemsetD2D32Async);
+	return set2d(d, pitch, v, width, height, hs, 1);
 }
 
 EXPORT CUresult cuMemsetD8Async(CUdeviceptr d, unsigned char v, size_t n, CUstream hs) {

@@ -34,7 +34,7 @@ P(cuModuleLoadDataEx) P(cuModuleUnload) P(cuModuleGetFunction) P(cuLibraryLoadDa
 P(cuLibraryUnload) P(cuLibraryGetKernel) P(cuKernelGetFunction) P(cuFuncGetParamInfo) P(cuFuncGetName)
 P(cuOccupancyMaxPotentialBlockSize) P(cuDeviceGetDefaultMemPool) P(cuDeviceGetMemPool) P(cuDeviceSetMemPool)
 P(cuMemPoolCreate) P(cuMemPoolDestroy) P(cuMemPoolGetAttribute) P(cuMemPoolSetAttribute) P(cuMemPoolTrimTo)
-P(cuMemAllocFromPoolAsync)
+P(cuMemAllocFromPoolAsync) P(cuMemsetD2D32_v2) P(cuMemsetD2D32Async)
 #undef P
 
 EXPORT CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion, uint64_t flags);
@@ -134,6 +134,8 @@ static const struct proc {
 	{"cuMemsetD8Async", 3020, cuMemsetD8Async},
 	{"cuMemsetD16Async", 3020, cuMemsetD16Async},
 	{"cuMemsetD32Async", 3020, cuMemsetD32Async},
+	{"cuMemsetD2D32", 3020, cuMemsetD2D32_v2},
+	{"cuMemsetD2D32Async", 3020, cuMemsetD2D32Async},
 	{"cuMemHostRegister", 6050, cuMemHostRegister_v2},
 	{"cuMemHostUnregister", 4000, cuMemHostUnregister},
 	{"cuCtxEnablePeerAccess", 4000, cuCtxEnablePeerAccess},
