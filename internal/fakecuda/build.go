@@ -9,7 +9,9 @@
 //   - FAKECUDA_DEVICES devices (default 1; 0 makes cuInit fail with
 //     CUDA_ERROR_NO_DEVICE) that report an H100's
 //     attributes; cuDriverGetVersion reports FAKECUDA_DRIVER_VERSION (default
-//     13000), and cuGetProcAddress hands out no ABI newer than that;
+//     13000), and cuGetProcAddress hands out no ABI newer than that (the
+//     library BuildForDriver makes does not export them either, as a real
+//     driver of that version);
 //   - primary and created contexts, with a per-thread context stack;
 //   - streams whose operations run in order on a host thread per stream,
 //     asynchronously to the caller; events; the legacy default stream's
