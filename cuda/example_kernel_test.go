@@ -31,6 +31,7 @@ func ExampleAlloc() {
 		log.Fatal(err)
 	}
 	fmt.Println(out[:5])
+	// Output: [1 2 3 0.5 0.5]
 }
 
 // Asynchronous copies go through page-locked host memory.
@@ -69,6 +70,7 @@ func ExampleAllocHost() {
 		log.Fatal(err)
 	}
 	fmt.Println(data[0], data[len(data)-1])
+	// Output: 0 0
 }
 
 // Load PTX and launch a kernel with Go values as arguments.
@@ -118,9 +120,17 @@ func ExampleKernel_Launch() {
 	}
 	fmt.Println(out[0], out[n-1])
 
-	// The driver knows vadd's parameters: a missing argument never launches.
-	err = vadd.Launch(s, cfg, a, b, c)
-	fmt.Println(errors.Is(err, cuda.ErrKernelArgs), err)
+	// An int has the platform's size, which need not be the kernel's: it is
+	// refused before the driver. Where the driver reports vadd's parameters
+	// (CUDA 12.4 and later: Kernel.ParamSizes), so is a missing argument or
+	// one of the wrong size; elsewhere arguments pass unchecked, as in C.
+	err = vadd.Launch(s, cfg, a, b, c, n)
+	fmt.Println(errors.Is(err, cuda.ErrKernelArgs))
+	fmt.Println(err)
+	// Output:
+	// 1 1000
+	// true
+	// cuda: Kernel.Launch: argument 3 is a int, whose size is the platform's: use int32, int64, uint32 or uint64 (kernel arguments do not match the kernel's parameters)
 }
 
 // Prepared arguments launch without allocating; SetArg changes one in place.
@@ -141,7 +151,7 @@ func ExampleKernel_NewArgs() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	const n = 1 << 20
+	const n = 1 << 16
 	a, err := cuda.Alloc(ctx, 4*n)
 	if err != nil {
 		log.Fatal(err)
@@ -182,6 +192,7 @@ func ExampleKernel_NewArgs() {
 		log.Fatal(err)
 	}
 	fmt.Println(out[0], out[n-1])
+	// Output: 100 1
 }
 
 // Capture work into a graph once, launch it many times.
@@ -229,19 +240,39 @@ func ExampleStream_Capture() {
 	if err := s.Synchronize(); err != nil {
 		log.Fatal(err)
 	}
+	// Output: nodes: 2
 }
 
-// Any device attribute by its enum, or the common ones by name.
+// Any device attribute by its enum, or the common ones by name. The values
+// differ between devices (an H200: compute capability 9.0, 132
+// multiprocessors, 50 MiB of L2 cache), so this prints only what holds on
+// every device.
 func ExampleDevice_Attribute() {
 	dev, err := cuda.GetDevice(0)
 	if err != nil {
 		log.Fatal(err)
 	}
-	sms, _ := dev.MultiprocessorCount()
-	major, minor, _ := dev.ComputeCapability()
+	sms, err := dev.MultiprocessorCount()
+	if err != nil {
+		log.Fatal(err)
+	}
+	bySMs, err := dev.Attribute(cu.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
+	if err != nil {
+		log.Fatal(err)
+	}
+	major, minor, err := dev.ComputeCapability()
+	if err != nil {
+		log.Fatal(err)
+	}
 	l2, err := dev.Attribute(cu.CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Printf("sm_%d%d, %d SMs, %d MiB L2\n", major, minor, sms, l2>>20)
+	fmt.Println("multiprocessors by name and by enum agree:", sms == bySMs && sms > 0)
+	fmt.Println("compute capability 3.5 or later:", major > 3 || major == 3 && minor >= 5)
+	fmt.Println("L2 cache:", l2 > 0)
+	// Output:
+	// multiprocessors by name and by enum agree: true
+	// compute capability 3.5 or later: true
+	// L2 cache: true
 }

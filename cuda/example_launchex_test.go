@@ -5,14 +5,18 @@ package cuda_test
 import (
 	"fmt"
 	"log"
+	"os"
+	"path/filepath"
 
 	"github.com/gocuda/gocuda/cuda"
 	"github.com/gocuda/gocuda/cuda/nvrtc"
 )
 
 // Launch in thread-block clusters, whose blocks read each other's shared
-// memory (compute capability 9.0 and later). NVRTC finds
-// cooperative_groups.h in a CUDA toolkit's include directory.
+// memory (compute capability 9.0 and later). The kernel is compiled at run
+// time by NVRTC (GOCUDA_LIBNVRTC names the library when it is not found),
+// which takes cooperative_groups.h from a CUDA toolkit's include directory
+// ($CUDA_HOME/include, else /usr/local/cuda/include).
 func ExampleKernel_LaunchEx() {
 	ctx := primary()
 	defer ctx.Close()
@@ -34,9 +38,21 @@ extern "C" __global__ void rotate(const int *in, int *out)
 	cluster.sync();
 	out[i] = v;
 }`
-	prog, err := nvrtc.Compile(src, nvrtc.WithArch("sm_90"), nvrtc.WithOptions("-I/usr/local/cuda/include"))
+	include := "/usr/local/cuda/include"
+	if home := os.Getenv("CUDA_HOME"); home != "" {
+		include = filepath.Join(home, "include")
+	}
+	arch, err := nvrtc.ArchOf(ctx.Device()) // "sm_90" on an H100 or H200
 	if err != nil {
 		log.Fatal(err)
+	}
+	// From CUDA 13, cooperative_groups.h includes libcu++ (<cuda/std/...>),
+	// which the toolkit keeps in include/cccl; NVRTC ignores a directory
+	// that is not there, as older toolkits have none.
+	prog, err := nvrtc.Compile(src, nvrtc.WithArch(arch),
+		nvrtc.WithOptions("-I"+include, "-I"+filepath.Join(include, "cccl")))
+	if err != nil {
+		log.Fatal(err) // a compile error carries NVRTC's log
 	}
 	mod, err := cuda.LoadModule(ctx, prog.CUBIN)
 	if err != nil {

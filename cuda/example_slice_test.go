@@ -81,5 +81,6 @@ func ExampleSlice() {
 	if err := c.CopyTo(out); err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println(out[0], out[n/2], out[n-1]) // 0 501 1000
+	fmt.Println(out[0], out[n/2], out[n-1])
+	// Output: 0 501 1000
 }

@@ -1,6 +1,8 @@
 package cuda_test
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"log"
 	"time"
@@ -10,8 +12,16 @@ import (
 	"github.com/gocuda/gocuda/generated/cu"
 )
 
-// The examples need a GPU, so they have no Output comment: go test compiles
-// them but does not run them.
+// The examples with an Output comment run under go test wherever the
+// package's tests do: against the fake driver without a GPU (package
+// cudatest), and on the device where there is one. So they print only what
+// holds on every device, never a name, a count of multiprocessors or a
+// time. go test cannot skip an example, so those that need what is not
+// everywhere (NVRTC to compile their kernels, a toolkit's headers,
+// thread-block clusters, which the fake does not model, memory pools) have
+// no Output comment: TestExamplesOnGPU (examples_gpu_test.go) runs them
+// where they can run, on a GPU and mostly on the fake too, and checks what
+// they print.
 
 // primary returns the primary context of device 0.
 func primary() *cuda.Context {
@@ -66,6 +76,9 @@ func Example_sharedStream() {
 	}
 	fmt.Println("renderer done")
 	renderer.Close() // the last handle: the queue is destroyed
+	// Output:
+	// same queue: true
+	// renderer done
 }
 
 // Two timing events measure work on the device.
@@ -111,7 +124,10 @@ func ExampleElapsed() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Printf("memset of 256 MiB: %v (%.0f GB/s)\n", d, bytes/d.Seconds()/1e9)
+	// The time, and the rate bytes/d.Seconds(), are the device's own (tens
+	// of microseconds on an H200), so this prints only that one was taken.
+	fmt.Println("memset of 256 MiB timed:", d > 0)
+	// Output: memset of 256 MiB timed: true
 }
 
 // A high-priority stream for latency-sensitive work next to bulk work.
@@ -132,10 +148,16 @@ func ExampleNewStreamWithPriority() {
 		log.Fatal(err)
 	}
 	defer bulk.Close()
-	fmt.Println("urgent:", urgent.Priority(), "bulk:", bulk.Priority())
+	// The range is the device's (-5 to 0 on an H200).
+	fmt.Println("urgent:", urgent.Priority() == greatest, "bulk:", bulk.Priority() == least)
 
+	// Outside the range is an error naming it, before the driver (which
+	// would clamp the priority silently).
 	_, err = cuda.NewStreamWithPriority(ctx, greatest-1)
-	fmt.Println(err) // names the valid range
+	fmt.Println(errors.Is(err, cu.CUDA_ERROR_INVALID_VALUE))
+	// Output:
+	// urgent: true bulk: true
+	// true
 }
 
 // An event orders work across streams without blocking the host: the copy
@@ -203,6 +225,7 @@ func ExampleStream_WaitEvent() {
 	}
 	out := unsafe.Slice((*uint32)(host), words)
 	fmt.Println("first, last:", out[0], out[words-1])
+	// Output: first, last: 42 42
 }
 
 // Wait for a stream in a select, beside a timeout, without polling; and
@@ -233,7 +256,49 @@ func ExampleStream_Done() {
 	select {
 	case <-done:
 		fmt.Println("stream idle")
-	case <-time.After(time.Second):
-		fmt.Println("still busy after a second")
+	case <-time.After(time.Minute):
+		fmt.Println("still busy after a minute")
 	}
+	// Output:
+	// memset done
+	// stream idle
+}
+
+// Wait for a stream's work with a deadline, or until a request is
+// cancelled: the wait ends with the context, and leaves nothing blocked in
+// the driver (Synchronize cannot be interrupted).
+func ExampleStream_WaitIdle() {
+	ctx := primary()
+	defer ctx.Close()
+	s, err := cuda.NewStream(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer s.Close()
+	m, err := cuda.Alloc(ctx, 64<<20)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer m.Close()
+	if err := m.MemsetD8Async(s, 1); err != nil {
+		log.Fatal(err)
+	}
+
+	deadline, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	switch err := s.WaitIdle(deadline); {
+	case errors.Is(err, context.DeadlineExceeded):
+		fmt.Println("still busy after a minute") // the work goes on: wait again, or give up on it
+	case err != nil:
+		log.Fatal(err) // the work failed
+	default:
+		fmt.Println("idle")
+	}
+
+	// An idle stream is not waited for, even with the context done.
+	cancel()
+	fmt.Println(s.WaitIdle(deadline))
+	// Output:
+	// idle
+	// <nil>
 }

@@ -109,12 +109,28 @@ func headersVersion(dir string) int {
 // compileKernels compiles src with NVRTC for arch (with a toolkit's
 // include directory where src includes cooperative_groups.h) and returns
 // the CUBIN. It skips t without an NVRTC library, or without the headers
-// src needs.
+// src needs, unless NVRTC is required (GOCUDA_TEST_NVRTC=required, see
+// nvrtctest.Required): then a missing library fails t, as do missing or
+// mismatched headers where there is a GPU, whose runs point CUDA_HOME at
+// their toolkit, so that they cannot pass by skipping. CI, which requires
+// NVRTC too, has no GPU and no toolkit to take cooperative_groups.h from.
 func compileKernels(t *testing.T, arch, src string) []byte {
 	t.Helper()
-	nvrtctest.UseCached(rawnvrtc.HeaderVersion() / 1000)
+	major := rawnvrtc.HeaderVersion() / 1000
+	nvrtctest.UseCached(major)
+	required := nvrtctest.Required(major)
 	if err := rawnvrtc.Load(); err != nil {
+		if required {
+			t.Fatalf("GOCUDA_TEST_NVRTC=required: no NVRTC library: %v", err)
+		}
 		t.Skipf("no NVRTC library (set %s to libnvrtc's path, e.g. /usr/local/cuda/lib64/libnvrtc.so.13): %v", rawnvrtc.LibraryEnv, err)
+	}
+	noHeaders := t.Skipf
+	if required && !cudatest.Active() && cu.Init(0) == nil {
+		noHeaders = func(format string, args ...any) {
+			t.Helper()
+			t.Fatalf("GOCUDA_TEST_NVRTC=required on a GPU: "+format, args...)
+		}
 	}
 	opts := []nvrtc.Option{nvrtc.WithArch(arch)}
 	inc := ""
@@ -127,14 +143,14 @@ func compileKernels(t *testing.T, arch, src string) []byte {
 	res, err := nvrtc.Compile(src, opts...)
 	if err != nil {
 		var ce *nvrtc.CompileError
-		major, minor, _ := nvrtc.Version()
+		nvMajor, minor, _ := nvrtc.Version()
 		switch {
 		case !errors.As(err, &ce):
 		case inc == "" && strings.Contains(ce.Log, "cooperative_groups.h"):
-			t.Skipf("NVRTC %d.%d has no cooperative_groups.h built in, and no CUDA toolkit's include directory was found (set CUDA_HOME): %v", major, minor, err)
-		case inc != "" && headersVersion(inc)/1000 != major:
-			t.Skipf("the headers in %s (CUDA %d) do not compile with NVRTC %d.%d; point CUDA_HOME at a toolkit of NVRTC's version: %v",
-				inc, headersVersion(inc), major, minor, err)
+			noHeaders("NVRTC %d.%d has no cooperative_groups.h built in, and no CUDA toolkit's include directory was found (set CUDA_HOME): %v", nvMajor, minor, err)
+		case inc != "" && headersVersion(inc)/1000 != nvMajor:
+			noHeaders("the headers in %s (CUDA %d) do not compile with NVRTC %d.%d; point CUDA_HOME at a toolkit of NVRTC's version: %v",
+				inc, headersVersion(inc), nvMajor, minor, err)
 		}
 		t.Fatalf("compiling for %s (include directory %q): %v", arch, inc, err)
 	}

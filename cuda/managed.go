@@ -271,6 +271,8 @@ func (l Location) Device() (Device, bool) { return l.dev, l.kind == locDevice }
 // IsZero reports whether l is no location.
 func (l Location) IsZero() bool { return l.kind == locNone }
 
+// String returns "host", the device as Device.String gives it ("cuda
+// device 0"), or "no location" for the zero Location.
 func (l Location) String() string {
 	switch l.kind {
 	case locDevice:
@@ -424,6 +426,8 @@ const (
 	AdviseUnsetAccessedBy = Advice(cu.CU_MEM_ADVISE_UNSET_ACCESSED_BY)
 )
 
+// String returns the name of the constant a is ("AdviseReadMostly"), or
+// "Advice(n)" for a value that is none of them, which Advise refuses.
 func (a Advice) String() string {
 	switch a {
 	case AdviseReadMostly:

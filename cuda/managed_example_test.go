@@ -87,7 +87,7 @@ func ExampleAllocManaged() {
 	if err := s.Synchronize(); err != nil { // only now may the host read x
 		log.Fatal(err)
 	}
-	fmt.Println(x[0], x[1], x[n-1])
+	fmt.Println(x[0], x[1], x[n-1]) // 1 3 2.097151e+06
 }
 
 // managedGPU returns the primary context of device 0, closed when t ends,
