@@ -41,6 +41,16 @@ static void gocuda_host_done(void *arg) {
 
 static void gocuda_done_init(int wfd) { gocuda_done_wfd = wfd; }
 
+// gocuda_done_wake wakes the reader without a token, to look at what is
+// pending again.
+static void gocuda_done_wake(void) {
+	char b = 0;
+	ssize_t r;
+	do
+		r = write(gocuda_done_wfd, &b, 1);
+	while (r < 0 && errno == EINTR);
+}
+
 // gocuda_done_take moves up to n completed tokens into out and returns how
 // many.
 static size_t gocuda_done_take(uint64_t *out, size_t n) {
@@ -64,10 +74,13 @@ import "C"
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"sync"
+	"sync/atomic"
 	"syscall"
+	"time"
 	"unsafe"
 
 	"github.com/gocuda/gocuda/generated/cu"
@@ -85,11 +98,38 @@ var completions struct {
 	err     error
 }
 
-// A completion is a channel to close or a function to run.
+// A completion is a channel to close or a function to run, and a
+// reference on the stream whose host function delivers it. The reference
+// keeps the stream from being destroyed while the completion is pending,
+// so that the dispatcher can always ask the driver about it (failedStreams).
 type completion struct {
-	done chan struct{}
-	fn   func()
+	stream *shared[streamState]
+	done   chan struct{}
+	fn     func()
 }
+
+// A host function is never called once its context has failed (cuda.h: it
+// "will not be called in the event of an error in the CUDA context"), a
+// kernel's fault say, and nothing reports that to it. So while completions
+// are pending, the dispatcher asks the driver about their streams now and
+// then, only to find such failures: first faultPollMin after it starts, and
+// then at intervals that double up to faultPollMax. Work that completes
+// sooner is never asked about; a long wait costs two driver calls per
+// stream a second. A failure is thus seen within about a second of its
+// cause, however long the dispatcher has run.
+const (
+	faultPollMin = 10 * time.Millisecond
+	faultPollMax = time.Second
+)
+
+// faultQueries counts the driver queries of the fault polls, so that tests
+// can tell them from a waiter's.
+var faultQueries atomic.Int64
+
+// captureBegin keeps the fault poll from querying a stream that is starting
+// a capture (Stream.BeginCapture holds it for reading): a query of a
+// capturing stream would invalidate its capture.
+var captureBegin sync.RWMutex
 
 var hostFuncProc = sync.OnceValues(func() (uintptr, error) { return cu.Proc("cuLaunchHostFunc") })
 
@@ -116,9 +156,17 @@ func (s *Stream) enqueueCompletion(op string, c completion) error {
 		return &Error{Op: op, Result: cu.CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, Err: fmt.Errorf(
 			"the stream is capturing into a graph: a completion cannot be captured: %w", cu.CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED)}
 	}
+	// This handle's reference is held until exit: the completion's own
+	// cannot be refused, and giving it back on an error below is never
+	// the last release.
+	if !h.core.acquire() {
+		return closedError(op)
+	}
+	c.stream = h.core
 	completions.Lock()
 	if err := openCompletionPipe(); err != nil {
 		completions.Unlock()
+		_ = h.core.release()
 		return &Error{Op: op, Err: err}
 	}
 	completions.next++
@@ -130,6 +178,12 @@ func (s *Stream) enqueueCompletion(op string, c completion) error {
 	defer completions.Unlock()
 	if r != 0 {
 		delete(completions.pending, token)
+		// A running dispatcher may be reading the pipe for this token
+		// alone: woken, it finds nothing pending and exits.
+		if completions.running {
+			C.gocuda_done_wake()
+		}
+		_ = h.core.release()
 		return newError(op, "cuLaunchHostFunc", cu.CUresult(r))
 	}
 	// The dispatcher starts only for a token the driver will complete: one
@@ -164,11 +218,13 @@ func openCompletionPipe() error {
 // is pending. Functions run here, one after another, in the order their
 // streams reached them; a panic in one ends the program from this
 // goroutine, as a panic in any goroutine does, and never reaches the
-// driver.
+// driver. The read of the pipe times out for the fault polls.
 func dispatchCompletions(pipe *os.File, carry []uint64) {
 	var buf [64]byte
 	var tokens [256]uint64
 	deliverAll(carry)
+	interval := faultPollMin
+	setPollDeadline(pipe, interval)
 	for {
 		completions.Lock()
 		if len(completions.pending) == 0 {
@@ -177,9 +233,19 @@ func dispatchCompletions(pipe *os.File, carry []uint64) {
 			return
 		}
 		completions.Unlock()
-		if _, err := pipe.Read(buf[:]); err != nil && err != syscall.EAGAIN {
+		var failed map[*shared[streamState]]bool
+		_, err := pipe.Read(buf[:])
+		switch {
+		case err == nil, errors.Is(err, syscall.EAGAIN):
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			failed = failedStreams()
+			interval = min(2*interval, faultPollMax)
+			setPollDeadline(pipe, interval)
+		default:
 			panic("cuda: completion pipe: " + err.Error())
 		}
+		// What the driver completed before a failure is delivered before
+		// the rest is dropped.
 		for {
 			n := int(C.gocuda_done_take((*C.uint64_t)(unsafe.Pointer(&tokens[0])), C.size_t(len(tokens))))
 			if n == 0 {
@@ -187,6 +253,16 @@ func dispatchCompletions(pipe *os.File, carry []uint64) {
 			}
 			deliverAll(tokens[:n])
 		}
+		if failed != nil {
+			dropCompletions(failed)
+		}
+	}
+}
+
+func setPollDeadline(pipe *os.File, d time.Duration) {
+	// The pipe is non-blocking, so the poller reads it and deadlines work.
+	if err := pipe.SetReadDeadline(time.Now().Add(d)); err != nil {
+		panic("cuda: completion pipe: " + err.Error())
 	}
 }
 
@@ -197,12 +273,92 @@ func deliverAll(tokens []uint64) {
 		c, ok := completions.pending[t]
 		delete(completions.pending, t)
 		completions.Unlock()
+		if !ok {
+			continue // dropped after its stream failed
+		}
+		// The stream goes first, so that a Close after the delivery
+		// destroys it at once. A failed destroy has nobody to be reported
+		// to, as a dropped handle's; a refused one is deferred.
+		_ = c.stream.release()
 		switch {
-		case !ok:
 		case c.done != nil:
 			close(c.done)
 		case c.fn != nil:
 			runCompletion(c.fn, tokens[i+1:])
+		}
+	}
+}
+
+// failedStreams asks the driver about each stream with a completion
+// pending and returns those that report an error: their context has
+// failed, and the driver will call none of their host functions.
+func failedStreams() map[*shared[streamState]]bool {
+	completions.Lock()
+	streams := make(map[*shared[streamState]]bool)
+	for _, c := range completions.pending {
+		// The poll's own reference: an enqueue that fails gives its
+		// completion's back meanwhile.
+		if !streams[c.stream] && c.stream.acquire() {
+			streams[c.stream] = true
+		}
+	}
+	completions.Unlock()
+	var failed map[*shared[streamState]]bool
+	for sc := range streams {
+		if streamFailed(&sc.val) {
+			if failed == nil {
+				failed = make(map[*shared[streamState]]bool)
+			}
+			failed[sc] = true
+		}
+		_ = sc.release()
+	}
+	return failed
+}
+
+// streamFailed reports whether a query of st returns an error other than
+// "not ready". A stream that is capturing is not queried, which would
+// invalidate its capture: its failure is found after the capture.
+func streamFailed(st *streamState) bool {
+	captureBegin.Lock()
+	defer captureBegin.Unlock()
+	faultQueries.Add(1)
+	var status cu.CUstreamCaptureStatus
+	err := cu.StreamIsCapturing(st.raw, &status)
+	if err == nil && status != cu.CU_STREAM_CAPTURE_STATUS_NONE {
+		return false
+	}
+	if err == nil {
+		err = cu.StreamQuery(st.raw)
+	}
+	switch err {
+	case nil, error(cu.CUDA_ERROR_NOT_READY),
+		error(cu.CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED), error(cu.CUDA_ERROR_STREAM_CAPTURE_INVALIDATED),
+		error(cu.CUDA_ERROR_STREAM_CAPTURE_IMPLICIT), error(cu.CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD):
+		return false
+	}
+	return true
+}
+
+// dropCompletions gives up the completions pending on the failed streams,
+// whose host functions the driver will not call: Done channels are closed
+// (the waiter finds the error by asking the stream) and Then functions are
+// dropped without running. A host function that the driver was calling as
+// the failure struck may still deliver its token, which is then ignored.
+func dropCompletions(failed map[*shared[streamState]]bool) {
+	var dropped []completion
+	completions.Lock()
+	for t, c := range completions.pending {
+		if failed[c.stream] {
+			delete(completions.pending, t)
+			dropped = append(dropped, c)
+		}
+	}
+	completions.Unlock()
+	for _, c := range dropped {
+		_ = c.stream.release()
+		if c.done != nil {
+			close(c.done)
 		}
 	}
 }
@@ -225,10 +381,20 @@ func runCompletion(fn func(), rest []uint64) {
 // (cuLaunchHostFunc). Unlike a host function of C, fn does not hold up the
 // work enqueued after it: the driver's thread only records the completion,
 // and fn runs on a goroutine of this package, after the functions of
-// earlier completions. Keep it short; start a goroutine for long work. A
-// panic in fn ends the program, from that goroutine. Work enqueued before
-// the stream's last Close still completes, and its functions still run.
-// A stream capturing into a graph refuses it (CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED).
+// earlier completions. Keep it short; start a goroutine for long work.
+//
+// A panic in fn ends the program, as a panic in any goroutine does: the
+// stack shown is fn's under this package's dispatcher
+// (dispatchCompletions), with no frame of the driver or of cgo, which fn
+// never runs on. Work enqueued before the stream's last Close still
+// completes, and its functions still run: a pending completion holds the
+// stream, whose destroy waits for it.
+//
+// fn runs at most once, and not at all if the stream's context fails
+// before the stream reaches it (a kernel's fault): the driver then calls
+// no host function, and the completion is dropped within about a second
+// (see Done). A stream capturing into a graph refuses it
+// (CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED).
 func (s *Stream) Then(fn func()) error {
 	const op = "Stream.Then"
 	if fn == nil {
@@ -241,9 +407,23 @@ func (s *Stream) Then(fn func()) error {
 }
 
 // Done returns a channel that is closed once the work enqueued on s so far
-// has completed, for use in a select. It polls nothing: the driver reports
-// the completion (cuLaunchHostFunc). A stream whose work fails (a kernel
-// fault) still reaches it; Synchronize or Query reports the error.
+// has completed, for use in a select: the driver reports the completion
+// (cuLaunchHostFunc).
+//
+// The channel is also closed, within about a second, once the stream's
+// context has failed (a kernel's fault, which is sticky: every later
+// synchronizing call reports it), as the driver then reports no
+// completion. A closed channel therefore says that the stream will make no
+// more progress, not that its work succeeded: Synchronize and WaitIdle
+// then return nil if it did, and the driver's error (matching its result,
+// such as cu.CUDA_ERROR_ILLEGAL_ADDRESS) if the context failed, as Query
+// does. The failure is found by asking the driver about the stream now
+// and then while a completion is pending (first after 10 ms, then at
+// intervals doubling to a second), never sooner: work that completes is
+// reported, not polled for.
+//
+// A completion holds the stream, so the stream's last Close destroys it
+// once its pending completions are delivered or dropped.
 func (s *Stream) Done() (<-chan struct{}, error) {
 	ch := make(chan struct{})
 	if err := s.enqueueCompletion("Stream.Done", completion{done: ch}); err != nil {
@@ -253,27 +433,42 @@ func (s *Stream) Done() (<-chan struct{}, error) {
 }
 
 // waitDone is WaitIdle through Done: it returns nil once the work
-// enqueued so far has completed, or ctx.Err() first.
+// enqueued so far has completed, the driver's error if the stream failed,
+// or ctx.Err() first.
 func (s *Stream) waitDone(ctx context.Context, done <-chan struct{}) error {
+	const op = "Stream.WaitIdle"
 	select {
 	case <-done:
-		// The work is done; the host function that said so may still be
-		// retiring. Synchronize returns at once and leaves the stream
-		// idle, as Query will then report.
+		// The work is done, or the context failed. The host function that
+		// said so may still be retiring: Synchronize returns at once, with
+		// the failure if there was one, and leaves the stream idle, as
+		// Query will then report.
 		h := s.handle()
 		st, ok := h.enter()
 		if !ok {
-			return nil // closed meanwhile: its work is done all the same
+			// Closed meanwhile: whether the work succeeded is no
+			// longer this handle's to ask.
+			return closedError(op)
 		}
 		err := cu.StreamSynchronize(st.raw)
 		h.exit()
-		return check("Stream.WaitIdle", "cuStreamSynchronize", err)
+		return check(op, "cuStreamSynchronize", err)
 	case <-ctx.Done():
-		// The completion stays pending until the stream reaches it; the
-		// channel is then closed with nobody waiting.
-		if idle, err := s.Query(); err == nil && idle {
-			return nil
+		// The completion stays pending until the stream reaches it, or
+		// fails; the channel is then closed with nobody waiting.
+		h := s.handle()
+		st, ok := h.enter()
+		if !ok {
+			return ctx.Err()
 		}
-		return ctx.Err()
+		err := cu.StreamQuery(st.raw)
+		h.exit()
+		switch err {
+		case nil:
+			return nil
+		case error(cu.CUDA_ERROR_NOT_READY):
+			return ctx.Err()
+		}
+		return newError(op, "cuStreamQuery", err)
 	}
 }

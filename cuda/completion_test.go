@@ -3,9 +3,12 @@ package cuda
 import (
 	"context"
 	"errors"
+	"os"
+	"os/exec"
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -96,9 +99,11 @@ func TestWaitIdleDoesNotPoll(t *testing.T) {
 		t.Skip("counting driver calls needs the fake driver")
 	}
 	s, _ := busyStream(t, ctx, 256<<20, 1)
-	before := cudatest.Calls("cuStreamQuery")
+	before, polls := cudatest.Calls("cuStreamQuery"), faultQueries.Load()
 	must(t, s.WaitIdle(t.Context()))
-	if q := cudatest.Calls("cuStreamQuery") - before; q > 2 {
+	// The dispatcher's coarse polls for failures do not count.
+	q := cudatest.Calls("cuStreamQuery") - before - int(faultQueries.Load()-polls)
+	if q > 2 {
 		t.Errorf("WaitIdle made %d cuStreamQuery calls: it polls", q)
 	}
 }
@@ -120,17 +125,22 @@ func TestWaitIdleCancelled(t *testing.T) {
 
 // noDispatcher waits until no completion is pending and the dispatcher
 // goroutine has exited: an idle program keeps no goroutine of this package.
+// (TestMain checks that no goroutine of the package is left at all.)
 func noDispatcher(t *testing.T) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
-	buf := make([]byte, 1<<20)
 	for {
-		n := runtime.Stack(buf, true)
-		if !strings.Contains(string(buf[:n]), "cuda.dispatchCompletions") {
+		var found []string
+		for _, st := range goroutineStacks() {
+			if strings.Contains(st, "cuda.dispatchCompletions") {
+				found = append(found, st)
+			}
+		}
+		if len(found) == 0 {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the completion dispatcher still runs with nothing pending:\n%s", buf[:n])
+			t.Fatalf("the completion dispatcher still runs with nothing pending:\n%s", strings.Join(found, "\n\n"))
 		}
 		time.Sleep(time.Millisecond)
 	}
@@ -211,4 +221,333 @@ func TestCompletionRefusedInCapture(t *testing.T) {
 		}
 	}
 	noDispatcher(t)
+}
+
+// gatePTX declares gateKernelName, which the fake driver runs as
+// runGateKernel (registerTestKernels).
+const gatePTX = `//
+// Held on a gate: see runGateKernel.
+.version 7.0
+.target sm_75
+.address_size 64
+
+.visible .entry gocuda_test_gate(
+	.param .u64 gate,
+	.param .u32 fault
+)
+{
+	ret;
+}
+`
+
+const gateKernelName = "gocuda_test_gate"
+
+var (
+	gates    sync.Map // id (uint64) → chan struct{}
+	lastGate atomic.Uint64
+)
+
+// runGateKernel holds its stream until the gate its first parameter names
+// is opened, and then, if its second is not 0, loads from address 0: a
+// fault, CUDA_ERROR_ILLEGAL_ADDRESS, sticky in the launch's context.
+func runGateKernel(l *cudatest.Launch) {
+	if g, ok := gates.Load(l.Param(0).Uint64()); ok {
+		<-g.(chan struct{})
+	}
+	if l.Param(1).Uint32() != 0 {
+		_ = cudatest.Load[uint32](l.Ptr(0), 0)
+	}
+}
+
+// gated is a stream held by a launch of the gate kernel, in a context of
+// the test's own (a fault is sticky in its context, which other tests must
+// not share), and the module of the kernel.
+type gated struct {
+	ctx  *Context
+	mod  *Module
+	s    *Stream
+	open func() // lets the kernel go on: to return, or to fault
+}
+
+// gatedStream returns a gated stream whose kernel faults once let go if
+// fault is set. The gate is opened, and the stream, module and context
+// closed, when t ends, if the test has not done so.
+func gatedStream(t *testing.T, fault bool) *gated {
+	t.Helper()
+	dev, _ := needGPU(t)
+	if !cudatest.Active() {
+		t.Skip("a kernel held on a gate, or made to fault, needs the fake driver")
+	}
+	ctx, err := NewContext(dev)
+	must(t, err)
+	t.Cleanup(func() { must(t, ctx.Close()) })
+	mod, err := LoadModule(ctx, []byte(gatePTX))
+	must(t, err)
+	t.Cleanup(func() { must(t, mod.Close()) })
+	k, err := mod.Function(gateKernelName)
+	must(t, err)
+	s, err := NewStream(ctx)
+	must(t, err)
+	t.Cleanup(func() { must(t, s.Close()) })
+	id := lastGate.Add(1)
+	gate := make(chan struct{})
+	gates.Store(id, gate)
+	var once sync.Once
+	open := func() { once.Do(func() { close(gate) }) }
+	t.Cleanup(func() {
+		open()
+		gates.Delete(id)
+	})
+	var f uint32
+	if fault {
+		f = 1
+	}
+	must(t, k.Launch(s, LaunchConfig{Grid: Dim3{X: 1}, Block: Dim3{X: 1}}, id, f))
+	return &gated{ctx: ctx, mod: mod, s: s, open: open}
+}
+
+// The driver calls no host function once a kernel's fault has failed the
+// context (cuda.h): Done's channel, Then's function and WaitIdle must not
+// wait for one.
+const failureBound = 5 * time.Second
+
+// TestCompletionsOfAFailedContext: with a completion pending behind a
+// kernel that faults, WaitIdle (with a context that lasts a minute)
+// returns the fault's error, Done's channel closes, Then's function is
+// dropped, all within failureBound, and no dispatcher is left; later
+// calls report the failure at once.
+func TestCompletionsOfAFailedContext(t *testing.T) {
+	g := gatedStream(t, true)
+	s := g.s
+	ran := make(chan struct{}, 2)
+	must(t, s.Then(func() { ran <- struct{}{} }))
+	done, err := s.Done()
+	must(t, err)
+	wctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	waited := make(chan error, 1)
+	go func() { waited <- s.WaitIdle(wctx) }()
+	// WaitIdle finds the stream busy and waits on a completion of its own.
+	time.Sleep(20 * time.Millisecond)
+	g.open()
+	select {
+	case err := <-waited:
+		if !errors.Is(err, cu.CUDA_ERROR_ILLEGAL_ADDRESS) {
+			t.Errorf("WaitIdle after the kernel's fault = %v, want CUDA_ERROR_ILLEGAL_ADDRESS", err)
+		}
+	case <-time.After(failureBound):
+		t.Fatalf("WaitIdle still waits %v after the stream's kernel faulted", failureBound)
+	}
+	select {
+	case <-done:
+	case <-time.After(failureBound):
+		t.Fatalf("Done's channel still open %v after the stream's kernel faulted", failureBound)
+	}
+	noDispatcher(t)
+
+	// Known now, the failure is reported at once, and later completions
+	// do not wait either (the fake's cuLaunchHostFunc accepts them).
+	if err := s.WaitIdle(wctx); !errors.Is(err, cu.CUDA_ERROR_ILLEGAL_ADDRESS) {
+		t.Errorf("WaitIdle of a failed stream = %v, want CUDA_ERROR_ILLEGAL_ADDRESS", err)
+	}
+	if _, err := s.Query(); !errors.Is(err, cu.CUDA_ERROR_ILLEGAL_ADDRESS) {
+		t.Errorf("Query of a failed stream = %v, want CUDA_ERROR_ILLEGAL_ADDRESS", err)
+	}
+	if err := s.Then(func() { ran <- struct{}{} }); err != nil && !errors.Is(err, cu.CUDA_ERROR_ILLEGAL_ADDRESS) {
+		t.Errorf("Then on a failed stream = %v", err)
+	}
+	if d, err := s.Done(); err != nil {
+		if !errors.Is(err, cu.CUDA_ERROR_ILLEGAL_ADDRESS) {
+			t.Errorf("Done on a failed stream = %v", err)
+		}
+	} else {
+		select {
+		case <-d:
+		case <-time.After(failureBound):
+			t.Fatalf("Done's channel on a failed stream still open after %v", failureBound)
+		}
+	}
+	noDispatcher(t)
+	if n := len(ran); n != 0 {
+		t.Errorf("%d function(s) of Then ran though their stream's context had failed", n)
+	}
+}
+
+// TestCompletionsOutliveTheirHandles: completions pending on a stream
+// whose last handle is closed, and whose context's too, are still
+// delivered, each function once (or dropped, once the context fails);
+// meanwhile they hold the stream, which the last of them destroys, and
+// nothing is left.
+func TestCompletionsOutliveTheirHandles(t *testing.T) {
+	for _, tc := range []struct {
+		name            string
+		closeCtx, fault bool
+	}{
+		{"stream", false, false},
+		{"stream and context", true, false},
+		{"stream then fault", false, true},
+		{"stream and context then fault", true, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := gatedStream(t, tc.fault)
+			var runs atomic.Int32
+			must(t, g.s.Then(func() { runs.Add(1) }))
+			done, err := g.s.Done()
+			must(t, err)
+			held := LiveObjects()
+			must(t, g.s.Close())
+			if tc.closeCtx {
+				must(t, g.ctx.Close())
+			}
+			if n := LiveObjects(); n.Streams != held.Streams || n.Contexts != held.Contexts {
+				t.Errorf("live objects with completions pending after the Close %+v, before it %+v: the stream must be kept", n, held)
+			}
+			if err := g.s.Then(func() { runs.Add(1) }); !errors.Is(err, ErrClosed) {
+				t.Errorf("Then on the closed handle = %v, want ErrClosed", err)
+			}
+			g.open()
+			select {
+			case <-done:
+			case <-time.After(failureBound):
+				t.Fatalf("Done's channel still open %v after the gate opened", failureBound)
+			}
+			noDispatcher(t)
+			want := int32(1)
+			if tc.fault {
+				want = 0
+			}
+			if got := runs.Load(); got != want {
+				t.Errorf("Then's function ran %d times, want %d", got, want)
+			}
+			if n := LiveObjects(); n.Streams != held.Streams-1 || n.Contexts != held.Contexts {
+				t.Errorf("live objects after the completions %+v, before them %+v: the stream alone must be gone", n, held)
+			}
+			must(t, g.mod.Close()) // the context's last reference if it is closed
+			if n := LiveObjects(); tc.closeCtx && n.Contexts != held.Contexts-1 {
+				t.Errorf("live contexts after the last reference %d, before %d", n.Contexts, held.Contexts)
+			}
+		})
+	}
+}
+
+// TestFaultPollSparesACapture: the dispatcher's fault polls do not query
+// a stream that is capturing, which would invalidate its capture.
+func TestFaultPollSparesACapture(t *testing.T) {
+	g := gatedStream(t, false)
+	m, err := Alloc(g.ctx, 4096)
+	must(t, err)
+	defer m.Close()
+	defer g.open() // first: the free waits for the device
+	ran := make(chan struct{})
+	must(t, g.s.Then(func() { close(ran) }))
+	polls := faultQueries.Load()
+	graph, err := g.s.Capture(CaptureThreadLocal, func() error {
+		for faultQueries.Load()-polls < 3 { // 10, 20, 40 ms
+			if err := m.MemsetD8Async(g.s, 1); err != nil {
+				return err
+			}
+			time.Sleep(time.Millisecond)
+		}
+		return nil
+	})
+	must(t, err)
+	must(t, graph.Close())
+	g.open()
+	select {
+	case <-ran:
+	case <-time.After(failureBound):
+		t.Fatal("Then's function not run after the gate opened")
+	}
+	must(t, g.s.Synchronize())
+	noDispatcher(t)
+}
+
+// TestFailedEnqueueLeavesNoDispatcher: a dispatcher that reads the pipe
+// while the one completion pending is one whose cuLaunchHostFunc then
+// fails must not go on reading with nothing pending.
+func TestFailedEnqueueLeavesNoDispatcher(t *testing.T) {
+	_, ctx := needGPU(t)
+	if !cudatest.Active() {
+		t.Skip("failing cuLaunchHostFunc needs the fake driver")
+	}
+	s, err := NewStream(ctx)
+	must(t, err)
+	defer s.Close()
+	noDispatcher(t)
+	// The state that a launch failing while the dispatcher looks at what
+	// is pending leaves, made here: the dispatcher is started for the
+	// token that the next enqueue takes, which then fails.
+	core := s.handle().core
+	if !core.acquire() {
+		t.Fatal("no reference on the stream")
+	}
+	completions.Lock()
+	if err := openCompletionPipe(); err != nil {
+		completions.Unlock()
+		t.Fatal(err)
+	}
+	completions.pending[completions.next+1] = completion{stream: core, done: make(chan struct{})}
+	completions.running = true
+	go dispatchCompletions(completions.pipe, nil)
+	completions.Unlock()
+	time.Sleep(20 * time.Millisecond) // the dispatcher reads the pipe
+	cudatest.FailCall("cuLaunchHostFunc", 1, cu.CUDA_ERROR_UNKNOWN)
+	_, err = s.Done()
+	must(t, core.release()) // the enqueue replaced the placeholder
+	if !errors.Is(err, cu.CUDA_ERROR_UNKNOWN) {
+		t.Fatalf("Done with cuLaunchHostFunc failing = %v, want CUDA_ERROR_UNKNOWN", err)
+	}
+	noDispatcher(t)
+}
+
+const thenPanicChildEnv = "GOCUDA_TEST_THEN_PANIC_CHILD"
+
+// thenPanicValue is what the child's function panics with.
+const thenPanicValue = "gocuda test: a panic in a function of Then"
+
+// TestThenPanicEndsTheProgram: a panic in a function of Then ends the
+// program like a panic in any goroutine, from this package's dispatcher,
+// with no driver or cgo callback frame under it (the driver's thread only
+// recorded the completion).
+func TestThenPanicEndsTheProgram(t *testing.T) {
+	if os.Getenv(thenPanicChildEnv) != "" {
+		t.Skip("in the child")
+	}
+	needGPU(t)
+	cmd := exec.Command(os.Args[0], "-test.run=^TestThenPanicChild$", "-test.count=1", "-test.v")
+	cmd.Env = append(os.Environ(), thenPanicChildEnv+"=1", "GOTRACEBACK=single")
+	out, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 2 {
+		t.Fatalf("child ended with %v, want exit status 2 (a Go panic):\n%s", err, out)
+	}
+	_, trace, ok := strings.Cut(string(out), "panic: "+thenPanicValue)
+	if !ok {
+		t.Fatalf("the child did not panic with %q:\n%s", thenPanicValue, out)
+	}
+	for _, want := range []string{"cuda.TestThenPanicChild.func", "cuda.runCompletion", "cuda.dispatchCompletions",
+		"created by github.com/gocuda/gocuda/cuda.(*Stream).enqueueCompletion"} {
+		if !strings.Contains(trace, want) {
+			t.Errorf("the panic's stack lacks %s:\n%s", want, trace)
+		}
+	}
+	for _, bad := range []string{"cgocallback", "_cgoexp", "crosscall2"} {
+		if strings.Contains(trace, bad) {
+			t.Errorf("the panic's stack has a cgo callback frame (%s):\n%s", bad, trace)
+		}
+	}
+}
+
+func TestThenPanicChild(t *testing.T) {
+	if os.Getenv(thenPanicChildEnv) == "" {
+		t.Skip("runs only as TestThenPanicEndsTheProgram's child process")
+	}
+	_, ctx := needGPU(t)
+	s, err := NewStream(ctx)
+	must(t, err)
+	defer s.Close()
+	must(t, s.Then(func() { panic(thenPanicValue) }))
+	must(t, s.Synchronize())
+	time.Sleep(10 * time.Second) // the panic ends the process first
+	t.Error("the process outlived a panic in a function of Then by 10 s")
 }

@@ -97,10 +97,15 @@
 //
 // Stream.Done returns a channel closed once the work enqueued so far has
 // completed, for a select; Stream.Then runs a Go function then, in stream
-// order; Stream.WaitIdle waits with a context.Context. None of them polls:
-// a host function of C (cuLaunchHostFunc) records the completion and wakes
-// a goroutine of this package, which exists only while completions are
-// pending, so no Go code ever runs on (or blocks) a driver thread.
+// order; Stream.WaitIdle waits with a context.Context. None of them polls
+// for completion: a host function of C (cuLaunchHostFunc) records it and
+// wakes a goroutine of this package, which exists only while completions
+// are pending, so no Go code ever runs on (or blocks) a driver thread.
+// The driver calls no host function once a context has failed (a kernel's
+// fault), so while completions are pending that goroutine also asks the
+// driver about their streams on a coarse timer (10 ms doubling to 1 s):
+// on a failure, Done's channels close, Then's functions are dropped
+// unrun, and WaitIdle, Synchronize and Query return the driver's error.
 //
 // # Graphs
 //

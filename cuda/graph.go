@@ -51,7 +51,10 @@ func (s *Stream) BeginCapture(mode cu.CUstreamCaptureMode) error {
 	}
 	defer h.exit()
 	runtime.LockOSThread()
-	if err := cu.StreamBeginCapture(st.raw, mode); err != nil {
+	captureBegin.RLock()
+	err := cu.StreamBeginCapture(st.raw, mode)
+	captureBegin.RUnlock()
+	if err != nil {
 		runtime.UnlockOSThread()
 		return newError(op, "cuStreamBeginCapture", err)
 	}

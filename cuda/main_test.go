@@ -1,11 +1,15 @@
 package cuda
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
 	"runtime"
+	"strconv"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/gocuda/gocuda/cuda/cudatest"
 	"github.com/gocuda/gocuda/generated/cu"
@@ -38,7 +42,11 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "cuda tests:", err)
 		os.Exit(2)
 	}
+	before := goroutineIDs()
 	code := m.Run()
+	if code == 0 {
+		code = checkNoGoroutineLeft(before)
+	}
 	if fake && code == 0 {
 		code = checkNothingLeaked()
 	}
@@ -106,6 +114,80 @@ func registerTestKernels() {
 	empty := cudatest.Kernel{Launch: func(*cudatest.Launch) {}}
 	cudatest.RegisterKernel(testkernels.EmptyName1, empty)
 	cudatest.RegisterKernel(testkernels.EmptyName16, empty)
+	cudatest.RegisterKernel(gateKernelName, cudatest.Kernel{Launch: runGateKernel})
+}
+
+// The frames of this package and of its external tests: a goroutine
+// that shows one, or was created by one, is this package's.
+var packageFrames = []string{"github.com/gocuda/gocuda/cuda.", "github.com/gocuda/gocuda/cuda_test."}
+
+// goroutineStacks returns the stack of every goroutine, by id.
+func goroutineStacks() map[int]string {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			buf = buf[:n]
+			break
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+	stacks := map[int]string{}
+	for _, g := range bytes.Split(buf, []byte("\n\n")) {
+		head, _, _ := strings.Cut(string(g), " [")
+		if id, err := strconv.Atoi(strings.TrimPrefix(head, "goroutine ")); err == nil {
+			stacks[id] = string(g)
+		}
+	}
+	return stacks
+}
+
+// goroutineIDs returns the ids of the goroutines now.
+func goroutineIDs() map[int]bool {
+	ids := map[int]bool{}
+	for id := range goroutineStacks() {
+		ids[id] = true
+	}
+	return ids
+}
+
+// packageGoroutines returns the stacks of the goroutines of this package
+// (packageFrames) that are not in before: the runtime's and the testing
+// package's own, and those that were there already, do not count.
+func packageGoroutines(before map[int]bool) []string {
+	var left []string
+	for id, st := range goroutineStacks() {
+		if before[id] {
+			continue
+		}
+		for _, f := range packageFrames {
+			if strings.Contains(st, f) {
+				left = append(left, st)
+				break
+			}
+		}
+	}
+	return left
+}
+
+// checkNoGoroutineLeft fails the run if a goroutine of this package that
+// was not there before the tests is still there after them: a completion
+// dispatcher with nothing to deliver, say, or a test's goroutine that
+// never ended. Goroutines that are ending get a grace period.
+func checkNoGoroutineLeft(before map[int]bool) int {
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		left := packageGoroutines(before)
+		if len(left) == 0 {
+			return 0
+		}
+		if time.Now().After(deadline) {
+			fmt.Fprintf(os.Stderr, "cuda tests: %d goroutine(s) of package cuda left after every test:\n\n%s\n",
+				len(left), strings.Join(left, "\n\n"))
+			return 1
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 // checkNothingLeaked fails the run if, after every test, the fake driver

@@ -114,7 +114,8 @@ type streamBox struct {
 // WrapStream returns a handle to a stream created elsewhere (by a library,
 // say) in ctx, without taking ownership: the last Close releases the
 // reference on ctx but does not destroy raw. The caller keeps raw alive
-// while any handle is in use. The special handles 0 (legacy default
+// while any handle is in use, and while completions of Then or Done on it
+// are pending. The special handles 0 (legacy default
 // stream), CU_STREAM_LEGACY and CU_STREAM_PER_THREAD are refused: they mean
 // a stream of whatever context is current on the calling thread, which
 // this package's calls do not keep bound.
@@ -172,7 +173,9 @@ func (s *Stream) Clone() (*Stream, error) {
 // returned (a Synchronize, say). Closing a handle again returns nil and
 // does nothing. The last Close of the queue destroys it (cuStreamDestroy:
 // work already enqueued still completes) and releases its context; it
-// returns the driver's error if that fails.
+// returns the driver's error if that fails. While completions of Then or
+// Done are pending the queue is kept: the last of them to be delivered
+// or dropped destroys it instead, and an error then has nobody to go to.
 func (s *Stream) Close() error { return s.handle().close("Stream.Close") }
 
 // Raw returns the driver's stream handle for use with the raw bindings, or
@@ -264,13 +267,18 @@ const (
 // WaitIdle waits until all work enqueued so far has finished, like
 // Synchronize, or until ctx is done, whichever comes first, and then
 // returns nil or ctx.Err(). A stream already idle gives nil even with ctx
-// done. (It is not named SynchronizeContext because Context means a CUDA
+// done. A stream whose context has failed (a kernel's fault) gives the
+// driver's error, as Synchronize does, matching its result (such as
+// cu.CUDA_ERROR_ILLEGAL_ADDRESS): within about a second of the failure
+// however long ctx lasts, or at once if the failure is already known.
+// (It is not named SynchronizeContext because Context means a CUDA
 // context in this package.)
 //
-// It does not poll: the driver reports the completion (Done), and the
+// It does not poll for completion: the driver reports it (Done), and the
 // calling goroutine waits in a select, so an abandoned wait leaves nothing
-// blocked in the driver. With a ctx that can never be done it is
-// Synchronize.
+// blocked in the driver. Only a failure, which the driver does not report
+// so, is looked for by asking it on a coarse timer (see Done). With a ctx
+// that can never be done it is Synchronize.
 func (s *Stream) WaitIdle(ctx context.Context) error {
 	const op = "Stream.WaitIdle"
 	h := s.handle()

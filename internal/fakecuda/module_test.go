@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"unsafe"
 
@@ -264,7 +265,8 @@ func TestModuleBinaryImage(t *testing.T) {
 }
 
 // A kernel's failure is sticky in its context: later launches run
-// nothing, and synchronizing calls report it until the context ends.
+// nothing, host functions queued behind it are not called (cuda.h), and
+// synchronizing calls report it until the context ends.
 func TestKernelFailureIsSticky(t *testing.T) {
 	must(t, installRunner())
 	must(t, lib.RegisterKernel("k2", nil))
@@ -280,9 +282,16 @@ func TestKernelFailureIsSticky(t *testing.T) {
 		var e cu.CUevent
 		must(t, cu.EventCreate(&e, uint32(cu.CU_EVENT_DISABLE_TIMING)))
 		defer func() { must(t, cu.EventDestroy(e)) }()
+		flags := (*[2]uint32)(pinned(t, 8))
+		store := cu.CUhostFn(lib.Symbol("fakecuda_hostfn_store"))
+		must(t, cu.LaunchHostFunc(s, store, unsafe.Pointer(&flags[0])))
 		must(t, cu.LaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, s, nil, nil))
+		must(t, cu.LaunchHostFunc(s, store, unsafe.Pointer(&flags[1])))
 		must(t, cu.EventRecord(e, s))
 		is(t, "stream synchronize after a fault", cu.StreamSynchronize(s), cu.CUDA_ERROR_ILLEGAL_ADDRESS)
+		if before, after := atomic.LoadUint32(&flags[0]), atomic.LoadUint32(&flags[1]); before != 1 || after != 0 {
+			t.Errorf("host functions called: before the fault %d, after it %d; want 1, 0", before, after)
+		}
 		is(t, "event query after a fault", cu.EventQuery(e), cu.CUDA_ERROR_ILLEGAL_ADDRESS)
 		is(t, "context synchronize after a fault", cu.CtxSynchronize(), cu.CUDA_ERROR_ILLEGAL_ADDRESS)
 		is(t, "a launch after a fault", cu.LaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, s, nil, nil), cu.CUDA_ERROR_ILLEGAL_ADDRESS)
