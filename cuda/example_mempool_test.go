@@ -80,4 +80,10 @@ func ExampleNewMemPool() {
 		log.Fatal(err)
 	}
 	fmt.Println("AllocAsync uses the default pool:", du.Used >= size) // true
+	// Output:
+	// in use: 0
+	// kept for reuse: true
+	// peak, one or more: true
+	// kept after Trim(0): 0
+	// AllocAsync uses the default pool: true
 }

@@ -18,7 +18,7 @@ import (
 // holds on every device, never a name, a count of multiprocessors or a
 // time. go test cannot skip an example, so those that need what is not
 // everywhere (NVRTC to compile their kernels, a toolkit's headers,
-// thread-block clusters, which the fake does not model, memory pools) have
+// thread-block clusters, which the fake does not model) have
 // no Output comment: TestExamplesOnGPU (examples_gpu_test.go) runs them
 // where they can run, on a GPU and mostly on the fake too, and checks what
 // they print.

@@ -25,8 +25,7 @@ import (
 // with an Output comment. go test runs such an example wherever the tests
 // run and cannot skip it, and these need more than is everywhere: NVRTC
 // to compile their kernels, a toolkit's headers, thread-block clusters
-// (which the fake driver does not model) or memory pools (which it may
-// lack). Each runs on a GPU, and on the fake driver where the fake has
+// (which the fake driver does not model). Each runs on a GPU, and on the fake driver where the fake has
 // what it needs, with Go versions of its kernels; otherwise it skips,
 // saying why, or fails where GOCUDA_TEST_NVRTC=required says NVRTC must
 // be there.
@@ -80,25 +79,6 @@ func TestExamplesOnGPU(t *testing.T) {
 				fakeKernel(t, "reverse", cudatest.Kernel{Params: []int{8, 4}, Launch: func(l *cudatest.Launch) {
 					slices.Reverse(cudatest.Slice[float32](l.Param(0).Ptr(), int(l.Param(1).Uint32())))
 				}})
-			}},
-		{"NewMemPool", ExampleNewMemPool,
-			"in use: 0\nkept for reuse: true\npeak, one or more: true\nkept after Trim(0): 0\nAllocAsync uses the default pool: true\n", func(t *testing.T) {
-				dev := exampleDevice(t, 0, 0)
-				if ok, err := dev.SupportsMemoryPools(); err != nil || !ok {
-					t.Skipf("device 0 has no memory pools (%v)", err)
-				}
-				// The attribute is not enough: the fake driver reports
-				// pools, and may lack the functions.
-				p, err := cuda.NewMemPool(dev)
-				if errors.Is(err, cuda.ErrMissingFunction) {
-					t.Skipf("the driver lacks memory pools: %v", err)
-				}
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := p.Close(); err != nil {
-					t.Fatal(err)
-				}
 			}},
 	} {
 		t.Run(ex.name, func(t *testing.T) {

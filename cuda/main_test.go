@@ -206,7 +206,8 @@ func checkNothingLeaked() int {
 }
 
 // skipIfMissing skips tb when err says the driver lacks a function (the
-// fake driver lacks memory pools, say), and returns err otherwise.
+// fake driver built for an old driver version lacks cuLaunchKernelEx,
+// say), and returns err otherwise.
 // Tests that need such functions call it on the first error they get.
 func skipIfMissing(tb testing.TB, err error) error {
 	tb.Helper()
