@@ -6,22 +6,27 @@ import (
 	"time"
 )
 
-// waitLive collects garbage until LiveHandles reports want events, or
-// fails after a few seconds.
-func waitLiveEvents(t *testing.T, want int) {
+// waitLive collects garbage until count reports want live objects of the
+// kind named what, or fails after a few seconds.
+func waitLive(t *testing.T, what string, count func() int, want int) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		runtime.GC()
-		if _, _, e := LiveHandles(); e == want {
+		if count() == want {
 			return
 		}
 		if time.Now().After(deadline) {
-			_, _, e := LiveHandles()
-			t.Fatalf("live events %d, want %d", e, want)
+			t.Fatalf("live %s %d, want %d", what, count(), want)
 		}
 		time.Sleep(time.Millisecond)
 	}
+}
+
+// waitLiveEvents is waitLive for events.
+func waitLiveEvents(t *testing.T, want int) {
+	t.Helper()
+	waitLive(t, "events", func() int { return LiveObjects().Events }, want)
 }
 
 // A new event's first handle shares its allocation with the core
@@ -123,14 +128,7 @@ func TestBoxedGraphExecDropped(t *testing.T) {
 	execs := func() int { return LiveObjects().GraphExecs }
 	waitExecs := func(want int) {
 		t.Helper()
-		deadline := time.Now().Add(5 * time.Second)
-		for execs() != want {
-			if time.Now().After(deadline) {
-				t.Fatalf("live executable graphs %d, want %d", execs(), want)
-			}
-			runtime.GC()
-			time.Sleep(time.Millisecond)
-		}
+		waitLive(t, "executable graphs", execs, want)
 	}
 	before := execs()
 	clone := func() *GraphExec {
