@@ -26,15 +26,22 @@ type peerNeverAnswers struct {
 	violation         atomic.Pointer[string]
 }
 
+// keepStandIns puts every NCCL stand-in back as it was when the test ends,
+// whatever the test put in its place.
+func keepStandIns(t *testing.T) {
+	t.Helper()
+	getAsync, abort, destroy, finalize := ncclCommGetAsyncError, ncclCommAbort, ncclCommDestroy, ncclCommFinalize
+	start, end := ncclGroupStart, ncclGroupEnd
+	t.Cleanup(func() {
+		ncclCommGetAsyncError, ncclCommAbort, ncclCommDestroy, ncclCommFinalize = getAsync, abort, destroy, finalize
+		ncclGroupStart, ncclGroupEnd = start, end
+	})
+}
+
 func (p *peerNeverAnswers) install(t *testing.T) {
 	t.Helper()
-	saved := [...]any{ncclCommGetAsyncError, ncclCommAbort, ncclCommFinalize, ncclGroupStart, ncclGroupEnd}
+	keepStandIns(t)
 	t.Cleanup(func() {
-		ncclCommGetAsyncError = saved[0].(func(nccl.NcclComm_t, *nccl.NcclResult_t) error)
-		ncclCommAbort = saved[1].(func(nccl.NcclComm_t) error)
-		ncclCommFinalize = saved[2].(func(nccl.NcclComm_t) error)
-		ncclGroupStart = saved[3].(func() error)
-		ncclGroupEnd = saved[4].(func() error)
 		if v := p.violation.Load(); v != nil {
 			t.Error(*v)
 		}

@@ -29,13 +29,8 @@ type groupWatch struct {
 // free.
 func (w *groupWatch) install(t *testing.T, start, end func() error, abort, destroy func(nccl.NcclComm_t) error) {
 	t.Helper()
-	saved := [...]any{ncclCommGetAsyncError, ncclCommAbort, ncclCommDestroy, ncclGroupStart, ncclGroupEnd}
+	keepStandIns(t)
 	t.Cleanup(func() {
-		ncclCommGetAsyncError = saved[0].(func(nccl.NcclComm_t, *nccl.NcclResult_t) error)
-		ncclCommAbort = saved[1].(func(nccl.NcclComm_t) error)
-		ncclCommDestroy = saved[2].(func(nccl.NcclComm_t) error)
-		ncclGroupStart = saved[3].(func() error)
-		ncclGroupEnd = saved[4].(func() error)
 		if e := w.early.Load(); e != nil {
 			t.Error(*e)
 		}
