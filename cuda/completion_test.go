@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/gocuda/gocuda/cuda/cudatest"
 	"github.com/gocuda/gocuda/generated/cu"
@@ -550,4 +551,68 @@ func TestThenPanicChild(t *testing.T) {
 	must(t, s.Synchronize())
 	time.Sleep(10 * time.Second) // the panic ends the process first
 	t.Error("the process outlived a panic in a function of Then by 10 s")
+}
+
+// TestFaultPollsLeaveAHealthyStreamAlone: on the real driver, a stream held
+// back through several fault polls (waiting on a word of host memory,
+// cuStreamWaitValue32) is not taken for failed: Done stays open, and once
+// the word is written Then's function runs once and WaitIdle returns nil.
+// The polls ask the driver about the stream from the dispatcher's thread,
+// with no context current there.
+func TestFaultPollsLeaveAHealthyStreamAlone(t *testing.T) {
+	_, ctx := needGPU(t)
+	if cudatest.Active() {
+		t.Skip("the fake driver has no cuStreamWaitValue32; its gate kernel holds a stream in the other completion tests")
+	}
+	s, err := NewStream(ctx)
+	must(t, err)
+	defer s.Close()
+	word, err := AllocHost[uint32](ctx, 1)
+	must(t, err)
+	defer word.Close()
+	w := &word.Slice()[0]
+	must(t, ctx.Do(func() error {
+		var d cu.CUdeviceptr
+		if err := cu.MemHostGetDevicePointer(&d, unsafe.Pointer(w), 0); err != nil {
+			return err
+		}
+		return cu.StreamWaitValue32(s.Raw(), d, 1, uint32(cu.CU_STREAM_WAIT_VALUE_EQ))
+	}))
+	var runs atomic.Int32
+	ran := make(chan struct{})
+	must(t, s.Then(func() {
+		runs.Add(1)
+		close(ran)
+	}))
+	done, err := s.Done()
+	must(t, err)
+	polls := faultQueries.Load()
+	deadline := time.Now().Add(failureBound)
+	for faultQueries.Load()-polls < 3 { // 10, 20, 40 ms
+		if time.Now().After(deadline) {
+			t.Fatalf("%d fault polls in %v with completions pending, want 3", faultQueries.Load()-polls, failureBound)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	select {
+	case <-done:
+		t.Fatal("Done closed while the stream still waits for its word: a poll took the healthy stream for failed")
+	case <-ran:
+		t.Fatal("Then's function ran while the stream still waits for its word")
+	default:
+	}
+	atomic.StoreUint32(w, 1)
+	wctx, cancel := context.WithTimeout(context.Background(), failureBound)
+	defer cancel()
+	must(t, s.WaitIdle(wctx))
+	select {
+	case <-ran:
+	case <-time.After(failureBound):
+		t.Fatal("Then's function not run after the word was written")
+	}
+	<-done
+	if n := runs.Load(); n != 1 {
+		t.Fatalf("Then's function ran %d times, want 1", n)
+	}
+	noDispatcher(t)
 }
