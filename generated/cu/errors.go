@@ -100,3 +100,8 @@ func resultError(r CUresult) error {
 	}
 	return r
 }
+
+// versionString writes a CUDA version as the toolkit does: 12040 is "12.4".
+// It is here, with the errors, because the generator's tests build
+// loader.go and errors.go alone into packages of their own.
+func versionString(v int) string { return fmt.Sprintf("%d.%d", v/1000, v%1000/10) }

@@ -96,6 +96,3 @@ func parseSince(s string) int {
 	}
 	return major*1000 + minor*10
 }
-
-// versionString writes a CUDA version as the toolkit does: 12040 is "12.4".
-func versionString(v int) string { return fmt.Sprintf("%d.%d", v/1000, v%1000/10) }
