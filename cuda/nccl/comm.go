@@ -175,7 +175,7 @@ func (sh *commShared) error(op, fn string, err error, raw nccl.NcclComm_t) error
 		return nil
 	}
 	if errors.Is(err, errAborted) {
-		return closedErr(op + " (aborted)")
+		return abortedErr(op)
 	}
 	if !sh.nonBlocking {
 		return ncclError(op, fn, err, raw)
@@ -230,6 +230,9 @@ func closedErr(op string) error {
 	return fmt.Errorf("nccl: %s: %w", op, cuda.ErrClosed)
 }
 
+// abortedErr is closedErr for a call on a communicator that Abort ended.
+func abortedErr(op string) error { return closedErr(op + " (aborted)") }
+
 func (c *Comm) obj() (*cuda.LibraryObject[nccl.NcclComm_t], *commShared, bool) {
 	if c == nil || c.o == nil || c.sh == nil {
 		return nil, nil, false
@@ -247,7 +250,7 @@ func (c *Comm) call(op, fn string, do func(raw nccl.NcclComm_t, stream cu.CUstre
 	}
 	return o.CallOnStream(op, func(raw nccl.NcclComm_t, stream cu.CUstream) error {
 		if err := sh.join(); err != nil {
-			return closedErr(op + " (aborted)")
+			return abortedErr(op)
 		}
 		if !sh.nonBlocking {
 			// Abort waits for this call (Comm.Abort).
@@ -588,7 +591,7 @@ func (c *Comm) Shutdown(ctx context.Context) error {
 	err := o.Exclusive(op, func(raw nccl.NcclComm_t) error {
 		// Inside Group, NCCL queues ncclCommFinalize in the group too.
 		if err := sh.join(); err != nil {
-			return closedErr(op + " (aborted)")
+			return abortedErr(op)
 		}
 		if !sh.nonBlocking {
 			return ncclError(op, "ncclCommFinalize", ncclCommFinalize(raw), raw)
