@@ -211,6 +211,7 @@ var boundProcs = sync.OnceValues(func() (*boundFns, error) {
 		*e.p = p
 	}
 	setCtxFns(ctxFns{get, push, pop})
+	setHotFns(&f)
 	return &f, nil
 })
 

@@ -82,7 +82,7 @@ func NewContext(dev Device) (*Context, error) {
 }
 
 func newContextCore(raw cu.CUcontext, dev Device, primary bool) *shared[ctxState] {
-	c := newShared(&liveContexts, destroyContext, nil)
+	c := newShared(&contextKind)
 	c.val = ctxState{raw: raw, dev: dev, primary: primary}
 	c.val.prio = sync.OnceValues(func() (priorityRange, error) {
 		var least, greatest int32
@@ -243,7 +243,7 @@ func (r *ctxRef) context() *Context {
 	}
 	v := &Context{of: r}
 	v.h.core = r.core
-	v.h.view = true
+	v.h.initOps(viewBit)
 	if r.view.CompareAndSwap(nil, v) {
 		return v
 	}
@@ -259,3 +259,5 @@ func (r *ctxRef) release() error {
 	}
 	return r.core.release()
 }
+
+var contextKind = objectKind[ctxState]{destroy: destroyContext, live: &liveContexts}

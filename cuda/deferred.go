@@ -31,7 +31,26 @@ var (
 	deferredMu    sync.Mutex
 	deferredList  []deferredObject
 	deferredCount atomic.Int64
+	// refusedErrs holds the error of each object in the list, by its core,
+	// for a second Close to return: kept here rather than in every core,
+	// which would grow each create's allocation for the rare refusal.
+	refusedErrs = map[any]*Error{}
 )
+
+// refusedError returns the error of c's refused destroy while c waits in
+// the deferred list, or nil.
+func refusedError(c any) *Error {
+	deferredMu.Lock()
+	defer deferredMu.Unlock()
+	return refusedErrs[c]
+}
+
+// forgetRefused drops c's error once the driver no longer holds it.
+func forgetRefused(c any) {
+	deferredMu.Lock()
+	delete(refusedErrs, c)
+	deferredMu.Unlock()
+}
 
 // stillHeld reports whether a failed destroy left the object alive in the
 // driver. Results that say the handle or its context is gone, and errors
@@ -61,11 +80,13 @@ func deferDestroy[T any](c *shared[T], err error) error {
 		e.Op, e.Func, e.Result = ce.Op, ce.Func, ce.Result
 		e.Err = &deferredError{ce.Err}
 	}
-	c.deferred.Store(e)
+	// Counted first: a second Close looks for the error only while the
+	// count is not zero.
+	deferredCount.Add(1)
 	deferredMu.Lock()
+	refusedErrs[c] = e
 	deferredList = append(deferredList, c)
 	deferredMu.Unlock()
-	deferredCount.Add(1)
 	return e
 }
 

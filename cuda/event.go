@@ -3,6 +3,7 @@ package cuda
 import (
 	"fmt"
 	"time"
+	"unsafe"
 
 	"github.com/gocuda/gocuda/generated/cu"
 )
@@ -85,7 +86,7 @@ func NewEvent(ctx *Context, opts ...EventOption) (*Event, error) {
 		return nil, err
 	}
 	b := &eventBox{}
-	b.core.init(&liveEvents, destroyEvent, dropEvent)
+	b.core.init(&eventKind)
 	b.core.val.raw, b.core.val.flags = cu.CUevent(out), flags
 	b.core.val.ctx.core = cc
 	attachBoxed(&b.e, &b.e.h, &b.core)
@@ -101,6 +102,9 @@ type eventBox struct {
 	e    Event // first: the cleanup is attached to the allocation through it
 	core shared[eventState]
 }
+
+// Within the allocator's 80-byte size class, as streamBox.
+var _ [80 - unsafe.Sizeof(eventBox{})]byte
 
 func destroyEvent(st *eventState) error {
 	const op, fn = "Event.Close", "cuEventDestroy"
@@ -164,14 +168,7 @@ func (e *Event) Record(s *Stream) error {
 	case sc == nil:
 		return closedError(op + " (stream)")
 	}
-	f := boundFnsP.Load() // procs, without its call once resolved
-	if f == nil {
-		var err error
-		if f, err = procs(op, fn); err != nil {
-			return err
-		}
-	}
-	return hotResult(op, fn, " (stream)", hot2(eh, sh, f.eventRecord, uintptr(ec.val.raw), uintptr(sc.val.raw), false))
+	return hotResult(op, fn, " (stream)", hot2(eh, sh, hotEventRecord, uintptr(ec.val.raw), uintptr(sc.val.raw)))
 }
 
 // Query reports whether the recorded work has finished (cuEventQuery). An
@@ -183,13 +180,7 @@ func (e *Event) Query() (done bool, err error) {
 	if c == nil {
 		return false, closedError(op)
 	}
-	f := boundFnsP.Load() // procs, without its call once resolved
-	if f == nil {
-		if f, err = procs(op, fn); err != nil {
-			return false, err
-		}
-	}
-	r := hot1(h, f.eventQuery, uintptr(c.val.raw))
+	r := hot1(h, hotEventQuery, uintptr(c.val.raw))
 	if r == int32(cu.CUDA_ERROR_NOT_READY) {
 		return false, nil
 	}
@@ -236,3 +227,5 @@ func Elapsed(start, end *Event) (time.Duration, error) {
 	}
 	return time.Duration(float64(ms) * float64(time.Millisecond)), nil
 }
+
+var eventKind = objectKind[eventState]{destroyEvent, dropEvent, &liveEvents}

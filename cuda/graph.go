@@ -3,6 +3,7 @@ package cuda
 import (
 	"fmt"
 	"runtime"
+	"unsafe"
 
 	"github.com/gocuda/gocuda/generated/cu"
 )
@@ -91,7 +92,7 @@ func (s *Stream) EndCapture() (*Graph, error) {
 	}
 	cc := st.ctx.core // held by the stream, which this call holds
 	cc.acquire()
-	core := newShared(&liveGraphs, destroyGraph, dropGraph)
+	core := newShared(&graphKind)
 	core.val.raw = raw
 	core.val.ctx.core = cc
 	return newGraphHandle(core), nil
@@ -301,7 +302,7 @@ func (g *Graph) Instantiate() (*GraphExec, error) {
 	// One allocation for the first handle and the core, as for events and
 	// streams: a launch then reads one allocation per handle.
 	b := &graphExecBox{}
-	b.core.init(&liveGraphExecs, destroyGraphExec, dropGraphExec)
+	b.core.init(&graphExecKind)
 	b.core.val.raw = exec
 	b.core.val.ctx.core = cc
 	attachBoxed(&b.e, &b.e.h, &b.core)
@@ -314,6 +315,9 @@ type graphExecBox struct {
 	e    GraphExec // first: the cleanup is attached to the allocation through it
 	core shared[graphExecState]
 }
+
+// Within the allocator's 80-byte size class, as streamBox.
+var _ [80 - unsafe.Sizeof(graphExecBox{})]byte
 
 func (s *graphExecState) copyTo(d *graphExecState) { d.raw, d.ctx.core = s.raw, s.ctx.core }
 
@@ -386,14 +390,7 @@ func (e *GraphExec) Launch(s *Stream) error {
 	case sc == nil:
 		return closedError(op + " (stream)")
 	}
-	f := boundFnsP.Load() // procs, without its call once resolved
-	if f == nil {
-		var err error
-		if f, err = procs(op, fn); err != nil {
-			return err
-		}
-	}
-	return hotResult(op, fn, " (stream)", hot2Light(eh, sh, f.graphLaunch, uintptr(ec.val.raw), uintptr(sc.val.raw)))
+	return hotResult(op, fn, " (stream)", hot2Light(eh, sh, hotGraphLaunch, uintptr(ec.val.raw), uintptr(sc.val.raw)))
 }
 
 // Update gives e the parameters of g, a graph of the same topology, as
@@ -421,3 +418,6 @@ func (e *GraphExec) Update(g *Graph) error {
 func updateError(op string, res cu.CUgraphExecUpdateResult, err error) error {
 	return newError(op, "cuGraphExecUpdate", fmt.Errorf("%v: %w", res, err))
 }
+
+var graphKind = objectKind[graphState]{destroyGraph, dropGraph, &liveGraphs}
+var graphExecKind = objectKind[graphExecState]{destroyGraphExec, dropGraphExec, &liveGraphExecs}

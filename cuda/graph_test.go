@@ -365,13 +365,13 @@ func TestCaptureErrors(t *testing.T) {
 // cores: no driver is needed, and none is called.
 func TestClosedGraphHandles(t *testing.T) {
 	var live atomic.Int64
-	gc := newShared(&live, func(*graphState) error { return nil }, nil)
+	gc := newShared(testKind(&live, func(*graphState) error { return nil }, nil))
 	gc.val.raw = 0x1
 	g := newGraphHandle(gc)
-	ec := newShared(&live, func(*graphExecState) error { return nil }, nil)
+	ec := newShared(testKind(&live, func(*graphExecState) error { return nil }, nil))
 	ec.val.raw = 0x2
 	e := newGraphExecHandle(ec)
-	sc := newShared(&live, func(*streamState) error { return nil }, nil)
+	sc := newShared(testKind(&live, func(*streamState) error { return nil }, nil))
 	sc.val.raw = 0x3
 	s := newStreamHandle(sc)
 	must(t, g.Close())

@@ -10,40 +10,49 @@ import (
 // shared is the one reference-counted core behind every handle of one driver
 // object. Each handle owns one reference, and so does every object made from
 // this one (a stream holds one on its context); the last release destroys.
+//
+// A boxed core and its first handle (attachBoxed) are one allocation of 80
+// bytes for a stream, an event or an executable graph, where the
+// allocator's cost beside a driver's create and destroy grows with the
+// bytes (BenchmarkLifecycleParts): what all objects of a kind share is in
+// their objectKind, and a refused destroy's error waits in deferred.go.
 type shared[T any] struct {
-	// val is first so that the hot paths reach the raw driver handle, the
-	// first field of every T, with one load from the core pointer.
-	val T
+	// hot is set by the first hot call on the object (hot.go), which holds
+	// no reference: its destroy must wait for a grace period first. It and
+	// val's first field, the raw driver handle, come first, so that a hot
+	// call on a boxed handle reads one cache line: the handle's words and
+	// these.
+	hot atomic.Uint32
 	// extra is the number of references less one, so that a new core
 	// holds its first reference without an atomic store (an exchange on
 	// amd64): -1 once the last is gone.
-	extra atomic.Int64
+	extra atomic.Int32
+	val   T
+	kind  *objectKind[T]
+}
+
+// objectKind is what the cores of one kind of object share.
+type objectKind[T any] struct {
 	// destroy asks the driver to destroy the object; drop then gives back
 	// what the object holds (its context's reference, say). drop runs only
 	// once the driver no longer holds the object.
 	destroy func(*T) error
 	drop    func(*T) error
 	live    *atomic.Int64 // objects of this kind the driver still holds
-	// deferred is the error of a refused destroy while the object waits for
-	// a retry (deferred.go); nil otherwise.
-	deferred atomic.Pointer[Error]
-	// hot is set by the first hot call on the object (hot.go), which holds
-	// no reference: its destroy must wait for a grace period first.
-	hot atomic.Uint32
 }
 
-// newShared returns a core holding one reference, for the caller to fill in
-// before it is shared.
-func newShared[T any](live *atomic.Int64, destroy func(*T) error, drop func(*T) error) *shared[T] {
+// newShared returns a core of kind k holding one reference, for the caller
+// to fill in before it is shared.
+func newShared[T any](k *objectKind[T]) *shared[T] {
 	c := &shared[T]{}
-	c.init(live, destroy, drop)
+	c.init(k)
 	return c
 }
 
 // init is newShared for a core allocated with its first handle (boxed).
-func (c *shared[T]) init(live *atomic.Int64, destroy func(*T) error, drop func(*T) error) {
-	c.destroy, c.drop, c.live = destroy, drop, live
-	live.Add(1)
+func (c *shared[T]) init(k *objectKind[T]) {
+	c.kind = k
+	k.live.Add(1)
 }
 
 // acquire adds a reference unless the count already reached zero: once
@@ -62,7 +71,7 @@ func (c *shared[T]) acquire() bool {
 }
 
 // refs is the number of references held (for tests).
-func (c *shared[T]) refs() int64 { return c.extra.Load() + 1 }
+func (c *shared[T]) refs() int64 { return int64(c.extra.Load()) + 1 }
 
 // release drops one reference and destroys the object with the last one.
 func (c *shared[T]) release() error {
@@ -85,7 +94,7 @@ func (c *shared[T]) finish() error {
 	if hot := c.hot.Load(); hot != 0 {
 		hotGrace(hot)
 	}
-	err := c.destroy(&c.val)
+	err := c.kind.destroy(&c.val)
 	if err != nil && stillHeld(err) {
 		return deferDestroy(c, err)
 	}
@@ -96,7 +105,7 @@ func (c *shared[T]) finish() error {
 // whether the object is gone now. What its drop reports (a context's own
 // destroy) has nobody to go to.
 func (c *shared[T]) retry() bool {
-	err := c.destroy(&c.val)
+	err := c.kind.destroy(&c.val)
 	if err != nil && stillHeld(err) {
 		return false
 	}
@@ -107,24 +116,30 @@ func (c *shared[T]) retry() bool {
 // gone accounts for an object the driver no longer holds and gives back
 // what it held; it returns err, or drop's error if err is nil.
 func (c *shared[T]) gone(err error) error {
-	if c.deferred.Load() != nil {
-		c.deferred.Store(nil)
+	if deferredCount.Load() != 0 {
+		forgetRefused(c)
 	}
-	c.live.Add(-1)
-	if c.drop != nil {
-		if derr := c.drop(&c.val); err == nil {
+	c.kind.live.Add(-1)
+	if c.kind.drop != nil {
+		if derr := c.kind.drop(&c.val); err == nil {
 			err = derr
 		}
 	}
 	return err
 }
 
-// handle.ops holds two flags and, below them, the number of calls in
+// handle.ops holds four flags and, below them, the number of calls in
 // flight on the handle.
 const (
 	closedBit   = 1 << 63 // Close has begun
 	attachedBit = 1 << 62 // the handle has its cleanup (h.cleanup is set)
-	inFlight    = attachedBit - 1
+	// viewBit marks a handle that another object owns (Stream.Context's):
+	// users may call it but not close it, and it holds no reference.
+	viewBit = 1 << 61
+	// boxedBit marks the first handle of an object allocated together
+	// with its core (attachBoxed).
+	boxedBit = 1 << 60
+	inFlight = boxedBit - 1
 )
 
 // handle is what a Context, Stream, Event or other object holds: one
@@ -136,15 +151,16 @@ const (
 // the driver. The hot calls of hot.go are the exception: they check the
 // closed bit from C and are waited for by the object's destroy instead.
 type handle[T any] struct {
-	core *shared[T]
-	ops  atomic.Uint64
-	// view marks a handle that another object owns (Stream.Context's):
-	// users may call it but not close it, and it holds no reference.
-	view bool
-	// boxed marks the first handle of an object allocated together with
-	// its core (attachBoxed).
-	boxed   bool
+	core    *shared[T]
+	ops     atomic.Uint64
 	cleanup runtime.Cleanup
+}
+
+// initOps sets the flags of a handle not yet shared with another
+// goroutine: a plain store, where an atomic one would be a locked
+// instruction on amd64 in every create.
+func (h *handle[T]) initOps(flags uint64) {
+	*(*uint64)(unsafe.Pointer(&h.ops)) = flags
 }
 
 // attach makes h, embedded in *owner, the holder of one reference on core.
@@ -166,7 +182,7 @@ func attach[P any, T any](owner *P, h *handle[T], core *shared[T]) {
 // without Close lives until its clones, closed or not, are unreachable
 // too, where a separate core would let it go at the last clone's Close.
 func attachBoxed[P any, T any](owner *P, h *handle[T], core *shared[T]) {
-	h.boxed = true
+	h.initOps(boxedBit)
 	attach(owner, h, core)
 }
 
@@ -179,7 +195,7 @@ func (h *handle[T]) attachCleanup(owner unsafe.Pointer) {
 		return
 	}
 	var c runtime.Cleanup
-	if h.boxed {
+	if h.ops.Load()&boxedBit != 0 {
 		// The argument must not point into owner's allocation, where the
 		// core is: the cleanup would keep owner reachable and never run.
 		c = runtime.AddCleanup((*byte)(owner), finishDropped, finisher(h.core.copy()))
@@ -207,7 +223,7 @@ type finisher interface{ finish() error }
 // it has left the driver, so once the box is unreachable no hot call on
 // the object is in flight.
 func (c *shared[T]) copy() *shared[T] {
-	d := &shared[T]{destroy: c.destroy, drop: c.drop, live: c.live}
+	d := &shared[T]{kind: c.kind}
 	any(&c.val).(stateCopier[T]).copyTo(&d.val)
 	return d
 }
@@ -306,12 +322,14 @@ func (h *handle[T]) close(op string) error {
 	if h == nil || h.core == nil {
 		return closedError(op)
 	}
-	if h.view {
+	if h.ops.Load()&viewBit != 0 {
 		return nil
 	}
 	if !h.shut() {
-		if e := h.core.deferred.Load(); e != nil {
-			return e
+		if deferredCount.Load() != 0 {
+			if e := refusedError(h.core); e != nil {
+				return e
+			}
 		}
 		return nil
 	}

@@ -26,11 +26,11 @@ type fakeKind struct {
 func newFakeKind() *fakeKind { return &fakeKind{done: make(chan struct{})} }
 
 func (k *fakeKind) newObject() *fake {
-	core := newShared(&k.live, func(*fakeState) error {
+	core := newShared(testKind(&k.live, func(*fakeState) error {
 		k.destroyed.Add(1)
 		k.once.Do(func() { close(k.done) })
 		return nil
-	}, nil)
+	}, nil))
 	core.val.id = 1
 	return k.handle(core)
 }
@@ -52,7 +52,7 @@ func (k *fakeKind) clone(f *fake) (*fake, bool) {
 // nopCore is a core of a fake object, whose destroy does nothing, with the
 // state init fills in.
 func nopCore[T any](live *atomic.Int64, init func(*T)) *shared[T] {
-	c := newShared(live, func(*T) error { return nil }, nil)
+	c := newShared(testKind(live, func(*T) error { return nil }, nil))
 	init(&c.val)
 	return c
 }
@@ -232,7 +232,7 @@ func TestHandleCleanupAfterCloseDoesNothing(t *testing.T) {
 // context go.
 func TestContextViewCloseIsNoop(t *testing.T) {
 	var live atomic.Int64
-	core := newShared(&live, func(*ctxState) error { return nil }, nil)
+	core := newShared(testKind(&live, func(*ctxState) error { return nil }, nil))
 	core.val.raw = 0x1000
 	owner := newContextHandle(core)
 	var r ctxRef
@@ -280,10 +280,10 @@ func waitDestroyed(t *testing.T, k *fakeKind) {
 func TestClosedPublicHandles(t *testing.T) {
 	var live atomic.Int64
 	nop := func(*ctxState) error { return nil }
-	cc := newShared(&live, nop, nil)
+	cc := newShared(testKind(&live, nop, nil))
 	cc.val.raw = 0x1000
 	ctx := newContextHandle(cc)
-	sc := newShared(&live, func(*streamState) error { return nil }, dropStream)
+	sc := newShared(testKind(&live, func(*streamState) error { return nil }, dropStream))
 	sc.val.raw, sc.val.priority = 0x2000, -1
 	var err error
 	if sc.val.ctx.core, err = ctx.ref("test"); err != nil {
@@ -315,7 +315,7 @@ func TestClosedPublicHandles(t *testing.T) {
 	if pc.Raw() != 0 {
 		t.Fatal("the stream's context reference survived the stream")
 	}
-	evc := newShared(&live, func(*eventState) error { return nil }, nil)
+	evc := newShared(testKind(&live, func(*eventState) error { return nil }, nil))
 	evc.val.raw = 0x3000
 	ev := newEventHandle(evc)
 	_ = ev.Close()
@@ -424,4 +424,9 @@ func BenchmarkHandleHold(b *testing.B) {
 			x.h.exit()
 		}
 	})
+}
+
+// testKind is a kind of object for the cores of tests.
+func testKind[T any](live *atomic.Int64, destroy, drop func(*T) error) *objectKind[T] {
+	return &objectKind[T]{destroy: destroy, drop: drop, live: live}
 }

@@ -127,7 +127,7 @@ func registerHost(op string, ctx *Context, p unsafe.Pointer, bytes int, flags ui
 		_ = cc.release()
 		return nil, err
 	}
-	core := newShared(&liveHostBuffers, destroyHostBuffer, dropHostBuffer)
+	core := newShared(&hostBufferKind)
 	core.val.ptr, core.val.bytes = p, bytes
 	core.val.ctx.core = cc
 	return core, nil
@@ -227,3 +227,5 @@ func (b *HostBuffer[T]) Ptr() unsafe.Pointer {
 func (b *HostBuffer[T]) Context() *Context {
 	return contextOf(b.handle(), func(st *hostState) *ctxRef { return &st.ctx })
 }
+
+var hostBufferKind = objectKind[hostState]{destroyHostBuffer, dropHostBuffer, &liveHostBuffers}

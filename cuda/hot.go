@@ -121,23 +121,54 @@ gocuda_slot *gocuda_slot_new(void) {
 	return s;
 }
 
+// The hot calls' entry points, by gocuda_hot_fn_*: C statics that the
+// calls read themselves, in one cache line read by nothing else, where
+// passing them from Go would load a Go pointer and the table it points to,
+// two lines that a driver call just before may have taken out of the
+// cache. 0 until the driver's entry points are resolved (setHotFns).
+enum {
+	gocuda_hot_fn_event_record,
+	gocuda_hot_fn_event_query,
+	gocuda_hot_fn_stream_query,
+	gocuda_hot_fn_stream_wait_event,
+	gocuda_hot_fn_graph_launch,
+	// Two slots for the stand-ins of the tests (launchnop.go).
+	gocuda_hot_fn_standin_hold,
+	gocuda_hot_fn_standin_nop,
+};
+static _Alignas(64) _Atomic uintptr_t gocuda_hot_fns[8];
+
+static void gocuda_set_hot_fn(int i, uintptr_t fn) {
+	atomic_store_explicit(&gocuda_hot_fns[i], fn, memory_order_relaxed);
+}
+
+#define GOCUDA_HOT_FN(i)                                                     \
+	uintptr_t fn = atomic_load_explicit(&gocuda_hot_fns[i], memory_order_relaxed); \
+	if (fn == 0)                                                             \
+		return GOCUDA_HOT_UNRESOLVED;
+
 // cuEventQuery(a); cuStreamQuery(a) as a light call.
-static int gocuda_hot1(uintptr_t fn, uintptr_t ops, uintptr_t a) {
+static int gocuda_hot1(int i, uintptr_t ops, uintptr_t a) {
+	GOCUDA_HOT_FN(i);
 	return GOCUDA_HOT_CALL(ops, ops, ((int (*)(uintptr_t))fn)(a));
 }
 
-static int gocuda_hot1_light(uintptr_t fn, uintptr_t ops, uintptr_t a) {
+static int gocuda_hot1_light(int i, uintptr_t ops, uintptr_t a) {
+	GOCUDA_HOT_FN(i);
 	return GOCUDA_HOT_CALL_LIGHT(ops, ops, ((int (*)(uintptr_t))fn)(a));
 }
 
 // cuEventRecord(a, b), cuStreamWaitEvent(a, b, 0); cuGraphLaunch(a, b) as a
 // light call.
-static int gocuda_hot2(uintptr_t fn, uintptr_t ops1, uintptr_t ops2, uintptr_t a, uintptr_t b, int wait) {
-	return GOCUDA_HOT_CALL(ops1, ops2, wait ? ((int (*)(uintptr_t, uintptr_t, unsigned int))fn)(a, b, 0)
+static int gocuda_hot2(int i, uintptr_t ops1, uintptr_t ops2, uintptr_t a, uintptr_t b) {
+	GOCUDA_HOT_FN(i);
+	return GOCUDA_HOT_CALL(ops1, ops2, i == gocuda_hot_fn_stream_wait_event
+		? ((int (*)(uintptr_t, uintptr_t, unsigned int))fn)(a, b, 0)
 		: ((int (*)(uintptr_t, uintptr_t))fn)(a, b));
 }
 
-static int gocuda_hot2_light(uintptr_t fn, uintptr_t ops1, uintptr_t ops2, uintptr_t a, uintptr_t b) {
+static int gocuda_hot2_light(int i, uintptr_t ops1, uintptr_t ops2, uintptr_t a, uintptr_t b) {
+	GOCUDA_HOT_FN(i);
 	return GOCUDA_HOT_CALL_LIGHT(ops1, ops2, ((int (*)(uintptr_t, uintptr_t))fn)(a, b));
 }
 
@@ -198,8 +229,9 @@ func init() {
 
 // The results of a hot call that did not reach the driver.
 const (
-	hotClosed1 = int32(C.GOCUDA_HOT_CLOSED1) // the first handle is closed
-	hotClosed2 = int32(C.GOCUDA_HOT_CLOSED2) // the second handle is closed
+	hotClosed1    = int32(C.GOCUDA_HOT_CLOSED1)    // the first handle is closed
+	hotClosed2    = int32(C.GOCUDA_HOT_CLOSED2)    // the second handle is closed
+	hotUnresolved = int32(C.GOCUDA_HOT_UNRESOLVED) // the driver's entry points are not resolved yet
 )
 
 // How a hot call marks the objects it uses (shared.hot, a bit set): a
@@ -235,40 +267,87 @@ func opsAddr[T any](h *handle[T]) C.uintptr_t {
 	return C.uintptr_t(uintptr(unsafe.Pointer(&h.ops)))
 }
 
+// A hotFn names the entry point of a hot call (gocuda_hot_fns).
+type hotFn C.int
+
+const (
+	hotEventRecord     = hotFn(C.gocuda_hot_fn_event_record)
+	hotEventQuery      = hotFn(C.gocuda_hot_fn_event_query)
+	hotStreamQuery     = hotFn(C.gocuda_hot_fn_stream_query)
+	hotStreamWaitEvent = hotFn(C.gocuda_hot_fn_stream_wait_event)
+	hotGraphLaunch     = hotFn(C.gocuda_hot_fn_graph_launch)
+	hotStandInHold     = hotFn(C.gocuda_hot_fn_standin_hold) // launchnop.go
+	hotStandInNop      = hotFn(C.gocuda_hot_fn_standin_nop)
+)
+
+// setHotFn makes fn the entry point of the hot call i.
+func setHotFn(i hotFn, fn uintptr) { C.gocuda_set_hot_fn(C.int(i), C.uintptr_t(fn)) }
+
+// setHotFns gives the C side the hot calls' entry points from f.
+func setHotFns(f *boundFns) {
+	for i, fn := range [...]uintptr{
+		hotEventRecord:     f.eventRecord,
+		hotEventQuery:      f.eventQuery,
+		hotStreamQuery:     f.streamQuery,
+		hotStreamWaitEvent: f.streamWaitEvent,
+		hotGraphLaunch:     f.graphLaunch,
+	} {
+		setHotFn(hotFn(i), fn)
+	}
+}
+
+// hotResolved resolves the entry points after a hot call found them
+// unresolved (hotUnresolved), and reports whether the call may be made
+// again; if not, hotError reports why.
+func hotResolved(r int32) bool {
+	if r != hotUnresolved {
+		return false
+	}
+	_, err := boundProcs() // which calls setHotFns
+	return err == nil
+}
+
 // hot1 is a one-handle hot call: fn(raw) unless h is closed.
-func hot1[T any](h *handle[T], fn uintptr, raw uintptr) int32 {
-	r := C.gocuda_hot1(C.uintptr_t(fn), opsAddr(h), C.uintptr_t(raw))
+func hot1[T any](h *handle[T], fn hotFn, raw uintptr) int32 {
+	r := int32(C.gocuda_hot1(C.int(fn), opsAddr(h), C.uintptr_t(raw)))
+	if hotResolved(r) {
+		r = int32(C.gocuda_hot1(C.int(fn), opsAddr(h), C.uintptr_t(raw)))
+	}
 	runtime.KeepAlive(h) // and so its core
-	return int32(r)
+	return r
 }
 
 // hot1Light is hot1 as a light call (h made ready with hotLight).
-func hot1Light[T any](h *handle[T], fn uintptr, raw uintptr) int32 {
-	r := C.gocuda_hot1_light(C.uintptr_t(fn), opsAddr(h), C.uintptr_t(raw))
+func hot1Light[T any](h *handle[T], fn hotFn, raw uintptr) int32 {
+	r := int32(C.gocuda_hot1_light(C.int(fn), opsAddr(h), C.uintptr_t(raw)))
+	if hotResolved(r) {
+		r = int32(C.gocuda_hot1_light(C.int(fn), opsAddr(h), C.uintptr_t(raw)))
+	}
 	runtime.KeepAlive(h)
-	return int32(r)
+	return r
 }
 
-// hot2 is a two-handle hot call: fn(a, b), or fn(a, b, 0) when wait, unless
-// h1 or h2 is closed.
-func hot2[T1, T2 any](h1 *handle[T1], h2 *handle[T2], fn uintptr, a, b uintptr, wait bool) int32 {
-	w := C.int(0)
-	if wait {
-		w = 1
+// hot2 is a two-handle hot call: fn(a, b), or fn(a, b, 0) for
+// cuStreamWaitEvent, unless h1 or h2 is closed.
+func hot2[T1, T2 any](h1 *handle[T1], h2 *handle[T2], fn hotFn, a, b uintptr) int32 {
+	r := int32(C.gocuda_hot2(C.int(fn), opsAddr(h1), opsAddr(h2), C.uintptr_t(a), C.uintptr_t(b)))
+	if hotResolved(r) {
+		r = int32(C.gocuda_hot2(C.int(fn), opsAddr(h1), opsAddr(h2), C.uintptr_t(a), C.uintptr_t(b)))
 	}
-	r := C.gocuda_hot2(C.uintptr_t(fn), opsAddr(h1), opsAddr(h2), C.uintptr_t(a), C.uintptr_t(b), w)
 	runtime.KeepAlive(h1) // and so their cores
 	runtime.KeepAlive(h2)
-	return int32(r)
+	return r
 }
 
-// hot2Light is hot2 as a light call, without wait (h1 and h2 made ready
-// with hotLight).
-func hot2Light[T1, T2 any](h1 *handle[T1], h2 *handle[T2], fn uintptr, a, b uintptr) int32 {
-	r := C.gocuda_hot2_light(C.uintptr_t(fn), opsAddr(h1), opsAddr(h2), C.uintptr_t(a), C.uintptr_t(b))
+// hot2Light is hot2 as a light call (h1 and h2 made ready with hotLight).
+func hot2Light[T1, T2 any](h1 *handle[T1], h2 *handle[T2], fn hotFn, a, b uintptr) int32 {
+	r := int32(C.gocuda_hot2_light(C.int(fn), opsAddr(h1), opsAddr(h2), C.uintptr_t(a), C.uintptr_t(b)))
+	if hotResolved(r) {
+		r = int32(C.gocuda_hot2_light(C.int(fn), opsAddr(h1), opsAddr(h2), C.uintptr_t(a), C.uintptr_t(b)))
+	}
 	runtime.KeepAlive(h1)
 	runtime.KeepAlive(h2)
-	return int32(r)
+	return r
 }
 
 // launchHold is what a launch holds as a hot call (hot.go): the module's
@@ -338,6 +417,9 @@ func hotError(op, fn, second string, r int32) error {
 		return closedError(op)
 	case hotClosed2:
 		return closedError(op + second)
+	case hotUnresolved:
+		_, err := resolveProcs(op, fn)
+		return err
 	}
 	return newError(op, fn, cu.CUresult(r))
 }

@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum { GOCUDA_HOT_CLOSED1 = -1, GOCUDA_HOT_CLOSED2 = -2, GOCUDA_HOT_NOMEM = 2 };
+enum { GOCUDA_HOT_CLOSED1 = -1, GOCUDA_HOT_CLOSED2 = -2, GOCUDA_HOT_UNRESOLVED = -3, GOCUDA_HOT_NOMEM = 2 };
 #define GOCUDA_CLOSED_BIT (1ULL << 63) // handle.ops' closedBit
 
 typedef struct {

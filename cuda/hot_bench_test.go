@@ -32,7 +32,11 @@ func BenchmarkHotGoSide(b *testing.B) {
 	stubs := *real
 	stubs.eventRecord, stubs.eventQuery, stubs.streamQuery, stubs.streamWaitEvent, stubs.graphLaunch = nop, nop, nop, nop, nop
 	boundFnsP.Store(&stubs)
-	b.Cleanup(func() { boundFnsP.Store(real) })
+	setHotFns(&stubs)
+	b.Cleanup(func() {
+		boundFnsP.Store(real)
+		setHotFns(real)
+	})
 	re, rs := uintptr(e.Raw()), uintptr(s.Raw())
 
 	// The one-handle calls are compared with raw1, the others with raw2.

@@ -17,11 +17,11 @@ func TestHotGraceWaitsForCallInside(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		kind uint32
-		call func(h *handle[fakeState], fn uintptr) int32
+		call func(h *handle[fakeState], fn hotFn) int32
 	}{
-		{"fenced", hotFenced, func(h *handle[fakeState], fn uintptr) int32 { return hot1(h, fn, 0) }},
-		{"light", hotLight, func(h *handle[fakeState], fn uintptr) int32 { return hot1Light(h, fn, 0) }},
-		{"light2", hotLight, func(h *handle[fakeState], fn uintptr) int32 { return hot2Light(h, h, fn, 0, 0) }},
+		{"fenced", hotFenced, func(h *handle[fakeState], fn hotFn) int32 { return hot1(h, fn, 0) }},
+		{"light", hotLight, func(h *handle[fakeState], fn hotFn) int32 { return hot1Light(h, fn, 0) }},
+		{"light2", hotLight, func(h *handle[fakeState], fn hotFn) int32 { return hot2Light(h, h, fn, 0, 0) }},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			k := newFakeKind()
@@ -31,7 +31,7 @@ func TestHotGraceWaitsForCallInside(t *testing.T) {
 				t.Fatalf("hot = %d after a %s call, want %d", got, c.name, c.kind)
 			}
 			inside := make(chan int32)
-			go func() { inside <- c.call(&x.h, hotHoldFn()) }()
+			go func() { inside <- c.call(&x.h, hotHold()) }()
 			for !hotHolding() {
 				time.Sleep(time.Millisecond)
 			}
@@ -114,13 +114,13 @@ func TestHotCallOnClosedHandleSkipsDriver(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := hotHoldCalls()
-	if r := hot2(&x.h, &y.h, hotHoldFn(), 0, 0, false); r != hotClosed2 {
+	if r := hot2(&x.h, &y.h, hotHold(), 0, 0); r != hotClosed2 {
 		t.Errorf("hot2 with the second handle closed = %d, want %d", r, hotClosed2)
 	}
 	if err := x.h.close("test"); err != nil {
 		t.Fatal(err)
 	}
-	if r := hot1(&x.h, hotHoldFn(), 0); r != hotClosed1 {
+	if r := hot1(&x.h, hotHold(), 0); r != hotClosed1 {
 		t.Errorf("hot1 on a closed handle = %d, want %d", r, hotClosed1)
 	}
 	if n := hotHoldCalls() - before; n != 0 {
@@ -142,7 +142,7 @@ func BenchmarkHotCall(b *testing.B) {
 	x, y := k.newObject(), k.newObject()
 	hotReady(&x.h, hotFenced)
 	hotReady(&y.h, hotFenced)
-	nop := hotNopFn()
+	nop := hotNop()
 	b.Run("one", func(b *testing.B) {
 		for b.Loop() {
 			if hot1(&x.h, nop, 0) != 0 {
@@ -152,7 +152,7 @@ func BenchmarkHotCall(b *testing.B) {
 	})
 	b.Run("two", func(b *testing.B) {
 		for b.Loop() {
-			if hot2(&x.h, &y.h, nop, 0, 0, false) != 0 {
+			if hot2(&x.h, &y.h, nop, 0, 0) != 0 {
 				b.Fatal("closed")
 			}
 		}

@@ -34,7 +34,7 @@ func fakeDriverKernel(t *testing.T, ctx *Context, f fakecuda.Function) (*Kernel,
 	must(t, err)
 	cc, err := ctx.ref("test")
 	must(t, err)
-	core := newShared(&liveModules, func(*moduleState) error { return lib.FreeFunction(raw) }, dropModule)
+	core := newShared(testKind(&liveModules, func(*moduleState) error { return lib.FreeFunction(raw) }, dropModule))
 	core.val.ctx.core = cc
 	mod := newModuleHandle(core)
 	t.Cleanup(func() { must(t, mod.Close()) })

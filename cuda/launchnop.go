@@ -96,9 +96,21 @@ func recorded(i int) uint64 { return uint64(C.gocuda_rec_get(C.int(i))) }
 // hotReleaseHold, whether one is inside it now, and how many calls it had.
 func hotHoldFn() uintptr { return uintptr(C.gocuda_hot_hold_addr()) }
 func hotNopFn() uintptr  { return uintptr(C.gocuda_hot_nop_addr()) }
-func hotHolding() bool   { return C.gocuda_hot_holding() != 0 }
-func hotReleaseHold()    { C.gocuda_hot_release() }
-func hotHoldCalls() int  { return int(C.gocuda_hot_hold_calls()) }
+
+// hotHold and hotNop are the hot calls of the two stand-ins, through the
+// slots of gocuda_hot_fns kept for them.
+func hotHold() hotFn {
+	setHotFn(hotStandInHold, hotHoldFn())
+	return hotStandInHold
+}
+
+func hotNop() hotFn {
+	setHotFn(hotStandInNop, hotNopFn())
+	return hotStandInNop
+}
+func hotHolding() bool  { return C.gocuda_hot_holding() != 0 }
+func hotReleaseHold()   { C.gocuda_hot_release() }
+func hotHoldCalls() int { return int(C.gocuda_hot_hold_calls()) }
 
 // rawCall1 and rawCall2 call fn(a) and fn(a, b) in one cgo call each, as
 // the raw bindings do: the baseline of BenchmarkHotGoSide.

@@ -72,7 +72,9 @@ func NewLibraryObject[T any](s *Stream, create func() (T, error), destroy func(T
 		_ = own.Close()
 		return nil, err
 	}
-	core := newShared(&liveLibraryObjects, destroyLibraryObject[T], dropLibraryObject[T])
+	// The kind is made per object: T has no package-level value. Library
+	// objects are made rarely (a handle per stream, say).
+	core := newShared(&objectKind[libState[T]]{destroyLibraryObject[T], dropLibraryObject[T], &liveLibraryObjects})
 	core.val = libState[T]{raw: raw, stream: own, destroy: destroy}
 	return newLibraryObjectHandle(core), nil
 }

@@ -157,7 +157,7 @@ func allocManaged(op string, ctx *Context, bytes int, attach ManagedAttach) (*Ma
 	}
 	managedBytes[dev.raw] += uint64(bytes)
 	managedMu.Unlock()
-	core := newShared(&liveManagedMemory, destroyManagedMemory, dropManagedMemory)
+	core := newShared(&managedKind)
 	core.val.ptr, core.val.size = p, bytes
 	core.val.ctx.core = cc
 	return newManagedMemoryHandle(core), nil
@@ -630,3 +630,5 @@ func AccessManaged[T Element](m *ManagedMemory, fn func([]T) error) error {
 	}
 	return fn(v)
 }
+
+var managedKind = objectKind[memState]{destroyManagedMemory, dropManagedMemory, &liveManagedMemory}

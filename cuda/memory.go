@@ -130,7 +130,7 @@ func Alloc(ctx *Context, bytes int) (*DeviceMemory, error) {
 		_ = cc.release()
 		return nil, err
 	}
-	core := newShared(&liveDeviceMemory, destroyDeviceMemory, dropDeviceMemory)
+	core := newShared(&deviceMemoryKind)
 	core.val.ptr, core.val.size = cu.CUdeviceptr(p), bytes
 	core.val.ctx.core = cc
 	return newDeviceMemoryHandle(core), nil
@@ -213,7 +213,7 @@ func allocAsync(op, fn string, s *Stream, bytes int, pool *shared[poolState], al
 		}
 		return nil, err
 	}
-	core := newShared(&liveDeviceMemory, destroyDeviceMemory, dropDeviceMemory)
+	core := newShared(&deviceMemoryKind)
 	core.val.ptr, core.val.size, core.val.stream, core.val.pool = p, bytes, sc, pool
 	core.val.ctx.core = cc
 	return newDeviceMemoryHandle(core), nil
@@ -458,3 +458,5 @@ func (m *DeviceMemory) MemsetD16Async(s *Stream, v uint16) error {
 func (m *DeviceMemory) MemsetD32Async(s *Stream, v uint32) error {
 	return m.memsetOn("DeviceMemory.MemsetD32Async", s, 4, v)
 }
+
+var deviceMemoryKind = objectKind[memState]{destroyDeviceMemory, dropDeviceMemory, &liveDeviceMemory}

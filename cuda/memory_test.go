@@ -366,12 +366,12 @@ func TestClosedBufferHandles(t *testing.T) {
 	pc, err := nopCtx.ref("test")
 	must(t, err)
 	mc := nopCore(&live, func(st *memState) { st.ptr, st.size, st.ctx.core = 0x10, 64, pc })
-	mc.drop = func(st *memState) error { return st.ctx.release() }
+	mc.kind = testKind(mc.kind.live, mc.kind.destroy, func(st *memState) error { return st.ctx.release() })
 	m := newDeviceMemoryHandle(mc)
 	pc2, err := nopCtx.ref("test")
 	must(t, err)
 	hc := nopCore(&live, func(st *hostState) { st.bytes, st.ctx.core = 64, pc2 })
-	hc.drop = func(st *hostState) error { return st.ctx.release() }
+	hc.kind = testKind(hc.kind.live, hc.kind.destroy, func(st *hostState) error { return st.ctx.release() })
 	h := newHostBufferHandle[float32](hc)
 	s := newStreamHandle(nopCore(&live, func(st *streamState) { st.raw = 0x2000 }))
 	must(t, m.Close())

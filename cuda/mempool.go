@@ -67,7 +67,7 @@ func NewMemPool(dev Device) (*MemPool, error) {
 }
 
 func newMemPool(raw cu.CUmemoryPool, dev Device, owned bool) *MemPool {
-	core := newShared(&liveMemPools, destroyMemPool, nil)
+	core := newShared(&memPoolKind)
 	core.val = poolState{raw: raw, dev: dev, owned: owned}
 	return newMemPoolHandle(core)
 }
@@ -189,3 +189,5 @@ func AllocFromPool(s *Stream, pool *MemPool, bytes int) (*DeviceMemory, error) {
 		return cu.MemAllocFromPoolAsync(p, uint64(bytes), pc.val.raw, st)
 	})
 }
+
+var memPoolKind = objectKind[poolState]{destroy: destroyMemPool, live: &liveMemPools}

@@ -121,7 +121,7 @@ func LoadModule(ctx *Context, image []byte) (*Module, error) {
 		_ = cc.release()
 		return nil, err
 	}
-	core := newShared(&liveModules, destroyModule, dropModule)
+	core := newShared(&moduleKind)
 	core.val.raw, core.val.infoLog = raw, cString(infoLog, vals[3])
 	core.val.ctx.core = cc
 	return newModuleHandle(core), nil
@@ -250,3 +250,5 @@ func (e *notFoundError) Error() string {
 	return "no kernel named " + e.name + " in the module: " + e.err.Error()
 }
 func (e *notFoundError) Unwrap() error { return e.err }
+
+var moduleKind = objectKind[moduleState]{destroyModule, dropModule, &liveModules}

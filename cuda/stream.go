@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime"
 	"time"
+	"unsafe"
 
 	"github.com/gocuda/gocuda/generated/cu"
 )
@@ -26,8 +27,8 @@ type Stream struct {
 type streamState struct {
 	raw      cu.CUstream // first: see shared.val
 	ctx      ctxRef
-	priority int
-	owned    bool // false for WrapStream: the queue belongs to someone else
+	priority int32 // in the context's range, which is a few values around 0
+	owned    bool  // false for WrapStream: the queue belongs to someone else
 }
 
 func (s *Stream) handle() *handle[streamState] {
@@ -94,8 +95,8 @@ func newStream(op string, ctx *Context, priority int, withPriority bool) (*Strea
 		return nil, err
 	}
 	b := &streamBox{}
-	b.core.init(&liveStreams, destroyStream, dropStream)
-	b.core.val.raw, b.core.val.priority, b.core.val.owned = cu.CUstream(out), priority, true
+	b.core.init(&streamKind)
+	b.core.val.raw, b.core.val.priority, b.core.val.owned = cu.CUstream(out), int32(priority), true
 	b.core.val.ctx.core = cc
 	attachBoxed(&b.s, &b.s.h, &b.core)
 	return &b.s, nil
@@ -110,6 +111,9 @@ type streamBox struct {
 	s    Stream // first: the cleanup is attached to the allocation through it
 	core shared[streamState]
 }
+
+// A box must stay within the allocator's 80-byte size class (see shared).
+var _ [80 - unsafe.Sizeof(streamBox{})]byte
 
 // WrapStream returns a handle to a stream created elsewhere (by a library,
 // say) in ctx, without taking ownership: the last Close releases the
@@ -137,8 +141,8 @@ func WrapStream(ctx *Context, raw cu.CUstream) (*Stream, error) {
 		_ = cc.release()
 		return nil, err
 	}
-	core := newShared(&liveStreams, destroyStream, dropStream)
-	core.val.raw, core.val.priority = raw, int(p)
+	core := newShared(&streamKind)
+	core.val.raw, core.val.priority = raw, p
 	core.val.ctx.core = cc
 	return newStreamHandle(core), nil
 }
@@ -215,7 +219,7 @@ func (s *Stream) Priority() int {
 	if !ok {
 		return 0
 	}
-	return st.priority
+	return int(st.priority)
 }
 
 // Synchronize waits until all work enqueued so far has finished
@@ -240,13 +244,7 @@ func (s *Stream) Query() (idle bool, err error) {
 	if c == nil {
 		return false, closedError(op)
 	}
-	f := boundFnsP.Load() // procs, without its call once resolved
-	if f == nil {
-		if f, err = procs(op, fn); err != nil {
-			return false, err
-		}
-	}
-	r := hot1Light(h, f.streamQuery, uintptr(c.val.raw))
+	r := hot1Light(h, hotStreamQuery, uintptr(c.val.raw))
 	if r == int32(cu.CUDA_ERROR_NOT_READY) {
 		return false, nil
 	}
@@ -372,12 +370,7 @@ func (s *Stream) WaitEvent(e *Event) error {
 	case ec == nil:
 		return closedError(op + " (event)")
 	}
-	f := boundFnsP.Load() // procs, without its call once resolved
-	if f == nil {
-		var err error
-		if f, err = procs(op, fn); err != nil {
-			return err
-		}
-	}
-	return hotResult(op, fn, " (event)", hot2(sh, eh, f.streamWaitEvent, uintptr(sc.val.raw), uintptr(ec.val.raw), true))
+	return hotResult(op, fn, " (event)", hot2(sh, eh, hotStreamWaitEvent, uintptr(sc.val.raw), uintptr(ec.val.raw)))
 }
+
+var streamKind = objectKind[streamState]{destroyStream, dropStream, &liveStreams}
