@@ -571,13 +571,20 @@ func TestFaultPollsLeaveAHealthyStreamAlone(t *testing.T) {
 	must(t, err)
 	defer word.Close()
 	w := &word.Slice()[0]
-	must(t, ctx.Do(func() error {
+	err = ctx.Do(func() error {
 		var d cu.CUdeviceptr
 		if err := cu.MemHostGetDevicePointer(&d, unsafe.Pointer(w), 0); err != nil {
 			return err
 		}
 		return cu.StreamWaitValue32(s.Raw(), d, 1, uint32(cu.CU_STREAM_WAIT_VALUE_EQ))
-	}))
+	})
+	if errors.Is(err, cu.CUDA_ERROR_NOT_SUPPORTED) {
+		// Bindings for CUDA 11 call the first version of the stream memory
+		// operations, which drivers since CUDA 12 serve only where the
+		// device's CAN_USE_STREAM_MEM_OPS attribute is enabled.
+		t.Skipf("the driver refuses cuStreamWaitValue32 of these bindings (CUDA %d): %v", cu.HeaderVersion(), err)
+	}
+	must(t, err)
 	var runs atomic.Int32
 	ran := make(chan struct{})
 	must(t, s.Then(func() {
