@@ -212,6 +212,7 @@ static void gocuda_hot_grace(int light) {
 import "C"
 
 import (
+	"errors"
 	"os"
 	"runtime"
 	"unsafe"
@@ -303,7 +304,9 @@ func hotResolved(r int32) bool {
 	if r != hotUnresolved {
 		return false
 	}
-	_, err := boundProcs() // which calls setHotFns
+	// As the lifecycle calls' first procs does (boundProcs calls
+	// setHotFns); the error, if any, is hotError's to report.
+	_, err := resolveProcs("", "")
 	return err == nil
 }
 
@@ -418,8 +421,12 @@ func hotError(op, fn, second string, r int32) error {
 	case hotClosed2:
 		return closedError(op + second)
 	case hotUnresolved:
-		_, err := resolveProcs(op, fn)
-		return err
+		if _, err := resolveProcs(op, fn); err != nil {
+			return err
+		}
+		// Resolved, yet the C side still found no entry point: nothing
+		// clears one once set, so this is a bug of this package.
+		return newError(op, fn, errors.New("cuda: the hot calls' entry points are still unset after they were resolved"))
 	}
 	return newError(op, fn, cu.CUresult(r))
 }

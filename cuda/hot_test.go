@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gocuda/gocuda/generated/cu"
 )
 
 // The destroy of an object that has seen a hot call waits for the hot
@@ -157,4 +159,49 @@ func BenchmarkHotCall(b *testing.B) {
 			}
 		}
 	})
+}
+
+const firstHotChildEnv = "GOCUDA_TEST_FIRST_HOT_CHILD"
+
+// The hot calls read the driver's entry points from C (gocuda_hot_fns),
+// which the first lifecycle call of a process fills in. A hot call that
+// comes first, on a stream the process did not make (WrapStream), fills
+// them in itself and reaches the driver. It runs in a child process, where
+// nothing has resolved them yet.
+func TestFirstHotCallResolvesEntryPoints(t *testing.T) {
+	if os.Getenv(firstHotChildEnv) != "" {
+		t.Skip("in the child")
+	}
+	needGPU(t)
+	cmd := exec.Command(os.Args[0], "-test.run=^TestFirstHotCallChild$", "-test.count=1", "-test.v")
+	cmd.Env = append(os.Environ(), firstHotChildEnv+"=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "--- PASS: TestFirstHotCallChild") {
+		t.Fatalf("child: %v\n%s", err, out)
+	}
+}
+
+func TestFirstHotCallChild(t *testing.T) {
+	if os.Getenv(firstHotChildEnv) == "" {
+		t.Skip("runs only as TestFirstHotCallResolvesEntryPoints's child process")
+	}
+	_, ctx := needGPU(t)
+	var raw cu.CUstream
+	must(t, ctx.Do(func() error {
+		return check("test", "cuStreamCreate", cu.StreamCreate(&raw, uint32(cu.CU_STREAM_NON_BLOCKING)))
+	}))
+	defer ctx.Do(func() error { return cu.StreamDestroy(raw) })
+	s, err := WrapStream(ctx, raw)
+	must(t, err)
+	defer s.Close()
+	if boundFnsP.Load() != nil {
+		t.Fatal("the entry points were resolved before the first hot call: the test would check nothing")
+	}
+	idle, err := s.Query()
+	if err != nil || !idle {
+		t.Fatalf("the first hot call of the process: Stream.Query = %v, %v; want true, nil", idle, err)
+	}
+	if boundFnsP.Load() == nil {
+		t.Error("the first hot call left the entry points unresolved")
+	}
 }
