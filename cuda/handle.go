@@ -11,10 +11,10 @@ import (
 // object. Each handle owns one reference, and so does every object made from
 // this one (a stream holds one on its context); the last release destroys.
 //
-// A boxed core and its first handle (attachBoxed) are one allocation of 80
-// bytes for a stream, an event or an executable graph, where the
-// allocator's cost beside a driver's create and destroy grows with the
-// bytes (BenchmarkLifecycleParts): what all objects of a kind share is in
+// A boxed core and its first handle (attachBoxed) are one allocation, of
+// 80 bytes for a stream, an event or an executable graph: that allocation
+// is most of what a create and destroy add to the driver's calls
+// (BenchmarkLifecycleParts), so what all objects of a kind share is in
 // their objectKind, and a refused destroy's error waits in deferred.go.
 type shared[T any] struct {
 	// hot is set by the first hot call on the object (hot.go), which holds
