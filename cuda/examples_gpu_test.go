@@ -93,7 +93,8 @@ func TestExamplesOnGPU(t *testing.T) {
 
 // exampleDevice returns device 0 of the fake driver, or of the real one
 // where it has compute capability major.minor or later; it skips t
-// without a driver or device.
+// without a driver or device, or where the device is older. The GPU tests
+// of launchex_gpu_test.go use it too.
 func exampleDevice(t *testing.T, major, minor int) cuda.Device {
 	t.Helper()
 	if err := cu.Init(0); err != nil {
@@ -111,7 +112,7 @@ func exampleDevice(t *testing.T, major, minor int) cuda.Device {
 		t.Fatal(err)
 	}
 	if maj < major || maj == major && min < minor {
-		t.Skipf("device 0 has compute capability %d.%d; the example needs %d.%d", maj, min, major, minor)
+		t.Skipf("device 0 has compute capability %d.%d; %s needs %d.%d", maj, min, t.Name(), major, minor)
 	}
 	return dev
 }

@@ -173,12 +173,7 @@ func TestFirstHotCallResolvesEntryPoints(t *testing.T) {
 		t.Skip("in the child")
 	}
 	needGPU(t)
-	cmd := exec.Command(os.Args[0], "-test.run=^TestFirstHotCallChild$", "-test.count=1", "-test.v")
-	cmd.Env = append(os.Environ(), firstHotChildEnv+"=1")
-	out, err := cmd.CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "--- PASS: TestFirstHotCallChild") {
-		t.Fatalf("child: %v\n%s", err, out)
-	}
+	runChildTest(t, "TestFirstHotCallChild", firstHotChildEnv+"=1")
 }
 
 func TestFirstHotCallChild(t *testing.T) {

@@ -35,23 +35,7 @@ func exGPU(t *testing.T, major, minor int) (cuda.Device, *cuda.Context) {
 	if cudatest.Active() {
 		t.Skip("these kernels need a GPU: the fake driver's Go kernels model no clusters, grid-wide barriers or programmatic launches (the fake covers LaunchEx's checks in launchex_test.go)")
 	}
-	if err := cu.Init(0); err != nil {
-		if errors.Is(err, cu.ErrNoDriver) || errors.Is(err, cu.CUDA_ERROR_NO_DEVICE) {
-			t.Skipf("no GPU: %v", err)
-		}
-		t.Fatal(err)
-	}
-	dev, err := cuda.GetDevice(0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	maj, min, err := dev.ComputeCapability()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if maj < major || maj == major && min < minor {
-		t.Skipf("device 0 has compute capability %d.%d; the test needs %d.%d", maj, min, major, minor)
-	}
+	dev := exampleDevice(t, major, minor)
 	ctx, err := cuda.PrimaryContext(dev)
 	if err != nil {
 		t.Fatal(err)

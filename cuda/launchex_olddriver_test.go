@@ -3,7 +3,6 @@ package cuda
 import (
 	"errors"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
@@ -31,13 +30,8 @@ func TestLaunchExOnOldDriver(t *testing.T) {
 	}
 	lib, err := fakecuda.BuildForDriver("", oldDriverVersion)
 	must(t, err)
-	cmd := exec.Command(os.Args[0], "-test.run=^TestLaunchExOnOldDriverChild$", "-test.v", "-test.count=1")
-	cmd.Env = append(os.Environ(), oldDriverChildEnv+"=1", cu.LibraryEnv+"="+lib,
+	out := runChildTest(t, "TestLaunchExOnOldDriverChild", oldDriverChildEnv+"=1", cu.LibraryEnv+"="+lib,
 		"FAKECUDA_DRIVER_VERSION="+strconv.Itoa(oldDriverVersion), fakecuda.QuickRaceExit())
-	out, err := cmd.CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "--- PASS: TestLaunchExOnOldDriverChild") {
-		t.Fatalf("child: %v\n%s", err, out)
-	}
 	t.Logf("child:\n%s", out)
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"runtime"
 	"strconv"
 	"strings"
@@ -215,4 +216,18 @@ func skipIfMissing(tb testing.TB, err error) error {
 		tb.Skipf("the driver lacks a function this test needs: %v", err)
 	}
 	return err
+}
+
+// runChildTest runs the test named name of this binary in a child process,
+// with env added to this process's environment, and fails t unless the
+// child passed it. It returns the child's output.
+func runChildTest(t *testing.T, name string, env ...string) []byte {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^"+name+"$", "-test.count=1", "-test.v")
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "--- PASS: "+name) {
+		t.Fatalf("child: %v\n%s", err, out)
+	}
+	return out
 }

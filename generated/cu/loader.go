@@ -116,7 +116,7 @@ func Proc(name string) (uintptr, error) {
 			return 0, missing(i)
 		}
 	}
-	return 0, fmt.Errorf("cu: %s is not a function of the CUDA %d.%d header", name, headerVersion/1000, headerVersion%1000/10)
+	return 0, fmt.Errorf("cu: %s is not a function of the CUDA %s header", name, versionString(headerVersion))
 }
 
 // HeaderVersion is CUDA_VERSION of the header these bindings were generated

@@ -34,6 +34,12 @@ type Library struct {
 	Libs []string
 }
 
+// DefaultDir is where Build puts the library when given no directory: one
+// of the user's under os.TempDir().
+func (l *Library) DefaultDir() string {
+	return filepath.Join(os.TempDir(), fmt.Sprintf("gocuda-%s-%d", l.Name, os.Getuid()))
+}
+
 // Build compiles the library into dir and returns its path. An empty dir
 // means a directory of the user's under os.TempDir(). The file name
 // carries a hash of the sources, compiler and flags, so a build is reused
@@ -43,7 +49,7 @@ type Library struct {
 // gcc.
 func (l *Library) Build(dir string) (string, error) {
 	if dir == "" {
-		dir = filepath.Join(os.TempDir(), fmt.Sprintf("gocuda-%s-%d", l.Name, os.Getuid()))
+		dir = l.DefaultDir()
 	}
 	cc := strings.Fields(os.Getenv("CC"))
 	if len(cc) == 0 {

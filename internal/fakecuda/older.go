@@ -45,7 +45,7 @@ func BuildForDriver(dir string, version int) (string, error) {
 		return "", fmt.Errorf("fakecuda: BuildForDriver(%d): no entry point of csrc/proc.c is that old", version)
 	}
 	if dir == "" {
-		dir = filepath.Join(os.TempDir(), fmt.Sprintf("gocuda-%s-%d", library.Name, os.Getuid()))
+		dir = library.DefaultDir()
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("fakecuda: %w", err)
