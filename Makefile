@@ -6,6 +6,13 @@ STATICCHECK ?= $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
 TAGS        := $(shell sed -n 's/.*"tag": *"\(cuda[0-9]*\)".*/\1/p' headers/versions.json)
 # Build tags of the NCCL versions (the newest builds without one), read from the manifest.
 NCCL_VERSION_TAGS := $(shell sed -n 's/.*"tag": *"\(nccl[0-9]*\)".*/\1/p' headers/versions.json)
+# A build without a tag compiles the manifest's default CUDA version and the
+# newest NCCL: the same code as with their tags. The checks that run once
+# without a tag skip those tags (OTHER_TAGS, OTHER_NCCL_TAGS) rather than
+# build and test the same code twice.
+DEFAULT_TAG := $(shell awk -F'"' '$$2 == "default" { split($$4, v, "."); printf "cuda%d%03d", v[1], v[2] * 10 }' headers/versions.json)
+OTHER_TAGS  := $(filter-out $(DEFAULT_TAG),$(TAGS))
+OTHER_NCCL_TAGS := $(filter-out $(lastword $(NCCL_VERSION_TAGS)),$(NCCL_VERSION_TAGS))
 # Where GPU test binaries are built, to be carried to the GPU machine.
 GPU_BIN     ?= .gpu
 
@@ -39,23 +46,23 @@ fmt:
 ## vet: go vet for every version tag (and no tag)
 vet:
 	$(GO) vet ./...
-	@set -e; for t in $(TAGS); do echo "go vet -tags $$t ./..."; $(GO) vet -tags $$t ./...; done
-	@set -e; for t in $(NCCL_VERSION_TAGS); do echo "go vet -tags $$t ./generated/nccl ./cuda/nccl"; $(GO) vet -tags $$t ./generated/nccl ./cuda/nccl; done
+	@set -e; for t in $(OTHER_TAGS); do echo "go vet -tags $$t ./..."; $(GO) vet -tags $$t ./...; done
+	@set -e; for t in $(OTHER_NCCL_TAGS); do echo "go vet -tags $$t ./generated/nccl ./cuda/nccl"; $(GO) vet -tags $$t ./generated/nccl ./cuda/nccl; done
 
 staticcheck:
 	@set -e; for t in $(TAGS); do echo "staticcheck -tags $$t ./..."; $(STATICCHECK) -tags $$t ./...; done
-	@set -e; for t in $(NCCL_VERSION_TAGS); do echo "staticcheck -tags $$t ./generated/nccl ./cuda/nccl"; $(STATICCHECK) -tags $$t ./generated/nccl ./cuda/nccl; done
+	@set -e; for t in $(OTHER_NCCL_TAGS); do echo "staticcheck -tags $$t ./generated/nccl ./cuda/nccl"; $(STATICCHECK) -tags $$t ./generated/nccl ./cuda/nccl; done
 
 ## unit: all tests, for every version tag; without libcuda the cuda tests run against the fake driver (internal/fakecuda)
 unit:
 	$(GO) test ./...
-	@set -e; for t in $(TAGS); do echo "go test -tags $$t ./generated/... ./cuda/... ./internal/fakecuda/..."; $(GO) test -tags $$t ./generated/... ./cuda/... ./internal/fakecuda/...; done
-	@set -e; for t in $(NCCL_VERSION_TAGS); do echo "go test -tags $$t ./generated/nccl ./cuda/nccl"; $(GO) test -tags $$t ./generated/nccl ./cuda/nccl; done
+	@set -e; for t in $(OTHER_TAGS); do echo "go test -tags $$t ./generated/... ./cuda/... ./internal/fakecuda/..."; $(GO) test -tags $$t ./generated/... ./cuda/... ./internal/fakecuda/...; done
+	@set -e; for t in $(OTHER_NCCL_TAGS); do echo "go test -tags $$t ./generated/nccl ./cuda/nccl"; $(GO) test -tags $$t ./generated/nccl ./cuda/nccl; done
 
 ## test-race: the cuda tests under the race detector, for every version tag (CUDA's, and NCCL's for its package)
 test-race:
-	@set -e; for t in "" $(TAGS); do echo "go test -race -tags '$$t' ./cuda/... ./internal/fakecuda/..."; $(GO) test -race -tags "$$t" ./cuda/... ./internal/fakecuda/...; done
-	@set -e; for t in $(NCCL_VERSION_TAGS); do echo "go test -race -tags $$t ./cuda/nccl"; $(GO) test -race -tags $$t ./cuda/nccl; done
+	@set -e; for t in "" $(OTHER_TAGS); do echo "go test -race -tags '$$t' ./cuda/... ./internal/fakecuda/..."; $(GO) test -race -tags "$$t" ./cuda/... ./internal/fakecuda/...; done
+	@set -e; for t in $(OTHER_NCCL_TAGS); do echo "go test -race -tags $$t ./cuda/nccl"; $(GO) test -race -tags $$t ./cuda/nccl; done
 
 ## test-cgocheck2: the packages that hand memory to C, with cgo's full pointer checks
 test-cgocheck2:
@@ -66,10 +73,11 @@ FUZZTIME ?= 60s
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzModel -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./gen
 
-## cross-arm64: build and vet every package for linux/arm64, cgo included, per tag (cross compiler: Debian's gcc-aarch64-linux-gnu; gen's tests check the layouts with it)
+## cross-arm64: build and vet every package for linux/arm64, cgo included, and per tag the packages whose code the tag changes (cross compiler: Debian's gcc-aarch64-linux-gnu; gen's tests check the layouts with it)
 ARM64_CC ?= aarch64-linux-gnu-gcc
 cross-arm64:
-	@set -e; for t in "" $(TAGS); do echo "GOARCH=arm64 go vet -tags '$$t' ./..."; CGO_ENABLED=1 GOARCH=arm64 CC=$(ARM64_CC) $(GO) vet -tags "$$t" ./...; done
+	CGO_ENABLED=1 GOARCH=arm64 CC=$(ARM64_CC) $(GO) vet ./...
+	@set -e; for t in $(OTHER_TAGS); do echo "GOARCH=arm64 go vet -tags $$t ./generated/... ./cuda/..."; CGO_ENABLED=1 GOARCH=arm64 CC=$(ARM64_CC) $(GO) vet -tags $$t ./generated/... ./cuda/...; done
 	CGO_ENABLED=1 GOARCH=arm64 CC=$(ARM64_CC) $(GO) build ./...
 
 ## test: everything CI runs: format, go mod tidy, headers (so the layout tests run), vet and staticcheck per tag, tests per tag (cuda/ against the fake driver without a GPU), race, cgocheck2, a bounded fuzz of the generator, regenerate-and-diff, the arm64 cross-build
