@@ -21,6 +21,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"regexp"
 	"runtime"
 	"runtime/pprof"
 	"time"
@@ -46,7 +47,19 @@ func report(op string, v float64, unit string) {
 	fmt.Printf("RESULT impl=go-%s op=%s value=%.3f unit=%s\n", *impl, op, v, unit)
 }
 
+var ops = flag.String("ops", "", "-impl raw, cuda and pair: run only the operations whose names match this regular expression")
+
+// selected reports whether -ops picks op.
+func selected(op string) bool {
+	return opsRe.MatchString(op)
+}
+
+var opsRe *regexp.Regexp
+
 func timed(op string, n int, body func(n int)) {
+	if !selected(op) {
+		return
+	}
 	t := time.Now()
 	body(n)
 	report(op, float64(time.Since(t).Nanoseconds())/float64(n), "ns/op")
@@ -54,6 +67,11 @@ func timed(op string, n int, body func(n int)) {
 
 func main() {
 	flag.Parse()
+	var err error
+	if opsRe, err = regexp.Compile(*ops); err != nil {
+		fmt.Fprintln(os.Stderr, "gobench: -ops:", err)
+		os.Exit(2)
+	}
 	noPTX := *impl == "nvrtc" || *impl == "gemm"
 	if flag.NArg() != 1 && !noPTX {
 		fmt.Fprintln(os.Stderr, "usage: gobench [-impl raw|cuda|pair|overhead|bindcost|alloc] empty.ptx | gobench -impl nvrtc | gobench -impl gemm [-gemm-sizes 4096,8192] [-gemm-types f32,tf32,bf16,bf16lt,fp8] [-gemm-samples n] [-gemm-ms ms]")

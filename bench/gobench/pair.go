@@ -11,9 +11,7 @@ static int gb_cpu(void) { return sched_getcpu(); }
 import "C"
 
 import (
-	"flag"
 	"fmt"
-	"regexp"
 	"runtime"
 	"sort"
 	"time"
@@ -22,8 +20,6 @@ import (
 	"github.com/gocuda/gocuda/cuda"
 	"github.com/gocuda/gocuda/generated/cu"
 )
-
-var pairOps = flag.String("ops", "", "-impl pair: run only the operations whose names match this regular expression")
 
 // hostSpeed prints what the CPU the process runs on does without the GPU: a
 // cgo crossing to a C function that does nothing, and a Go loop of a
@@ -70,9 +66,8 @@ func runPair(ptx []byte) {
 	// in a Go program that only uses package cuda; otherwise they run with
 	// the context current, as the raw ones do.
 	bare := false
-	only := regexp.MustCompile(*pairOps)
 	pair := func(op string, chunks, per int, raw, layer func() error) {
-		if !only.MatchString(op) {
+		if !selected(op) {
 			return
 		}
 		var diffs, raws, layers []float64
