@@ -3,6 +3,7 @@ package cuda
 import (
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 )
 
@@ -17,6 +18,13 @@ import (
 // skipped: it never gets a cleanup at all. A dropped handle is kept by the
 // queue until its cleanup is attached, so it is released one collection
 // later than an immediate cleanup would release it.
+
+// The first handle of a new stream, event or executable graph (a boxed
+// one, attachBoxed) waits instead in its kind's last slot (objectKind.last),
+// and goes to the queue only when the next of its kind takes the slot. A
+// loop that makes and closes such objects takes and empties the slot with
+// one atomic swap and one compare-and-swap on the kind's line, where the
+// queue would cost a lock and an unlock twice, on lines of its own.
 
 // attachBatch bounds the queue, and so the handles it keeps alive.
 const attachBatch = 256
@@ -33,23 +41,62 @@ var (
 	attachMu    sync.Mutex
 	attachQueue []attachJob
 	attachSpare []attachJob // the previous queue's array, for reuse
-	attachArmed bool        // a collection will flush the queue
+	// attachArmed is set while a collection will flush the queue and the
+	// slots (armAttach). It is cleared before a flush looks at them, so
+	// that a handle queued after that look finds it clear and arms again.
+	attachArmed atomic.Bool
 )
+
+// boxedKinds are the kinds whose last slot the flush empties: those of
+// the objects attachBoxed makes.
+var boxedKinds = [...]lastFlusher{&streamKind, &eventKind, &graphExecKind}
+
+type lastFlusher interface {
+	flushLast() bool
+	pending() bool
+}
 
 // queueAttach queues the handle h embedded in owner for its cleanup.
 func queueAttach(owner unsafe.Pointer, h attacher) {
 	attachMu.Lock()
 	attachQueue = append(attachQueue, attachJob{owner, h})
 	n := len(attachQueue)
-	arm := !attachArmed
-	attachArmed = true
 	attachMu.Unlock()
-	if arm {
-		armCollectionHook()
+	if !attachArmed.Load() {
+		armAttach()
 	}
 	if n >= attachBatch {
 		flushAttach()
 	}
+}
+
+// queueLast puts h, the first handle of a boxed object of kind k, in k's
+// last slot; the handle it displaces goes to the queue.
+func queueLast[T any](k *objectKind[T], h *handle[T]) {
+	if old := k.last.Swap(h); old != nil {
+		queueAttach(unsafe.Pointer(old), old)
+		return
+	}
+	if !attachArmed.Load() {
+		armAttach()
+	}
+}
+
+// unqueueLast takes h out of its kind's last slot, and reports whether it
+// was there.
+func unqueueLast[T any](h *handle[T]) bool {
+	return h.core.kind.last.CompareAndSwap(h, nil)
+}
+
+// flushLast gives the handle in k's last slot its cleanup, and reports
+// whether there was one. A boxed handle is the first field of its owner.
+func (k *objectKind[T]) flushLast() bool {
+	h := k.last.Swap(nil)
+	if h == nil {
+		return false
+	}
+	h.attachCleanup(unsafe.Pointer(h))
+	return true
 }
 
 // unqueueAttach takes h off the queue if it is the last handle queued, as
@@ -66,8 +113,12 @@ func unqueueAttach(h attacher) {
 	attachMu.Unlock()
 }
 
-// flushAttach attaches the cleanups of the queued handles still open.
+// flushAttach attaches the cleanups of the queued handles still open, and
+// of those in the last slots.
 func flushAttach() {
+	for _, k := range boxedKinds {
+		k.flushLast()
+	}
 	attachMu.Lock()
 	q := attachQueue
 	attachQueue, attachSpare = attachSpare[:0], nil
@@ -87,17 +138,29 @@ func flushAttach() {
 // after the next garbage collection.
 type collectionHook struct{ _ *byte }
 
-func armCollectionHook() {
-	runtime.AddCleanup(new(collectionHook), afterCollection, 0)
+// armAttach makes the next collection flush the queue and the slots,
+// unless that is arranged already.
+func armAttach() {
+	if attachArmed.CompareAndSwap(false, true) {
+		runtime.AddCleanup(new(collectionHook), afterCollection, 0)
+	}
 }
 
 func afterCollection(int) {
+	attachArmed.Store(false)
 	flushAttach()
+	// What was queued or put in a slot since the flush looked arms again,
+	// here or where it was queued, which finds attachArmed clear.
 	attachMu.Lock()
 	again := len(attachQueue) > 0
-	attachArmed = again
 	attachMu.Unlock()
+	for _, k := range boxedKinds {
+		again = again || k.pending()
+	}
 	if again {
-		armCollectionHook()
+		armAttach()
 	}
 }
+
+// pending reports whether k's last slot holds a handle.
+func (k *objectKind[T]) pending() bool { return k.last.Load() != nil }

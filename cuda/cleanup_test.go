@@ -5,17 +5,25 @@ import (
 	"testing"
 )
 
-// queued is the length of the queue of handles waiting for their cleanup.
+// queued is the number of handles waiting for their cleanup: in the
+// queue and in the kinds' last slots.
 func queued() int {
 	attachMu.Lock()
-	defer attachMu.Unlock()
-	return len(attachQueue)
+	n := len(attachQueue)
+	attachMu.Unlock()
+	for _, k := range boxedKinds {
+		if k.pending() {
+			n++
+		}
+	}
+	return n
 }
 
-// A handle closed while it is the last one queued leaves the queue, so that
-// a loop that makes and closes objects does not grow it; one closed behind
-// another that is still open stays until the flush, which skips it, and a
-// handle dropped without Close is still finished by its cleanup.
+// A handle closed while it is the last one made of its kind, or the last
+// one queued, leaves the queue, so that a loop that makes and closes
+// objects does not grow it; one closed behind another that is still open
+// stays until the flush, which skips it, and a handle dropped without
+// Close is still finished by its cleanup.
 func TestClosedHandlesLeaveTheAttachQueue(t *testing.T) {
 	_, ctx := needGPU(t)
 	flushAttach()
@@ -29,25 +37,36 @@ func TestClosedHandlesLeaveTheAttachQueue(t *testing.T) {
 		must(t, e.Close())
 	}
 	if n := queued(); n != base {
-		t.Fatalf("the attach queue holds %d handles after making and closing %d events and streams, want %d", n, 3*attachBatch, base)
+		t.Fatalf("%d handles wait for their cleanup after making and closing %d events and streams, want %d", n, 3*attachBatch, base)
 	}
 
-	first, err := NewEvent(ctx)
-	must(t, err)
-	second, err := NewEvent(ctx)
-	must(t, err)
-	must(t, first.Close()) // not last: it stays queued
-	if n := queued(); n != base+2 {
-		t.Fatalf("the attach queue holds %d handles, want %d", n, base+2)
+	// The third takes the last slot; the first two go to the queue, in
+	// order.
+	var evs [3]*Event
+	for i := range evs {
+		var err error
+		evs[i], err = NewEvent(ctx)
+		must(t, err)
 	}
-	must(t, second.Close())
-	if n := queued(); n != base+1 {
-		t.Fatalf("the attach queue holds %d handles after closing the last, want %d", n, base+1)
+	if n := queued(); n != base+3 {
+		t.Fatalf("%d handles wait for their cleanup, want %d", n, base+3)
+	}
+	must(t, evs[0].Close()) // neither in the slot nor last in the queue: it stays
+	if n := queued(); n != base+3 {
+		t.Fatalf("%d handles wait for their cleanup after closing the first, want %d", n, base+3)
+	}
+	must(t, evs[2].Close()) // in the slot
+	if n := queued(); n != base+2 {
+		t.Fatalf("%d handles wait for their cleanup after closing the last, want %d", n, base+2)
 	}
 	flushAttach()
-	if first.h.ops.Load()&attachedBit != 0 {
+	if evs[0].h.ops.Load()&attachedBit != 0 {
 		t.Fatal("the flush gave a closed handle a cleanup")
 	}
+	if evs[1].h.ops.Load()&attachedBit == 0 {
+		t.Fatal("the flush gave an open queued handle no cleanup")
+	}
+	must(t, evs[1].Close())
 
 	_, _, e0 := LiveHandles()
 	func() {

@@ -228,4 +228,4 @@ func Elapsed(start, end *Event) (time.Duration, error) {
 	return time.Duration(float64(ms) * float64(time.Millisecond)), nil
 }
 
-var eventKind = objectKind[eventState]{destroyEvent, dropEvent, &liveEvents}
+var eventKind = objectKind[eventState]{destroy: destroyEvent, drop: dropEvent, live: &liveEvents}

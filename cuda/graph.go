@@ -419,5 +419,5 @@ func updateError(op string, res cu.CUgraphExecUpdateResult, err error) error {
 	return newError(op, "cuGraphExecUpdate", fmt.Errorf("%v: %w", res, err))
 }
 
-var graphKind = objectKind[graphState]{destroyGraph, dropGraph, &liveGraphs}
-var graphExecKind = objectKind[graphExecState]{destroyGraphExec, dropGraphExec, &liveGraphExecs}
+var graphKind = objectKind[graphState]{destroy: destroyGraph, drop: dropGraph, live: &liveGraphs}
+var graphExecKind = objectKind[graphExecState]{destroy: destroyGraphExec, drop: dropGraphExec, live: &liveGraphExecs}

@@ -31,7 +31,10 @@ type shared[T any] struct {
 	kind  *objectKind[T]
 }
 
-// objectKind is what the cores of one kind of object share.
+// objectKind is what the cores of one kind of object share. It is four
+// words: the linker aligns a static one of 32 bytes to 32, so that it is
+// one cache line, which a create and a close of the kind's boxed objects
+// touch instead of several.
 type objectKind[T any] struct {
 	// destroy asks the driver to destroy the object; drop then gives back
 	// what the object holds (its context's reference, say). drop runs only
@@ -39,7 +42,16 @@ type objectKind[T any] struct {
 	destroy func(*T) error
 	drop    func(*T) error
 	live    *atomic.Int64 // objects of this kind the driver still holds
+	// last is the boxed first handle made last and not yet closed or
+	// given its cleanup (cleanup.go): the kinds of boxedKinds only.
+	last atomic.Pointer[handle[T]]
 }
+
+// An objectKind is 32 bytes (see above; TestBoxedKindsAreOneCacheLineEach).
+var (
+	_ [32 - unsafe.Sizeof(objectKind[streamState]{})]byte
+	_ [unsafe.Sizeof(objectKind[streamState]{}) - 32]byte
+)
 
 // newShared returns a core of kind k holding one reference, for the caller
 // to fill in before it is shared.
@@ -181,9 +193,16 @@ func attach[P any, T any](owner *P, h *handle[T], core *shared[T]) {
 // object from a copy of the core. So the object of a first handle dropped
 // without Close lives until its clones, closed or not, are unreachable
 // too, where a separate core would let it go at the last clone's Close.
+//
+// The handle must be owner's first field (flushLast finds the owner from
+// it), and core's kind one of boxedKinds (the flush empties their slots).
 func attachBoxed[P any, T any](owner *P, h *handle[T], core *shared[T]) {
+	if unsafe.Pointer(owner) != unsafe.Pointer(h) {
+		panic("cuda: a boxed handle is not its owner's first field")
+	}
 	h.initOps(boxedBit)
-	attach(owner, h, core)
+	h.core = core
+	queueLast(core.kind, h)
 }
 
 // attachCleanup gives h, embedded in owner, the cleanup that releases its
@@ -333,9 +352,11 @@ func (h *handle[T]) close(op string) error {
 		}
 		return nil
 	}
-	if h.ops.Load()&attachedBit != 0 {
+	switch ops := h.ops.Load(); {
+	case ops&attachedBit != 0:
 		h.cleanup.Stop()
-	} else {
+	case ops&boxedBit != 0 && unqueueLast(h):
+	default:
 		unqueueAttach(h)
 	}
 	return h.core.release()

@@ -74,7 +74,7 @@ func NewLibraryObject[T any](s *Stream, create func() (T, error), destroy func(T
 	}
 	// The kind is made per object: T has no package-level value. Library
 	// objects are made rarely (a handle per stream, say).
-	core := newShared(&objectKind[libState[T]]{destroyLibraryObject[T], dropLibraryObject[T], &liveLibraryObjects})
+	core := newShared(&objectKind[libState[T]]{destroy: destroyLibraryObject[T], drop: dropLibraryObject[T], live: &liveLibraryObjects})
 	core.val = libState[T]{raw: raw, stream: own, destroy: destroy}
 	return newLibraryObjectHandle(core), nil
 }

@@ -631,4 +631,4 @@ func AccessManaged[T Element](m *ManagedMemory, fn func([]T) error) error {
 	return fn(v)
 }
 
-var managedKind = objectKind[memState]{destroyManagedMemory, dropManagedMemory, &liveManagedMemory}
+var managedKind = objectKind[memState]{destroy: destroyManagedMemory, drop: dropManagedMemory, live: &liveManagedMemory}

@@ -459,4 +459,4 @@ func (m *DeviceMemory) MemsetD32Async(s *Stream, v uint32) error {
 	return m.memsetOn("DeviceMemory.MemsetD32Async", s, 4, v)
 }
 
-var deviceMemoryKind = objectKind[memState]{destroyDeviceMemory, dropDeviceMemory, &liveDeviceMemory}
+var deviceMemoryKind = objectKind[memState]{destroy: destroyDeviceMemory, drop: dropDeviceMemory, live: &liveDeviceMemory}

@@ -17,8 +17,20 @@ import (
 //	GOCUDA_TEST_DRIVER=real go test -run '^$' -bench Parts ./cuda
 
 // boxSink keeps the boxes of BenchmarkLifecycleParts reachable, as a
-// stream's handle is, so that the allocation is not optimised away.
-var boxSink *streamBox
+// stream's handle is, so that the allocation is not optimised away; so do
+// small and noscan for the allocations of other sizes and kinds.
+var (
+	boxSink    *streamBox
+	smallSink  *smallBox
+	noscanSink *[unsafe.Sizeof(streamBox{}) / 8]uint64
+)
+
+// smallBox is an allocation of 16 bytes with a pointer, as a handle that
+// held only a pointer to a core allocated apart would be.
+type smallBox struct {
+	p *byte
+	n uint64
+}
 
 // The boxes of the variants that write a box without allocating it: one
 // always (boxhot), or each in turn from a ring larger than the caches hold
@@ -39,6 +51,8 @@ var (
 //   - boxhot, boxring: with a box written instead, the same one each time
 //     or each of a ring in turn, so that its lines are in the cache or not;
 //   - boxbatch8: with a box from an allocation of eight;
+//   - small16, noscan: with an allocation of 16 bytes holding a pointer,
+//     or of a box's size holding none, which the collector does not scan;
 //   - refs: with the reference on the context and the count of live
 //     streams, no box;
 //   - boxlive, boxqueue: with the allocation and the count of live
@@ -94,6 +108,14 @@ func BenchmarkLifecycleParts(b *testing.B) {
 				batchAt++
 				return bound()
 			}},
+			{"small16", 0, func() error {
+				smallSink = &smallBox{}
+				return bound()
+			}},
+			{"noscan", 0, func() error {
+				noscanSink = new([unsafe.Sizeof(streamBox{}) / 8]uint64)
+				return bound()
+			}},
 			{"refs", 0, func() error {
 				cc, err := ctx.ref("bench")
 				if err != nil {
@@ -119,10 +141,11 @@ func BenchmarkLifecycleParts(b *testing.B) {
 				b := &streamBox{}
 				b.core.val.owned = true
 				b.s.h.core = &b.core
-				queueAttach(unsafe.Pointer(&b.s), &b.s.h)
+				b.core.kind = &streamKind
+				queueLast(&streamKind, &b.s.h)
 				boxSink = b
 				err := bound()
-				unqueueAttach(&b.s.h)
+				unqueueLast(&b.s.h)
 				return err
 			}},
 			{"stream", 0, func() error {

@@ -373,4 +373,4 @@ func (s *Stream) WaitEvent(e *Event) error {
 	return hotResult(op, fn, " (event)", hot2(sh, eh, hotStreamWaitEvent, uintptr(sc.val.raw), uintptr(ec.val.raw)))
 }
 
-var streamKind = objectKind[streamState]{destroyStream, dropStream, &liveStreams}
+var streamKind = objectKind[streamState]{destroy: destroyStream, drop: dropStream, live: &liveStreams}
