@@ -60,7 +60,7 @@ static pthread_mutex_t gocuda_hot_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_key_t gocuda_hot_key;
 static pthread_once_t gocuda_hot_once = PTHREAD_ONCE_INIT;
 __thread gocuda_slot *gocuda_mine;
-int gocuda_hot_expedited;
+_Alignas(64) _Atomic uintptr_t gocuda_hot_fns[gocuda_hot_slots];
 
 // gocuda_hot_want is 1 when GOCUDA_HOT_MEMBARRIER=1, as Go read it when
 // the package was initialised: C's getenv could race with os.Setenv,
@@ -76,7 +76,7 @@ static void gocuda_slot_free(void *p) {
 }
 
 // gocuda_hot_init runs once, before any thread's first hot call and any
-// grace period, so that both see gocuda_hot_expedited's final value.
+// grace period, so that both see the mode's final value.
 static void gocuda_hot_init(void) {
 	pthread_key_create(&gocuda_hot_key, gocuda_slot_free);
 	if (!gocuda_hot_want)
@@ -85,12 +85,12 @@ static void gocuda_hot_init(void) {
 	if (cmds < 0 || !(cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED))
 		return;
 	if (syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0)
-		gocuda_hot_expedited = 1;
+		atomic_store_explicit(&gocuda_hot_fns[gocuda_hot_expedited], 1, memory_order_relaxed);
 }
 
 static int gocuda_hot_mode(void) {
 	pthread_once(&gocuda_hot_once, gocuda_hot_init);
-	return gocuda_hot_expedited;
+	return (int)atomic_load_explicit(&gocuda_hot_fns[gocuda_hot_expedited], memory_order_relaxed);
 }
 
 gocuda_slot *gocuda_slot_new(void) {
@@ -121,31 +121,13 @@ gocuda_slot *gocuda_slot_new(void) {
 	return s;
 }
 
-// The hot calls' entry points, by gocuda_hot_fn_*: C statics that the
-// calls read themselves, in one cache line read by nothing else, where
-// passing them from Go would load a Go pointer and the table it points to,
-// two lines that a driver call just before may have taken out of the
-// cache. 0 until the driver's entry points are resolved (setHotFns).
-enum {
-	gocuda_hot_fn_event_record,
-	gocuda_hot_fn_event_query,
-	gocuda_hot_fn_stream_query,
-	gocuda_hot_fn_stream_wait_event,
-	gocuda_hot_fn_graph_launch,
-	// Two slots for the stand-ins of the tests (launchnop.go).
-	gocuda_hot_fn_standin_hold,
-	gocuda_hot_fn_standin_nop,
-};
-static _Alignas(64) _Atomic uintptr_t gocuda_hot_fns[8];
-
 static void gocuda_set_hot_fn(int i, uintptr_t fn) {
 	atomic_store_explicit(&gocuda_hot_fns[i], fn, memory_order_relaxed);
 }
 
-#define GOCUDA_HOT_FN(i)                                                     \
-	uintptr_t fn = atomic_load_explicit(&gocuda_hot_fns[i], memory_order_relaxed); \
-	if (fn == 0)                                                             \
-		return GOCUDA_HOT_UNRESOLVED;
+static uintptr_t gocuda_hot_fn(int i) {
+	return atomic_load_explicit(&gocuda_hot_fns[i], memory_order_relaxed);
+}
 
 // cuEventQuery(a); cuStreamQuery(a) as a light call.
 static int gocuda_hot1(int i, uintptr_t ops, uintptr_t a) {
@@ -268,7 +250,7 @@ func opsAddr[T any](h *handle[T]) C.uintptr_t {
 	return C.uintptr_t(uintptr(unsafe.Pointer(&h.ops)))
 }
 
-// A hotFn names the entry point of a hot call (gocuda_hot_fns).
+// A hotFn names the entry point of a hot call (gocuda_hot_fns, hot.h).
 type hotFn C.int
 
 const (
@@ -277,9 +259,13 @@ const (
 	hotStreamQuery     = hotFn(C.gocuda_hot_fn_stream_query)
 	hotStreamWaitEvent = hotFn(C.gocuda_hot_fn_stream_wait_event)
 	hotGraphLaunch     = hotFn(C.gocuda_hot_fn_graph_launch)
+	hotLaunch          = hotFn(C.gocuda_hot_fn_launch)       // launchProc
 	hotStandInHold     = hotFn(C.gocuda_hot_fn_standin_hold) // launchnop.go
 	hotStandInNop      = hotFn(C.gocuda_hot_fn_standin_nop)
 )
+
+// hotFnOf returns the entry point of the hot call i, 0 while unset.
+func hotFnOf(i hotFn) uintptr { return uintptr(C.gocuda_hot_fn(C.int(i))) }
 
 // setHotFn makes fn the entry point of the hot call i.
 func setHotFn(i hotFn, fn uintptr) { C.gocuda_set_hot_fn(C.int(i), C.uintptr_t(fn)) }

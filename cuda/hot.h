@@ -21,10 +21,36 @@ typedef struct {
 extern __thread gocuda_slot *gocuda_mine;
 gocuda_slot *gocuda_slot_new(void);
 
-// gocuda_hot_expedited is 1 once membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED)
-// is registered for the process (hot.go), before any thread has a slot;
-// it does not change after.
-extern int gocuda_hot_expedited;
+// gocuda_hot_fns holds the hot calls' entry points, by gocuda_hot_fn_*,
+// and the mode: C statics that the calls read themselves, in one cache
+// line read by nothing else, where passing them from Go would load Go
+// variables, lines that a driver call just before may have taken out of
+// the cache. An entry point is 0 until the driver's are resolved
+// (setHotFns, launchProc). gocuda_hot_fns[gocuda_hot_expedited] is 1 once
+// membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) is registered for the
+// process (hot.go), before any thread has a slot; it does not change
+// after. The second line holds the stand-ins of the tests (launchnop.go).
+enum {
+	gocuda_hot_fn_event_record,
+	gocuda_hot_fn_event_query,
+	gocuda_hot_fn_stream_query,
+	gocuda_hot_fn_stream_wait_event,
+	gocuda_hot_fn_graph_launch,
+	gocuda_hot_fn_launch,
+	gocuda_hot_expedited = 7,
+	gocuda_hot_fn_standin_hold,
+	gocuda_hot_fn_standin_nop,
+	gocuda_hot_slots = 16,
+};
+extern _Atomic uintptr_t gocuda_hot_fns[gocuda_hot_slots];
+
+// GOCUDA_HOT_FN declares fn, the entry point of the hot call i, or
+// returns GOCUDA_HOT_UNRESOLVED from the calling function while it is
+// unset.
+#define GOCUDA_HOT_FN(i)                                                           \
+	uintptr_t fn = atomic_load_explicit(&gocuda_hot_fns[i], memory_order_relaxed); \
+	if (fn == 0)                                                                   \
+		return GOCUDA_HOT_UNRESOLVED;
 
 // gocuda_hot_enter marks the calling thread as inside a hot call. A light
 // call (light 1) skips the fence where membarrier is registered: the grace
@@ -37,7 +63,7 @@ static inline gocuda_slot *gocuda_hot_enter(int light) {
 	atomic_store_explicit(&s->seq, v + 1, memory_order_relaxed);
 	// The mark must be visible before the handles' closed bits are read:
 	// the grace period reads the marks after the bits were set.
-	if (light && gocuda_hot_expedited)
+	if (light && atomic_load_explicit(&gocuda_hot_fns[gocuda_hot_expedited], memory_order_relaxed))
 		atomic_signal_fence(memory_order_seq_cst);
 	else
 		atomic_thread_fence(memory_order_seq_cst);

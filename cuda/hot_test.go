@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gocuda/gocuda/cuda/cudatest"
 	"github.com/gocuda/gocuda/generated/cu"
 )
 
@@ -199,4 +200,59 @@ func TestFirstHotCallChild(t *testing.T) {
 	if boundFnsP.Load() == nil {
 		t.Error("the first hot call left the entry points unresolved")
 	}
+}
+
+const firstLaunchChildEnv = "GOCUDA_TEST_FIRST_LAUNCH_CHILD"
+
+// Launch and LaunchArgs read cuLaunchKernel's entry point from C too,
+// which only the first launch of a process fills in: that launch finds it
+// unset, resolves it and launches again. Each runs first in a child
+// process of its own, checked on the data.
+func TestFirstLaunchResolvesItsEntryPoint(t *testing.T) {
+	if os.Getenv(firstLaunchChildEnv) != "" {
+		t.Skip("in the child")
+	}
+	needGPU(t)
+	for _, how := range []string{"values", "args"} {
+		t.Run(how, func(t *testing.T) {
+			runChildTest(t, "TestFirstLaunchChild", firstLaunchChildEnv+"="+how)
+		})
+	}
+}
+
+func TestFirstLaunchChild(t *testing.T) {
+	how := os.Getenv(firstLaunchChildEnv)
+	if how == "" {
+		t.Skip("runs only as TestFirstLaunchResolvesItsEntryPoint's child process")
+	}
+	if cudatest.Active() {
+		// A child inherits the fake driver from its parent's environment,
+		// not the parent's TestMain, which gives it the test kernels.
+		registerTestKernels()
+	}
+	_, ctx := needGPU(t)
+	_, k := vectorAdd(t, ctx)
+	s, err := NewStream(ctx)
+	must(t, err)
+	defer s.Close()
+	const n = 4099
+	a, b, c := vectorInputs(t, ctx, n)
+	if hotFnOf(hotLaunch) != 0 {
+		t.Fatal("cuLaunchKernel's entry point was resolved before the first launch: the test would check nothing")
+	}
+	cfg := LaunchConfig{Grid: Dim3{X: Blocks(n, 128)}, Block: Dim3{X: 128}}
+	switch how {
+	case "values":
+		must(t, k.Launch(s, cfg, a, b, c, uint32(n)))
+	default:
+		args, err := k.NewArgs(a, b, c, uint32(n))
+		must(t, err)
+		defer args.Close()
+		must(t, k.LaunchArgs(s, cfg, args))
+	}
+	if hotFnOf(hotLaunch) == 0 {
+		t.Error("the first launch left cuLaunchKernel's entry point unresolved")
+	}
+	must(t, s.Synchronize())
+	checkSum(t, "the first launch of the process ("+how+")", c, n)
 }

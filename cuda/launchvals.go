@@ -33,64 +33,83 @@ static int gocuda_launch_params(uintptr_t fn, uintptr_t f, unsigned gx, unsigned
 		uintptr_t, void **, void **))fn)(f, gx, gy, gz, bx, by, bz, shmem, stream, (void **)params, 0);
 }
 
-// The two as light hot calls (hot.go): unless the module's or the stream's
-// handle (ops words at mops, sops) is closed.
-static int gocuda_hot_launch_values(uintptr_t mops, uintptr_t sops, uintptr_t fn, uintptr_t f, unsigned gx, unsigned gy, unsigned gz,
+// The two as light hot calls (hot.go), through the entry point in
+// gocuda_hot_fns: unless the module's or the stream's handle (ops words at
+// mops, sops) is closed.
+static int gocuda_hot_launch_values(uintptr_t mops, uintptr_t sops, uintptr_t f, unsigned gx, unsigned gy, unsigned gz,
 		unsigned bx, unsigned by, unsigned bz, unsigned shmem, uintptr_t stream, const uint64_t *vals, int n) {
+	GOCUDA_HOT_FN(gocuda_hot_fn_launch);
 	return GOCUDA_HOT_CALL_LIGHT(mops, sops, gocuda_launch_values(fn, f, gx, gy, gz, bx, by, bz, shmem, stream, vals, n));
 }
 
-static int gocuda_hot_launch_params(uintptr_t mops, uintptr_t sops, uintptr_t fn, uintptr_t f, unsigned gx, unsigned gy, unsigned gz,
+static int gocuda_hot_launch_params(uintptr_t mops, uintptr_t sops, uintptr_t f, unsigned gx, unsigned gy, unsigned gz,
 		unsigned bx, unsigned by, unsigned bz, unsigned shmem, uintptr_t stream, uintptr_t params) {
+	GOCUDA_HOT_FN(gocuda_hot_fn_launch);
 	return GOCUDA_HOT_CALL_LIGHT(mops, sops, gocuda_launch_params(fn, f, gx, gy, gz, bx, by, bz, shmem, stream, params));
 }
 */
 import "C"
 
 import (
+	"errors"
 	"sync/atomic"
 	"unsafe"
 
 	"github.com/gocuda/gocuda/generated/cu"
 )
 
-// The entry points of cuLaunchKernel and cuLaunchKernelEx, resolved on the
-// first launch (apart from the lifecycle calls of bound.go, which drivers
-// without kernels serve), then read at every launch: one atomic load,
-// where a sync.OnceValues function costs a call and a few nanoseconds.
-var launchEntry, launchExEntry atomic.Uintptr
+// The entry point of cuLaunchKernel is resolved on the first launch, apart
+// from the lifecycle calls of bound.go, which drivers without kernels
+// serve, and kept in gocuda_hot_fns, where the launches read it from C; a
+// launch that finds it unset resolves it and launches again. That of
+// cuLaunchKernelEx, which needs checks in Go before its call, is read from
+// launchExEntry.
+var launchExEntry atomic.Uintptr
 
+// launchProc resolves the entry point of cuLaunchKernel.
 func launchProc() (uintptr, error) {
-	if f := launchEntry.Load(); f != 0 {
+	if f := uintptr(hotFnOf(hotLaunch)); f != 0 {
 		return f, nil
 	}
-	return resolveEntry(&launchEntry, "cuLaunchKernel")
+	f, err := cu.Proc("cuLaunchKernel")
+	if err != nil {
+		return 0, err
+	}
+	setHotFn(hotLaunch, f)
+	return f, nil
 }
 
 func launchExProc() (uintptr, error) {
 	if f := launchExEntry.Load(); f != 0 {
 		return f, nil
 	}
-	return resolveEntry(&launchExEntry, "cuLaunchKernelEx")
-}
-
-// resolveEntry is the first launch's lookup, out of line so that the
-// launches' loads inline.
-func resolveEntry(p *atomic.Uintptr, name string) (uintptr, error) {
-	f, err := cu.Proc(name)
+	f, err := cu.Proc("cuLaunchKernelEx")
 	if err != nil {
 		return 0, err
 	}
-	p.Store(f)
+	launchExEntry.Store(f)
 	return f, nil
+}
+
+// launchResolved resolves cuLaunchKernel's entry point after a launch
+// found it unset (r, hotUnresolved), and reports whether to launch again:
+// r otherwise, or a failed lookup, is the launch's result.
+func launchResolved(r C.int) bool {
+	if int32(r) != hotUnresolved {
+		return false
+	}
+	_, err := launchProc()
+	return err == nil
 }
 
 // setLaunchEntries puts launch and launchEx in place of the driver's entry
 // points, for tests and benchmarks of the Go side; restore puts back what
 // was there.
 func setLaunchEntries(launch, launchEx uintptr) (restore func()) {
-	l, x := launchEntry.Swap(launch), launchExEntry.Swap(launchEx)
-	return func() { launchEntry.Store(l); launchExEntry.Store(x) }
+	l := uintptr(hotFnOf(hotLaunch))
+	setHotFn(hotLaunch, launch)
+	x := launchExEntry.Swap(launchEx)
+	return func() { setHotFn(hotLaunch, l); launchExEntry.Store(x) }
 }
 
 // maxLaunchValues is how many arguments Launch passes without allocating;
@@ -121,42 +140,57 @@ func (k *Kernel) Launch(s *Stream, cfg LaunchConfig, args ...any) error {
 	if err := k.encodeValues(op, args, &vals); err != nil {
 		return err
 	}
-	fn := launchEntry.Load()
-	if fn == 0 {
-		if fn, err = launchProc(); err != nil {
-			return newError(op, "cuLaunchKernel", err)
-		}
-	}
 	mops, sops := h.ops()
 	g, b := cfg.Grid.norm(), cfg.Block.norm()
-	r := C.gocuda_hot_launch_values(mops, sops, C.uintptr_t(fn), C.uintptr_t(k.raw),
-		C.uint(g.X), C.uint(g.Y), C.uint(g.Z), C.uint(b.X), C.uint(b.Y), C.uint(b.Z),
-		C.uint(cfg.SharedMemBytes), C.uintptr_t(h.sh.core.val.raw), (*C.uint64_t)(&vals[0]), C.int(len(args)))
+	launch := func() C.int {
+		return C.gocuda_hot_launch_values(mops, sops, C.uintptr_t(k.raw),
+			C.uint(g.X), C.uint(g.Y), C.uint(g.Z), C.uint(b.X), C.uint(b.Y), C.uint(b.Z),
+			C.uint(cfg.SharedMemBytes), C.uintptr_t(h.sh.core.val.raw), (*C.uint64_t)(&vals[0]), C.int(len(args)))
+	}
+	r := launch()
+	if launchResolved(r) {
+		r = launch()
+	}
 	h.keepAlive()
-	return hotResult(op, "cuLaunchKernel", " (stream)", int32(r))
+	return launchResult(op, int32(r))
+}
+
+// launchResult is hotResult for cuLaunchKernel: still unresolved after
+// launchResolved, the entry point's lookup failed.
+func launchResult(op string, r int32) error {
+	if r == 0 {
+		return nil
+	}
+	if r == hotUnresolved {
+		if _, err := launchProc(); err != nil {
+			return newError(op, "cuLaunchKernel", err)
+		}
+		// Resolved, yet unset: nothing clears it once set.
+		return newError(op, "cuLaunchKernel", errors.New("cuda: the entry point of cuLaunchKernel is still unset after it was resolved"))
+	}
+	return hotError(op, "cuLaunchKernel", " (stream)", r)
 }
 
 // hotParams launches with the prepared arguments a (their kernelParams
 // array in C memory) as a hot call, h from checkLaunch.
 func (k *Kernel) hotParams(op string, h launchHold, cfg LaunchConfig, a *Args) error {
-	fn := launchEntry.Load()
-	if fn == 0 {
-		var err error
-		if fn, err = launchProc(); err != nil {
-			return newError(op, "cuLaunchKernel", err)
-		}
-	}
 	var params unsafe.Pointer
 	if len(a.sizes) > 0 {
 		params = a.mem
 	}
 	mops, sops := h.ops()
 	g, b := cfg.Grid.norm(), cfg.Block.norm()
-	r := C.gocuda_hot_launch_params(mops, sops, C.uintptr_t(fn), C.uintptr_t(k.raw),
-		C.uint(g.X), C.uint(g.Y), C.uint(g.Z), C.uint(b.X), C.uint(b.Y), C.uint(b.Z),
-		C.uint(cfg.SharedMemBytes), C.uintptr_t(h.sh.core.val.raw), C.uintptr_t(uintptr(params)))
+	launch := func() C.int {
+		return C.gocuda_hot_launch_params(mops, sops, C.uintptr_t(k.raw),
+			C.uint(g.X), C.uint(g.Y), C.uint(g.Z), C.uint(b.X), C.uint(b.Y), C.uint(b.Z),
+			C.uint(cfg.SharedMemBytes), C.uintptr_t(h.sh.core.val.raw), C.uintptr_t(uintptr(params)))
+	}
+	r := launch()
+	if launchResolved(r) {
+		r = launch()
+	}
 	h.keepAlive()
-	return hotResult(op, "cuLaunchKernel", " (stream)", int32(r))
+	return launchResult(op, int32(r))
 }
 
 // encodeValues is Launch's encoding of up to maxLaunchValues
