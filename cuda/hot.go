@@ -46,20 +46,19 @@ package cuda
 
 #include "hot.h"
 
-// The registry holds a slot for each thread that has made a hot call and
-// not exited, pointing to its gocuda_seq. The grace period reads the marks
-// under gocuda_hot_mu, which a thread's exit takes to leave the registry
-// before its thread-local memory is freed.
-struct gocuda_slot {
-	_Atomic uint64_t *seq; // the thread's gocuda_seq; NULL once it exited
-};
+// Slots come in chunks that are never freed: the grace period reads them
+// without a lock, and a thread's exit only marks its slot free for reuse.
+#define GOCUDA_SLOTS 63
+typedef struct gocuda_chunk {
+	struct gocuda_chunk *next; // immutable once the chunk is published
+	char pad[64 - sizeof(void *)];
+	gocuda_slot slots[GOCUDA_SLOTS];
+} gocuda_chunk;
 
-static gocuda_slot **gocuda_slots; // under gocuda_hot_mu: never moved once made
-static int gocuda_nslots, gocuda_capslots;
+static _Atomic(gocuda_chunk *) gocuda_chunks;
 static pthread_mutex_t gocuda_hot_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_key_t gocuda_hot_key;
 static pthread_once_t gocuda_hot_once = PTHREAD_ONCE_INIT;
-__thread _Atomic uint64_t gocuda_seq;
 __thread gocuda_slot *gocuda_mine;
 _Alignas(64) _Atomic uintptr_t gocuda_hot_fns[gocuda_hot_slots];
 
@@ -69,11 +68,10 @@ _Alignas(64) _Atomic uintptr_t gocuda_hot_fns[gocuda_hot_slots];
 static int gocuda_hot_want;
 static void gocuda_hot_configure(int want) { gocuda_hot_want = want; }
 
-// A thread ends outside any hot call; its slot is free for the next
-// thread once no grace period reads its mark.
+// A thread ends outside any hot call, so its slot's sequence is even.
 static void gocuda_slot_free(void *p) {
 	pthread_mutex_lock(&gocuda_hot_mu);
-	((gocuda_slot *)p)->seq = NULL;
+	((gocuda_slot *)p)->used = 0;
 	pthread_mutex_unlock(&gocuda_hot_mu);
 }
 
@@ -99,41 +97,28 @@ gocuda_slot *gocuda_slot_new(void) {
 	pthread_once(&gocuda_hot_once, gocuda_hot_init);
 	pthread_mutex_lock(&gocuda_hot_mu);
 	gocuda_slot *s = NULL;
-	for (int i = 0; i < gocuda_nslots && s == NULL; i++)
-		if (gocuda_slots[i]->seq == NULL)
-			s = gocuda_slots[i];
-	if (s == NULL) {
-		if (gocuda_nslots == gocuda_capslots) {
-			int n = gocuda_capslots ? 2 * gocuda_capslots : 64;
-			gocuda_slot **a = realloc(gocuda_slots, n * sizeof *a);
-			if (a == NULL) {
-				pthread_mutex_unlock(&gocuda_hot_mu);
-				return NULL;
+	for (gocuda_chunk *c = atomic_load(&gocuda_chunks); c != NULL && s == NULL; c = c->next)
+		for (int i = 0; i < GOCUDA_SLOTS; i++)
+			if (!c->slots[i].used) {
+				s = &c->slots[i];
+				break;
 			}
-			gocuda_slots = a;
-			gocuda_capslots = n;
-		}
-		if ((s = malloc(sizeof *s)) == NULL) {
+	if (s == NULL) {
+		gocuda_chunk *c = aligned_alloc(64, sizeof *c);
+		if (c == NULL) {
 			pthread_mutex_unlock(&gocuda_hot_mu);
 			return NULL;
 		}
-		gocuda_slots[gocuda_nslots++] = s;
+		memset(c, 0, sizeof *c);
+		c->next = atomic_load(&gocuda_chunks);
+		atomic_store_explicit(&gocuda_chunks, c, memory_order_release);
+		s = &c->slots[0];
 	}
-	s->seq = &gocuda_seq;
+	s->used = 1;
 	pthread_mutex_unlock(&gocuda_hot_mu);
 	pthread_setspecific(gocuda_hot_key, s);
 	gocuda_mine = s;
 	return s;
-}
-
-// gocuda_hot_threads is the number of threads in the registry (for tests).
-static int gocuda_hot_threads(void) {
-	int n = 0;
-	pthread_mutex_lock(&gocuda_hot_mu);
-	for (int i = 0; i < gocuda_nslots; i++)
-		n += gocuda_slots[i]->seq != NULL;
-	pthread_mutex_unlock(&gocuda_hot_mu);
-	return n;
 }
 
 static void gocuda_set_hot_fn(int i, uintptr_t fn) {
@@ -193,21 +178,16 @@ static void gocuda_hot_grace(int light) {
 		gocuda_membarrier();
 	else
 		atomic_thread_fence(memory_order_seq_cst);
-	// A thread inside a hot call is in a driver call, which takes no lock
-	// of this file: the wait under the lock ends.
-	pthread_mutex_lock(&gocuda_hot_mu);
-	for (int i = 0; i < gocuda_nslots; i++) {
-		_Atomic uint64_t *seq = gocuda_slots[i]->seq;
-		if (seq == NULL)
-			continue;
-		uint64_t v = atomic_load_explicit(seq, memory_order_acquire);
-		if ((v & 1) == 0)
-			continue;
-		for (int n = 0; atomic_load_explicit(seq, memory_order_acquire) == v; n++)
-			if (n > 100)
-				sched_yield();
-	}
-	pthread_mutex_unlock(&gocuda_hot_mu);
+	for (gocuda_chunk *c = atomic_load_explicit(&gocuda_chunks, memory_order_acquire); c != NULL; c = c->next)
+		for (int i = 0; i < GOCUDA_SLOTS; i++) {
+			_Atomic uint64_t *seq = &c->slots[i].seq;
+			uint64_t v = atomic_load_explicit(seq, memory_order_acquire);
+			if ((v & 1) == 0)
+				continue;
+			for (int n = 0; atomic_load_explicit(seq, memory_order_acquire) == v; n++)
+				if (n > 100)
+					sched_yield();
+		}
 }
 
 */
@@ -283,10 +263,6 @@ const (
 	hotStandInHold     = hotFn(C.gocuda_hot_fn_standin_hold) // launchnop.go
 	hotStandInNop      = hotFn(C.gocuda_hot_fn_standin_nop)
 )
-
-// hotThreads is the number of threads whose marks the grace period reads:
-// those that made a hot call and have not exited (for tests).
-func hotThreads() int { return int(C.gocuda_hot_threads()) }
 
 // hotFnOf returns the entry point of the hot call i, 0 while unset.
 func hotFnOf(i hotFn) uintptr { return uintptr(C.gocuda_hot_fn(C.int(i))) }

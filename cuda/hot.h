@@ -12,17 +12,12 @@
 enum { GOCUDA_HOT_CLOSED1 = -1, GOCUDA_HOT_CLOSED2 = -2, GOCUDA_HOT_UNRESOLVED = -3, GOCUDA_HOT_NOMEM = 2 };
 #define GOCUDA_CLOSED_BIT (1ULL << 63) // handle.ops' closedBit
 
-// gocuda_seq is the calling thread's mark: odd while it is inside a hot
-// call. It is thread-local itself, where a pointer to a slot elsewhere
-// would cost every hot call a line of its own: the executable's
-// thread-local block also holds the goroutine pointer that every cgo call
-// reads and writes, in the same cache line.
-extern __thread _Atomic uint64_t gocuda_seq;
+typedef struct {
+	_Atomic uint64_t seq; // odd while the owning thread is inside a hot call
+	int used;             // owned by a live thread; under gocuda_hot_mu
+	char pad[64 - sizeof(uint64_t) - sizeof(int)];
+} gocuda_slot;
 
-// A gocuda_slot is a thread's entry in the registry that the grace period
-// reads (hot.go); gocuda_mine is the calling thread's, NULL before its
-// first hot call.
-typedef struct gocuda_slot gocuda_slot;
 extern __thread gocuda_slot *gocuda_mine;
 gocuda_slot *gocuda_slot_new(void);
 
@@ -64,8 +59,8 @@ static inline gocuda_slot *gocuda_hot_enter(int light) {
 	gocuda_slot *s = gocuda_mine;
 	if (s == NULL && (s = gocuda_slot_new()) == NULL)
 		return NULL;
-	uint64_t v = atomic_load_explicit(&gocuda_seq, memory_order_relaxed);
-	atomic_store_explicit(&gocuda_seq, v + 1, memory_order_relaxed);
+	uint64_t v = atomic_load_explicit(&s->seq, memory_order_relaxed);
+	atomic_store_explicit(&s->seq, v + 1, memory_order_relaxed);
 	// The mark must be visible before the handles' closed bits are read:
 	// the grace period reads the marks after the bits were set.
 	if (light && atomic_load_explicit(&gocuda_hot_fns[gocuda_hot_expedited], memory_order_relaxed))
@@ -75,9 +70,9 @@ static inline gocuda_slot *gocuda_hot_enter(int light) {
 	return s;
 }
 
-static inline void gocuda_hot_exit(void) {
-	uint64_t v = atomic_load_explicit(&gocuda_seq, memory_order_relaxed);
-	atomic_store_explicit(&gocuda_seq, v + 1, memory_order_release);
+static inline void gocuda_hot_exit(gocuda_slot *s) {
+	uint64_t v = atomic_load_explicit(&s->seq, memory_order_relaxed);
+	atomic_store_explicit(&s->seq, v + 1, memory_order_release);
 }
 
 // ops is the address of a handle's ops word, which Go updates atomically.
@@ -105,7 +100,7 @@ static inline int gocuda_open(uintptr_t ops) {
 				r_ = GOCUDA_HOT_CLOSED2;                       \
 			else                                               \
 				r_ = (call);                                   \
-			gocuda_hot_exit();                                 \
+			gocuda_hot_exit(s_);                               \
 		}                                                      \
 		r_;                                                    \
 	})

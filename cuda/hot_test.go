@@ -4,9 +4,7 @@ import (
 	"errors"
 	"os"
 	"os/exec"
-	"runtime"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -61,59 +59,6 @@ func TestHotGraceWaitsForCallInside(t *testing.T) {
 			}
 		})
 	}
-}
-
-// The grace period reads each thread's mark in that thread's own memory,
-// which its exit frees: a thread that made hot calls leaves the registry
-// when it exits, and the grace periods after it read only the threads
-// still alive. Each goroutine here ends locked to its thread, which Go then
-// ends.
-func TestHotThreadsLeaveWhenTheyExit(t *testing.T) {
-	k := newFakeKind()
-	x := k.newObject()
-	hotReady(&x.h, hotFenced)
-	const threads = 8
-	var wg sync.WaitGroup
-	inside, exit := make(chan struct{}), make(chan struct{})
-	for range threads {
-		wg.Go(func() {
-			runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
-			if r := hot1(&x.h, hotNop(), 0); r != 0 {
-				t.Errorf("hot call = %d, want 0", r)
-			}
-			inside <- struct{}{}
-			<-exit
-		})
-	}
-	for range threads {
-		<-inside
-	}
-	// The eight threads, each locked to a goroutine, are distinct.
-	n := hotThreads()
-	close(exit)
-	wg.Wait()
-	if n < threads {
-		t.Fatalf("%d threads in the registry while %d that made hot calls live, want at least %d", n, threads, threads)
-	}
-	left := n - threads
-	deadline := time.Now().Add(10 * time.Second)
-	for hotThreads() > left {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d threads in the registry 10 s after %d of %d exited, want %d", hotThreads(), threads, n, left)
-		}
-		hotGrace(hotFenced)
-		time.Sleep(time.Millisecond)
-	}
-	// The slots of the exited threads serve new ones.
-	wg.Go(func() {
-		runtime.LockOSThread()
-		hot1(&x.h, hotNop(), 0)
-		if m := hotThreads(); m > left+1 {
-			t.Errorf("%d threads in the registry with one more, want at most %d", m, left+1)
-		}
-	})
-	wg.Wait()
-	hotGrace(hotFenced | hotLight)
 }
 
 // An object used by both kinds of call keeps both marks, whatever their
