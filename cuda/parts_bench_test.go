@@ -28,8 +28,8 @@ var (
 // smallBox is an allocation of 16 bytes with a pointer, as a handle that
 // held only a pointer to a core allocated apart would be.
 type smallBox struct {
-	p *byte
-	n uint64
+	_ *byte
+	_ uint64
 }
 
 // The boxes of the variants that write a box without allocating it: one
