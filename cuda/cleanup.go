@@ -52,7 +52,7 @@ var (
 var boxedKinds = [...]lastFlusher{&streamKind, &eventKind, &graphExecKind}
 
 type lastFlusher interface {
-	flushLast() bool
+	flushLast()
 	pending() bool
 }
 
@@ -88,15 +88,12 @@ func unqueueLast[T any](h *handle[T]) bool {
 	return h.core.kind.last.CompareAndSwap(h, nil)
 }
 
-// flushLast gives the handle in k's last slot its cleanup, and reports
-// whether there was one. A boxed handle is the first field of its owner.
-func (k *objectKind[T]) flushLast() bool {
-	h := k.last.Swap(nil)
-	if h == nil {
-		return false
+// flushLast gives the handle in k's last slot, if any, its cleanup. A
+// boxed handle is at the start of its owner (attachBoxed).
+func (k *objectKind[T]) flushLast() {
+	if h := k.last.Swap(nil); h != nil {
+		h.attachCleanup(unsafe.Pointer(h))
 	}
-	h.attachCleanup(unsafe.Pointer(h))
-	return true
 }
 
 // unqueueAttach takes h off the queue if it is the last handle queued, as

@@ -89,7 +89,7 @@ func NewEvent(ctx *Context, opts ...EventOption) (*Event, error) {
 	b.core.init(&eventKind)
 	b.core.val.raw, b.core.val.flags = cu.CUevent(out), flags
 	b.core.val.ctx.core = cc
-	attachBoxed(&b.e, &b.e.h, &b.core)
+	attachBoxed(&b.e.h, &b.core)
 	return &b.e, nil
 }
 
@@ -103,8 +103,11 @@ type eventBox struct {
 	core shared[eventState]
 }
 
-// Within the allocator's 80-byte size class, as streamBox.
-var _ [80 - unsafe.Sizeof(eventBox{})]byte
+// Within the allocator's 80-byte size class, its handle first, as streamBox.
+var (
+	_ [80 - unsafe.Sizeof(eventBox{})]byte
+	_ [0 - unsafe.Offsetof(eventBox{}.e) - unsafe.Offsetof(Event{}.h)]byte
+)
 
 func destroyEvent(st *eventState) error {
 	const op, fn = "Event.Close", "cuEventDestroy"

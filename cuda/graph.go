@@ -305,7 +305,7 @@ func (g *Graph) Instantiate() (*GraphExec, error) {
 	b.core.init(&graphExecKind)
 	b.core.val.raw = exec
 	b.core.val.ctx.core = cc
-	attachBoxed(&b.e, &b.e.h, &b.core)
+	attachBoxed(&b.e.h, &b.core)
 	return &b.e, nil
 }
 
@@ -316,8 +316,11 @@ type graphExecBox struct {
 	core shared[graphExecState]
 }
 
-// Within the allocator's 80-byte size class, as streamBox.
-var _ [80 - unsafe.Sizeof(graphExecBox{})]byte
+// Within the allocator's 80-byte size class, its handle first, as streamBox.
+var (
+	_ [80 - unsafe.Sizeof(graphExecBox{})]byte
+	_ [0 - unsafe.Offsetof(graphExecBox{}.e) - unsafe.Offsetof(GraphExec{}.h)]byte
+)
 
 func (s *graphExecState) copyTo(d *graphExecState) { d.raw, d.ctx.core = s.raw, s.ctx.core }
 

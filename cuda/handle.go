@@ -194,12 +194,10 @@ func attach[P any, T any](owner *P, h *handle[T], core *shared[T]) {
 // without Close lives until its clones, closed or not, are unreachable
 // too, where a separate core would let it go at the last clone's Close.
 //
-// The handle must be owner's first field (flushLast finds the owner from
-// it), and core's kind one of boxedKinds (the flush empties their slots).
-func attachBoxed[P any, T any](owner *P, h *handle[T], core *shared[T]) {
-	if unsafe.Pointer(owner) != unsafe.Pointer(h) {
-		panic("cuda: a boxed handle is not its owner's first field")
-	}
+// The handle is the first field of its owner and of the box, which is
+// where its cleanup is attached (the boxes' declarations check it), and
+// core's kind is one of boxedKinds (the flush empties their slots).
+func attachBoxed[T any](h *handle[T], core *shared[T]) {
 	h.initOps(boxedBit)
 	h.core = core
 	queueLast(core.kind, h)

@@ -68,7 +68,7 @@ var launchExEntry atomic.Uintptr
 
 // launchProc resolves the entry point of cuLaunchKernel.
 func launchProc() (uintptr, error) {
-	if f := uintptr(hotFnOf(hotLaunch)); f != 0 {
+	if f := hotFnOf(hotLaunch); f != 0 {
 		return f, nil
 	}
 	f, err := cu.Proc("cuLaunchKernel")
@@ -106,7 +106,7 @@ func launchResolved(r C.int) bool {
 // points, for tests and benchmarks of the Go side; restore puts back what
 // was there.
 func setLaunchEntries(launch, launchEx uintptr) (restore func()) {
-	l := uintptr(hotFnOf(hotLaunch))
+	l := hotFnOf(hotLaunch)
 	setHotFn(hotLaunch, launch)
 	x := launchExEntry.Swap(launchEx)
 	return func() { setHotFn(hotLaunch, l); launchExEntry.Store(x) }

@@ -98,7 +98,7 @@ func newStream(op string, ctx *Context, priority int, withPriority bool) (*Strea
 	b.core.init(&streamKind)
 	b.core.val.raw, b.core.val.priority, b.core.val.owned = cu.CUstream(out), int32(priority), true
 	b.core.val.ctx.core = cc
-	attachBoxed(&b.s, &b.s.h, &b.core)
+	attachBoxed(&b.s.h, &b.core)
 	return &b.s, nil
 }
 
@@ -112,8 +112,12 @@ type streamBox struct {
 	core shared[streamState]
 }
 
-// A box must stay within the allocator's 80-byte size class (see shared).
-var _ [80 - unsafe.Sizeof(streamBox{})]byte
+// A box must stay within the allocator's 80-byte size class (see shared),
+// and its handle come first (attachBoxed).
+var (
+	_ [80 - unsafe.Sizeof(streamBox{})]byte
+	_ [0 - unsafe.Offsetof(streamBox{}.s) - unsafe.Offsetof(Stream{}.h)]byte
+)
 
 // WrapStream returns a handle to a stream created elsewhere (by a library,
 // say) in ctx, without taking ownership: the last Close releases the
