@@ -106,16 +106,17 @@ func newShape(op string, kind Kind, dims []int, batch int) (shape, error) {
 		if d < 1 || d > math.MaxInt32 {
 			return shape{}, fmt.Errorf("fft: %s: size %s: each size must be 1 to 2³¹−1", op, s.sizes())
 		}
+		// 16-byte elements of a whole batch must count in int64 bytes;
+		// the bound is checked before the product so that it cannot wrap.
+		if s.n > math.MaxInt64/16/int64(batch)/int64(d) {
+			return shape{}, fmt.Errorf("fft: %s: size %s, batch %d: too large", op, s.sizes(), batch)
+		}
 		h := int64(d)
 		if i == len(dims)-1 {
 			h = int64(d/2 + 1)
 		}
 		s.n *= int64(d)
 		s.half *= h
-		// 16-byte elements of a whole batch must count in int64 bytes.
-		if s.n > math.MaxInt64/16/int64(batch) {
-			return shape{}, fmt.Errorf("fft: %s: size %s, batch %d: too large", op, s.sizes(), batch)
-		}
 	}
 	return s, nil
 }

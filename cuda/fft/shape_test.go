@@ -64,6 +64,11 @@ func TestShapesCuFFTCannotTakeAreRefused(t *testing.T) {
 		{C2C, []int{1 << 31}, 1, "size 2147483648"},
 		{R2C, []int{8}, 0, "batch 0"},
 		{Z2Z, []int{1 << 30, 1 << 30, 1 << 30}, 1, "too large"},
+		// Products that wrap int64 to 0 or to a small number.
+		{C2C, []int{268435456, 1073741824, 64}, 1, "too large"},
+		{C2C, []int{1<<31 - 1, 1<<31 - 1, 4}, 1, "too large"},
+		{R2C, []int{1 << 30, 1 << 30}, 1 << 8, "too large"},
+		{C2C, []int{1 << 30, 1 << 24}, 1 << 10, "too large"},
 	} {
 		_, err := newShape("NewPlan", tc.kind, tc.dims, tc.batch)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
