@@ -179,6 +179,14 @@ func (mm *Matmul) checkMemory(op string) error {
 			return err
 		}
 	}
+	for _, x := range []struct {
+		name string
+		m    *cuda.DeviceMemory
+	}{{"Bias", mm.Bias}, {"AScale", mm.AScale}, {"BScale", mm.BScale}} {
+		if x.m != nil && x.m.Raw() == 0 {
+			return fmt.Errorf("blas: %s: %s: %w", op, x.name, cuda.ErrClosed)
+		}
+	}
 	for _, sc := range []struct {
 		name string
 		m    *cuda.DeviceMemory
@@ -500,8 +508,8 @@ func (lt *LtHandle) AlgorithmsFor(mm Matmul, f Formulation, n int) ([]Algo, erro
 	if err := f.check(op, &mm); err != nil {
 		return nil, err
 	}
-	if n < 1 {
-		return nil, fmt.Errorf("blas: %s: asked for %d algorithms", op, n)
+	if n < 1 || n > MaxAlgorithms {
+		return nil, fmt.Errorf("blas: %s: asked for %d algorithms: want 1 to %d", op, n, MaxAlgorithms)
 	}
 	var algos []Algo
 	raw := rawAddrs(&mm)

@@ -374,3 +374,53 @@ func scaled(v []float32, f float32) []float32 {
 	}
 	return out
 }
+
+func TestMatmulClosedOptionalMemoryIsErrClosed(t *testing.T) {
+	ctx := libtest.Context(t)
+	closed := func() *cuda.DeviceMemory {
+		m := libtest.Alloc(t, ctx, 64)
+		m.Close()
+		return m
+	}
+	a := blas.Matrix{Mem: libtest.Alloc(t, ctx, 6*4), Rows: 2, Cols: 3}
+	b := blas.Matrix{Mem: libtest.Alloc(t, ctx, 12*4), Rows: 3, Cols: 4}
+	c := blas.Matrix{Mem: libtest.Alloc(t, ctx, 8*4), Rows: 2, Cols: 4}
+	// FP8 takes A row-major and B column-major for a row-major C.
+	b8 := blas.Matrix{Mem: libtest.Alloc(t, ctx, 12), Rows: 3, Cols: 4, Layout: blas.ColMajor}
+	scale := libtest.Alloc(t, ctx, 4)
+	fp8 := blas.Matmul{A: blas.Matrix{Mem: libtest.Alloc(t, ctx, 6), Rows: 2, Cols: 3}, B: b8, C: c,
+		AType: blas.Float8E4M3, BType: blas.Float8E4M3, CType: blas.BFloat16, AScale: scale, BScale: scale}
+	withA, withB := fp8, fp8
+	withA.AScale, withB.BScale = closed(), closed()
+	for name, mm := range map[string]blas.Matmul{
+		"Bias":   {A: a, B: b, C: c, Epilogue: blas.Bias, Bias: closed()},
+		"AScale": withA,
+		"BScale": withB,
+	} {
+		err := (*blas.LtHandle)(nil).Run(mm, 1, 0, nil)
+		if !errors.Is(err, cuda.ErrClosed) || !strings.Contains(err.Error(), name) {
+			t.Errorf("Run with a closed %s = %v, want ErrClosed naming %s", name, err, name)
+		}
+	}
+}
+
+func TestAlgorithmCountsAreBounded(t *testing.T) {
+	ctx := libtest.Context(t)
+	a := blas.Matrix{Mem: libtest.Alloc(t, ctx, 6*4), Rows: 2, Cols: 3}
+	b := blas.Matrix{Mem: libtest.Alloc(t, ctx, 12*4), Rows: 3, Cols: 4}
+	c := blas.Matrix{Mem: libtest.Alloc(t, ctx, 8*4), Rows: 2, Cols: 4}
+	mm := blas.Matmul{A: a, B: b, C: c}
+	for _, n := range []int{0, -1, blas.MaxAlgorithms + 1, 1 << 40} {
+		if _, err := (*blas.LtHandle)(nil).Algorithms(mm, n); err == nil || !strings.Contains(err.Error(), "want 1 to") {
+			t.Errorf("Algorithms(%d) = %v, want a bound error", n, err)
+		}
+		if _, err := (*blas.LtHandle)(nil).AlgorithmsFor(mm, blas.ColumnOrder, n); err == nil || !strings.Contains(err.Error(), "want 1 to") {
+			t.Errorf("AlgorithmsFor(%d) = %v, want a bound error", n, err)
+		}
+	}
+	for _, n := range []int{blas.MaxAlgorithms + 1, 1 << 40} {
+		if _, err := (*blas.LtHandle)(nil).Tune(mm, 1, 0, blas.TuneOptions{Candidates: n}); err == nil || !strings.Contains(err.Error(), "Candidates") {
+			t.Errorf("Tune with %d candidates = %v, want an error naming Candidates", n, err)
+		}
+	}
+}

@@ -18,6 +18,11 @@ import (
 const (
 	// MaxSearch is the most configurations TuneOptions.Search may ask for.
 	MaxSearch = 1024
+	// MaxAlgorithms is the most algorithms Algorithms, AlgorithmsFor and
+	// TuneOptions.Candidates may ask of cuBLASLt's heuristic. cuBLASLt
+	// takes the count as a C int and answers with a few dozen at most, so
+	// a larger request would only allocate results it never fills.
+	MaxAlgorithms = 1024
 	// searchChecks bounds the cublasLtMatmulAlgoCheck calls of one
 	// search, spread evenly over the algorithm ids.
 	searchChecks = 24000
@@ -48,8 +53,8 @@ var reductions = [...]uint32{
 // check validates the options and fills in the defaults.
 func (o *TuneOptions) check(op string) error {
 	switch {
-	case o.Candidates < 0:
-		return fmt.Errorf("blas: %s: Candidates %d is negative", op, o.Candidates)
+	case o.Candidates < 0 || o.Candidates > MaxAlgorithms:
+		return fmt.Errorf("blas: %s: Candidates %d is not in [0, %d]", op, o.Candidates, MaxAlgorithms)
 	case o.Runs < 0:
 		return fmt.Errorf("blas: %s: Runs %d is negative", op, o.Runs)
 	case o.Batch < 0:
