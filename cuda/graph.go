@@ -65,7 +65,9 @@ func (s *Stream) BeginCapture(mode cu.CUstreamCaptureMode) error {
 // EndCapture ends the capture BeginCapture started on s
 // (cuStreamEndCapture) and returns the captured graph. A capture that broke
 // a rule of stream capture (an unsafe call in the mode, a stream not joined
-// back) returns the driver's error, and the capture is over all the same.
+// back) returns the driver's error, and the capture is over all the same;
+// so is one that failed for another reason (EndCapture then ends it once
+// more, returning the first error).
 // EndCapture unlocks the thread that BeginCapture locked, unless this
 // handle is closed or the driver says that s was not capturing or that
 // this is the wrong thread.
@@ -79,7 +81,18 @@ func (s *Stream) EndCapture() (*Graph, error) {
 	defer h.exit()
 	var raw cu.CUgraph
 	err := cu.StreamEndCapture(st.raw, &raw)
-	if err != error(cu.CUDA_ERROR_ILLEGAL_STATE) && err != error(cu.CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD) {
+	notOurs := err == error(cu.CUDA_ERROR_ILLEGAL_STATE) || err == error(cu.CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD)
+	if err != nil && !notOurs && stillCapturing(st.raw) {
+		// A failure that did not end the capture (out of memory, say)
+		// would leave the stream capturing, and in global mode every
+		// unsafe call of the process refused: end it once more, keeping
+		// the first error.
+		var again cu.CUgraph
+		if cu.StreamEndCapture(st.raw, &again) == nil && again != 0 {
+			_ = cu.GraphDestroy(again)
+		}
+	}
+	if !notOurs {
 		runtime.UnlockOSThread()
 		// A capture ended: destroys it refused may go through now.
 		retryDeferred()
@@ -96,6 +109,13 @@ func (s *Stream) EndCapture() (*Graph, error) {
 	core.val.raw = raw
 	core.val.ctx.core = cc
 	return newGraphHandle(core), nil
+}
+
+// stillCapturing reports whether raw is capturing, invalidated or not; a
+// stream whose state cannot be read is taken as not capturing.
+func stillCapturing(raw cu.CUstream) bool {
+	var status cu.CUstreamCaptureStatus
+	return cu.StreamIsCapturing(raw, &status) == nil && status != cu.CU_STREAM_CAPTURE_STATUS_NONE
 }
 
 // Capture captures into a graph the work that fn enqueues on s, and on

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/gocuda/gocuda/cuda/cudatest"
 	"github.com/gocuda/gocuda/generated/cu"
 )
 
@@ -401,5 +402,42 @@ func TestClosedGraphHandles(t *testing.T) {
 	}
 	if g.Raw() != 0 || e.Raw() != 0 {
 		t.Error("a closed handle still exposes its object")
+	}
+}
+
+// TestCaptureEndsWhenEndCaptureFails: a cuStreamEndCapture that fails
+// without ending the capture (an injected out-of-memory) must not leave
+// the stream capturing: in global mode every unsafe call of the process
+// would be refused from then on.
+func TestCaptureEndsWhenEndCaptureFails(t *testing.T) {
+	_, ctx := needGPU(t)
+	if !cudatest.Active() {
+		t.Skip("injects faults into the fake driver")
+	}
+	s, err := NewStream(ctx)
+	must(t, err)
+	defer s.Close()
+	m, err := Alloc(ctx, 64)
+	must(t, err)
+	defer m.Close()
+	before := LiveObjects()
+	for _, mode := range []cu.CUstreamCaptureMode{CaptureGlobal, CaptureThreadLocal} {
+		cudatest.FailCall("cuStreamEndCapture", 1, cu.CUDA_ERROR_OUT_OF_MEMORY)
+		g, err := s.Capture(mode, func() error { return m.MemsetD32Async(s, 1) })
+		if g != nil || !errors.Is(err, cu.CUDA_ERROR_OUT_OF_MEMORY) {
+			t.Fatalf("Capture(%v) with cuStreamEndCapture failing = %v, %v; want its error", mode, g, err)
+		}
+		if capturing, err := s.IsCapturing(); err != nil || capturing {
+			t.Fatalf("Capture(%v) failed: IsCapturing = %v, %v; want false", mode, capturing, err)
+		}
+		a, err := Alloc(ctx, 64)
+		if err != nil {
+			t.Fatalf("Alloc after the failed Capture(%v): %v", mode, err)
+		}
+		must(t, a.Close())
+	}
+	must(t, s.Synchronize())
+	if after := LiveObjects(); after != before {
+		t.Errorf("failed captures left %+v, before %+v", after, before)
 	}
 }
