@@ -139,7 +139,7 @@ func (s *Stream) enqueueCompletion(op string, c completion) error {
 	h := s.handle()
 	st, ok := h.enter()
 	if !ok {
-		return closedError(op)
+		return h.closedError(op)
 	}
 	defer h.exit()
 	fn, err := hostFuncProc()
@@ -399,7 +399,7 @@ func (s *Stream) Then(fn func()) error {
 	const op = "Stream.Then"
 	if fn == nil {
 		if _, ok := s.handle().peek(); !ok {
-			return closedError(op)
+			return s.handle().closedError(op)
 		}
 		return invalidArg(op, "nil function")
 	}
@@ -448,7 +448,7 @@ func (s *Stream) waitDone(ctx context.Context, done <-chan struct{}) error {
 		if !ok {
 			// Closed meanwhile: whether the work succeeded is no
 			// longer this handle's to ask.
-			return closedError(op)
+			return h.closedError(op)
 		}
 		err := cu.StreamSynchronize(st.raw)
 		h.exit()

@@ -113,7 +113,7 @@ func newContextHandle(core *shared[ctxState]) *Context {
 func (c *Context) ref(op string) (*shared[ctxState], error) {
 	core, ok := c.handle().clone()
 	if !ok {
-		return nil, closedError(op)
+		return nil, c.handle().closedError(op)
 	}
 	return core, nil
 }
@@ -163,7 +163,7 @@ func (c *Context) Synchronize() error {
 	h := c.handle()
 	st, ok := h.enter()
 	if !ok {
-		return closedError(op)
+		return h.closedError(op)
 	}
 	defer h.exit()
 	return bind(op, st.raw, func() error {
@@ -179,7 +179,7 @@ func (c *Context) StreamPriorityRange() (least, greatest int, err error) {
 	h := c.handle()
 	st, ok := h.enter()
 	if !ok {
-		return 0, 0, closedError("Context.StreamPriorityRange")
+		return 0, 0, h.closedError("Context.StreamPriorityRange")
 	}
 	defer h.exit()
 	r, err := st.prio()

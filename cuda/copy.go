@@ -17,7 +17,7 @@ import (
 func copySync(op string, h *handle[memState], toDevice bool, host unsafe.Pointer, n int, fit func(*memState) (cu.CUdeviceptr, error)) error {
 	st, ok := h.enter()
 	if !ok {
-		return closedError(op)
+		return h.closedError(op)
 	}
 	defer h.exit()
 	p, err := fit(st)

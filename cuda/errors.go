@@ -65,5 +65,27 @@ func newError(op, fn string, err error) *Error {
 	return e
 }
 
-// closedError is the error of using a closed or nil handle in op.
+// closedError is the error of using a closed handle in op.
 func closedError(op string) error { return &Error{Op: op, Err: ErrClosed} }
+
+// errNilHandle is the cause of using a nil handle: it says nil, so that a
+// caller who ignored the error that left it nil is not told of a Close,
+// and matches ErrClosed as every unusable handle does.
+var errNilHandle error = nilHandleError{}
+
+type nilHandleError struct{}
+
+func (nilHandleError) Error() string        { return "handle is nil" }
+func (nilHandleError) Is(target error) bool { return target == ErrClosed }
+
+// closedError is the error of using h in op when it cannot be entered:
+// nil or closed.
+func (h *handle[T]) closedError(op string) error {
+	if h == nil {
+		return nilError(op)
+	}
+	return closedError(op)
+}
+
+// nilError is the error of using a nil handle in op.
+func nilError(op string) error { return &Error{Op: op, Err: errNilHandle} }

@@ -167,9 +167,9 @@ func (e *Event) Record(s *Stream) error {
 	ec, sc := hotReady(eh, hotFenced), hotReady(sh, hotFenced)
 	switch {
 	case ec == nil:
-		return closedError(op)
+		return eh.closedError(op)
 	case sc == nil:
-		return closedError(op + " (stream)")
+		return sh.closedError(op + " (stream)")
 	}
 	return hotResult(op, fn, " (stream)", hot2(eh, sh, hotEventRecord, uintptr(ec.val.raw), uintptr(sc.val.raw)))
 }
@@ -181,7 +181,7 @@ func (e *Event) Query() (done bool, err error) {
 	h := e.handle()
 	c := hotReady(h, hotFenced)
 	if c == nil {
-		return false, closedError(op)
+		return false, h.closedError(op)
 	}
 	r := hot1(h, hotEventQuery, uintptr(c.val.raw))
 	if r == int32(cu.CUDA_ERROR_NOT_READY) {
@@ -197,7 +197,7 @@ func (e *Event) Synchronize() error {
 	h := e.handle()
 	ev, ok := h.enter()
 	if !ok {
-		return closedError("Event.Synchronize")
+		return h.closedError("Event.Synchronize")
 	}
 	err := cu.EventSynchronize(ev.raw)
 	h.exit()

@@ -48,7 +48,7 @@ func (s *Stream) BeginCapture(mode cu.CUstreamCaptureMode) error {
 	h := s.handle()
 	st, ok := h.enter()
 	if !ok {
-		return closedError(op)
+		return h.closedError(op)
 	}
 	defer h.exit()
 	runtime.LockOSThread()
@@ -76,7 +76,7 @@ func (s *Stream) EndCapture() (*Graph, error) {
 	h := s.handle()
 	st, ok := h.enter()
 	if !ok {
-		return nil, closedError(op)
+		return nil, h.closedError(op)
 	}
 	defer h.exit()
 	var raw cu.CUgraph
@@ -154,7 +154,7 @@ func (s *Stream) IsCapturing() (bool, error) {
 	h := s.handle()
 	st, ok := h.enter()
 	if !ok {
-		return false, closedError(op)
+		return false, h.closedError(op)
 	}
 	var status cu.CUstreamCaptureStatus
 	err := cu.StreamIsCapturing(st.raw, &status)
@@ -225,7 +225,7 @@ func (g *Graph) Nodes() ([]cu.CUgraphNode, error) {
 	h := g.handle()
 	st, ok := h.enter()
 	if !ok {
-		return nil, closedError(op)
+		return nil, h.closedError(op)
 	}
 	defer h.exit()
 	var n uint64
@@ -248,7 +248,7 @@ func (g *Graph) NodeCount() (int, error) {
 	h := g.handle()
 	st, ok := h.enter()
 	if !ok {
-		return 0, closedError(op)
+		return 0, h.closedError(op)
 	}
 	var n uint64
 	err := cu.GraphGetNodes(st.raw, nil, &n)
@@ -269,7 +269,7 @@ func (g *Graph) Edges() ([]GraphEdge, error) {
 	h := g.handle()
 	st, ok := h.enter()
 	if !ok {
-		return nil, closedError(op)
+		return nil, h.closedError(op)
 	}
 	defer h.exit()
 	var n uint64
@@ -299,7 +299,7 @@ func (g *Graph) Instantiate() (*GraphExec, error) {
 	h := g.handle()
 	st, ok := h.enter()
 	if !ok {
-		return nil, closedError(op)
+		return nil, h.closedError(op)
 	}
 	defer h.exit()
 	cc := st.ctx.core // held by the graph, which this call holds
@@ -409,9 +409,9 @@ func (e *GraphExec) Launch(s *Stream) error {
 	ec, sc := hotReady(eh, hotLight), hotReady(sh, hotLight)
 	switch {
 	case ec == nil:
-		return closedError(op)
+		return eh.closedError(op)
 	case sc == nil:
-		return closedError(op + " (stream)")
+		return sh.closedError(op + " (stream)")
 	}
 	return hotResult(op, fn, " (stream)", hot2Light(eh, sh, hotGraphLaunch, uintptr(ec.val.raw), uintptr(sc.val.raw)))
 }

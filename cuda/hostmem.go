@@ -95,7 +95,7 @@ func AllocHost[T Element](ctx *Context, n int) (*HostBuffer[T], error) {
 		return nil, err
 	}
 	if _, ok := ctx.handle().peek(); !ok {
-		return nil, closedError(op)
+		return nil, ctx.handle().closedError(op)
 	}
 	mem := make([]byte, alloc)
 	off := (page - int(uintptr(unsafe.Pointer(&mem[0]))%uintptr(page))) % page

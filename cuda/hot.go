@@ -360,10 +360,10 @@ func (k *Kernel) checkLaunch(op string, s *Stream, cfg LaunchConfig) (launchHold
 	hotReady(mh, hotLight)
 	hotReady(sh, hotLight)
 	if _, ok := mh.peek(); !ok {
-		return h, closedError(op)
+		return h, mh.closedError(op)
 	}
 	if _, ok := sh.peek(); !ok {
-		return h, closedError(op + " (stream)")
+		return h, sh.closedError(op + " (stream)")
 	}
 	return h, checkConfig(op, cfg)
 }

@@ -371,7 +371,7 @@ func (k *Kernel) paramList() string {
 // its parameters (see ParamSizes), their number and sizes are checked here.
 func (k *Kernel) NewArgs(args ...any) (*Args, error) {
 	if _, ok := k.module().peek(); !ok {
-		return nil, closedError("Kernel.NewArgs")
+		return nil, k.module().closedError("Kernel.NewArgs")
 	}
 	return k.newArgs("Kernel.NewArgs", args, true)
 }
@@ -405,7 +405,10 @@ func (a *Args) Set(i int, v any) error {
 }
 
 func (a *Args) settable(op string, i int) error {
-	if a == nil || a.mem == nil {
+	if a == nil {
+		return nilError(op)
+	}
+	if a.mem == nil {
 		return closedError(op)
 	}
 	if i < 0 || i >= len(a.sizes) {
@@ -438,7 +441,10 @@ func SetArg[T Element](a *Args, i int, v T) error {
 // Close frees the arguments' C memory. Closing again returns nil; Close on
 // nil or zero Args (not made by NewArgs) returns ErrClosed.
 func (a *Args) Close() error {
-	if a == nil || a.k == nil {
+	if a == nil {
+		return nilError("Args.Close")
+	}
+	if a.k == nil {
 		return closedError("Args.Close")
 	}
 	if a.mem == nil {
@@ -476,7 +482,10 @@ func (k *Kernel) LaunchArgs(s *Stream, cfg LaunchConfig, a *Args) error {
 	if err != nil {
 		return err
 	}
-	if a == nil || a.mem == nil {
+	if a == nil {
+		return nilError(op + " (args)")
+	}
+	if a.mem == nil {
 		return closedError(op + " (args)")
 	}
 	if a.k != k {

@@ -430,7 +430,10 @@ func (k *Kernel) LaunchArgsEx(s *Stream, cfg LaunchConfig, attrs LaunchAttribute
 	if err != nil {
 		return err
 	}
-	if a == nil || a.mem == nil {
+	if a == nil {
+		return nilError(op + " (args)")
+	}
+	if a.mem == nil {
 		return closedError(op + " (args)")
 	}
 	if attrs.count() <= fewLaunchAttrs {

@@ -60,7 +60,7 @@ func NewLibraryObject[T any](s *Stream, create func() (T, error), destroy func(T
 	}
 	own, err := s.Clone()
 	if err != nil {
-		return nil, closedError(op + " (stream)")
+		return nil, s.handle().closedError(op + " (stream)")
 	}
 	ctx := own.Context()
 	var raw T
@@ -125,12 +125,12 @@ func (o *LibraryObject[T]) SetStream(op string, s *Stream, fn func(raw T, stream
 	h := o.handle()
 	st, ok := h.enter()
 	if !ok {
-		return closedError(op)
+		return h.closedError(op)
 	}
 	defer h.exit()
 	own, err := s.Clone()
 	if err != nil {
-		return closedError(op + " (stream)")
+		return s.handle().closedError(op + " (stream)")
 	}
 	st.mu.Lock()
 	defer st.mu.Unlock()
@@ -200,7 +200,7 @@ func (o *LibraryObject[T]) CallOnStream(op string, fn func(raw T, stream cu.CUst
 	h := o.handle()
 	st, ok := h.enter()
 	if !ok {
-		return closedError(op)
+		return h.closedError(op)
 	}
 	defer h.exit()
 	if len(hold) > maxHeld {
@@ -237,7 +237,7 @@ func (o *LibraryObject[T]) Exclusive(op string, fn func(raw T) error) error {
 	h := o.handle()
 	st, ok := h.enter()
 	if !ok {
-		return closedError(op)
+		return h.closedError(op)
 	}
 	defer h.exit()
 	st.mu.Lock()

@@ -93,7 +93,7 @@ var (
 func AllocManaged(ctx *Context, bytes int, attach ManagedAttach) (*ManagedMemory, error) {
 	const op = "AllocManaged"
 	if _, ok := ctx.handle().peek(); !ok {
-		return nil, closedError(op)
+		return nil, ctx.handle().closedError(op)
 	}
 	if bytes <= 0 {
 		return nil, invalidArg(op, "size %d is not positive", bytes)
@@ -107,7 +107,7 @@ func AllocManaged(ctx *Context, bytes int, attach ManagedAttach) (*ManagedMemory
 func AllocManagedOf[T Element](ctx *Context, n int, attach ManagedAttach) (*ManagedMemory, error) {
 	const op = "AllocManagedOf"
 	if _, ok := ctx.handle().peek(); !ok {
-		return nil, closedError(op)
+		return nil, ctx.handle().closedError(op)
 	}
 	size := sizeOf[T]()
 	if n <= 0 {
@@ -469,7 +469,7 @@ func (m *ManagedMemory) advise(op string, a Advice, loc Location, whole bool, of
 	h := m.handle()
 	st, ok := h.enter()
 	if !ok {
-		return closedError(op)
+		return h.closedError(op)
 	}
 	defer h.exit()
 	if whole {
@@ -500,7 +500,7 @@ func (m *ManagedMemory) rangeAttribute(op string, attr cu.CUmem_range_attribute,
 	h := m.handle()
 	st, ok := h.enter()
 	if !ok {
-		return closedError(op)
+		return h.closedError(op)
 	}
 	defer h.exit()
 	return bind(op, st.ctx.raw(), func() error {
@@ -546,7 +546,7 @@ func (m *ManagedMemory) LastPrefetchLocation() (Location, error) {
 func (m *ManagedMemory) AccessedBy() ([]Location, error) {
 	const op = "ManagedMemory.AccessedBy"
 	if _, ok := m.handle().peek(); !ok {
-		return nil, closedError(op)
+		return nil, m.handle().closedError(op)
 	}
 	n, err := DeviceCount()
 	if err != nil {
@@ -602,7 +602,7 @@ func ManagedSlice[T Element](m *ManagedMemory) ([]T, error) {
 	const op = "ManagedSlice"
 	st, ok := m.handle().peek()
 	if !ok {
-		return nil, closedError(op)
+		return nil, m.handle().closedError(op)
 	}
 	return managedView[T](op, st)
 }
@@ -618,7 +618,7 @@ func AccessManaged[T Element](m *ManagedMemory, fn func([]T) error) error {
 	h := m.handle()
 	st, ok := h.enter()
 	if !ok {
-		return closedError(op)
+		return h.closedError(op)
 	}
 	defer h.exit()
 	if fn == nil {

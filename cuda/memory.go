@@ -164,7 +164,7 @@ func AllocAsync(s *Stream, bytes int) (*DeviceMemory, error) {
 	const op = "AllocAsync"
 	if bytes <= 0 {
 		if _, ok := s.handle().peek(); !ok {
-			return nil, closedError(op)
+			return nil, s.handle().closedError(op)
 		}
 		return nil, invalidArg(op, "size %d is not positive", bytes)
 	}
@@ -183,7 +183,7 @@ func allocAsync(op, fn string, s *Stream, bytes int, pool *shared[poolState], al
 		if pool != nil {
 			_ = pool.release()
 		}
-		return nil, closedError(op)
+		return nil, s.handle().closedError(op)
 	}
 	sst := &sc.val
 	// The stream's own reference keeps its context alive: this one cannot
@@ -401,7 +401,7 @@ func (m *DeviceMemory) memset(op string, width int, v uint32) error {
 	h := m.handle()
 	st, ok := h.enter()
 	if !ok {
-		return closedError(op)
+		return h.closedError(op)
 	}
 	defer h.exit()
 	if st.size%width != 0 {

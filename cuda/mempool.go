@@ -113,7 +113,7 @@ func (p *MemPool) SetReleaseThreshold(bytes uint64) error {
 	h := p.handle()
 	st, ok := h.enter()
 	if !ok {
-		return closedError(op)
+		return h.closedError(op)
 	}
 	defer h.exit()
 	v := bytes
@@ -127,7 +127,7 @@ func (p *MemPool) Trim(keepBytes uint64) error {
 	h := p.handle()
 	st, ok := h.enter()
 	if !ok {
-		return closedError(op)
+		return h.closedError(op)
 	}
 	defer h.exit()
 	return check(op, "cuMemPoolTrimTo", cu.MemPoolTrimTo(st.raw, keepBytes))
@@ -148,7 +148,7 @@ func (p *MemPool) Usage() (MemPoolUsage, error) {
 	h := p.handle()
 	st, ok := h.enter()
 	if !ok {
-		return u, closedError(op)
+		return u, h.closedError(op)
 	}
 	defer h.exit()
 	for _, a := range []struct {
@@ -175,11 +175,11 @@ func (p *MemPool) Usage() (MemPoolUsage, error) {
 func AllocFromPool(s *Stream, pool *MemPool, bytes int) (*DeviceMemory, error) {
 	const op = "AllocFromPool"
 	if _, ok := s.handle().peek(); !ok {
-		return nil, closedError(op + " (stream)")
+		return nil, s.handle().closedError(op + " (stream)")
 	}
 	pc, ok := pool.handle().clone()
 	if !ok {
-		return nil, closedError(op + " (pool)")
+		return nil, s.handle().closedError(op + " (pool)")
 	}
 	if bytes <= 0 {
 		_ = pc.release()

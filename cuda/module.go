@@ -213,7 +213,7 @@ func (m *Module) Function(name string) (*Kernel, error) {
 	h := m.handle()
 	st, ok := h.enter()
 	if !ok {
-		return nil, closedError(op)
+		return nil, h.closedError(op)
 	}
 	defer h.exit()
 	cname := append([]byte(name), 0)

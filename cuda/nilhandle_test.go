@@ -100,6 +100,10 @@ func TestNilAndZeroHandles(t *testing.T) {
 					if !errors.Is(err, ErrClosed) {
 						t.Errorf("%s = %v, want an error matching ErrClosed", what, err)
 					}
+					// A nil handle is not a closed one: the error says which.
+					if err != nil && recv.how == "nil" && !strings.Contains(err.Error(), "nil") {
+						t.Errorf("%s = %v, want an error saying nil", what, err)
+					}
 				}
 			}
 		}
@@ -216,6 +220,9 @@ func TestHandleFunctionsCovered(t *testing.T) {
 		for i, err := range errs {
 			if !errors.Is(err, ErrClosed) {
 				t.Errorf("%s with %s handles = %v, want an error matching ErrClosed", name, []string{"nil", "zero"}[i], err)
+			}
+			if i == 0 && err != nil && !strings.Contains(err.Error(), "nil") {
+				t.Errorf("%s with nil handles = %v, want an error saying nil", name, err)
 			}
 		}
 	}

@@ -27,7 +27,7 @@ func (k *Kernel) withKernel(op string, fn func(st *moduleState) error) error {
 	h := k.module()
 	st, ok := h.enter()
 	if !ok {
-		return closedError(op)
+		return h.closedError(op)
 	}
 	defer h.exit()
 	return bind(op, st.ctx.raw(), func() error { return fn(st) })
@@ -37,7 +37,7 @@ func (k *Kernel) withKernel(op string, fn func(st *moduleState) error) error {
 // (its module handle closed), before the arguments are looked at.
 func (k *Kernel) open(op string) error {
 	if _, ok := k.module().peek(); !ok {
-		return closedError(op)
+		return k.module().closedError(op)
 	}
 	return nil
 }

@@ -44,7 +44,7 @@ func SliceOf[T Element](m *DeviceMemory) (*Slice[T], error) {
 	const op = "SliceOf"
 	st, ok := m.handle().peek()
 	if !ok {
-		return nil, closedError(op)
+		return nil, m.handle().closedError(op)
 	}
 	size := sizeOf[T]()
 	if st.size%size != 0 {
@@ -62,7 +62,7 @@ func SliceOf[T Element](m *DeviceMemory) (*Slice[T], error) {
 func AllocSlice[T Element](ctx *Context, n int) (*Slice[T], error) {
 	const op = "AllocSlice"
 	if _, ok := ctx.handle().peek(); !ok {
-		return nil, closedError(op)
+		return nil, ctx.handle().closedError(op)
 	}
 	size := sizeOf[T]()
 	if n <= 0 || n > math.MaxInt/size {
@@ -129,7 +129,7 @@ func (s *Slice[T]) kernelArg() (uint64, bool) {
 func (s *Slice[T]) Sub(i, j int) (*Slice[T], error) {
 	const op = "Slice.Sub"
 	if _, ok := s.handle().peek(); !ok {
-		return nil, closedError(op)
+		return nil, s.handle().closedError(op)
 	}
 	if i < 0 || j < i || j > s.n {
 		return nil, invalidArg(op, "range [%d:%d] of a slice of length %d", i, j, s.n)
@@ -146,7 +146,7 @@ func (s *Slice[T]) Clone() (*Slice[T], error) {
 	const op = "Slice.Clone"
 	core, ok := s.handle().clone()
 	if !ok {
-		return nil, closedError(op)
+		return nil, s.handle().closedError(op)
 	}
 	return newSliceHandle[T](core, s.off, s.n), nil
 }
@@ -303,7 +303,7 @@ func (s *Slice[T]) Fill(v T) error {
 	h := s.handle()
 	st, ok := h.enter()
 	if !ok {
-		return closedError(op)
+		return h.closedError(op)
 	}
 	defer h.exit()
 	if s.n == 0 {

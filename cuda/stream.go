@@ -232,7 +232,7 @@ func (s *Stream) Synchronize() error {
 	h := s.handle()
 	st, ok := h.enter()
 	if !ok {
-		return closedError("Stream.Synchronize")
+		return h.closedError("Stream.Synchronize")
 	}
 	err := cu.StreamSynchronize(st.raw)
 	h.exit()
@@ -246,7 +246,7 @@ func (s *Stream) Query() (idle bool, err error) {
 	h := s.handle()
 	c := hotReady(h, hotLight)
 	if c == nil {
-		return false, closedError(op)
+		return false, h.closedError(op)
 	}
 	r := hot1Light(h, hotStreamQuery, uintptr(c.val.raw))
 	if r == int32(cu.CUDA_ERROR_NOT_READY) {
@@ -285,12 +285,12 @@ func (s *Stream) WaitIdle(ctx context.Context) error {
 	const op = "Stream.WaitIdle"
 	h := s.handle()
 	if _, ok := h.peek(); !ok {
-		return closedError(op)
+		return h.closedError(op)
 	}
 	if ctx.Done() == nil {
 		st, ok := h.enter()
 		if !ok {
-			return closedError(op)
+			return h.closedError(op)
 		}
 		err := cu.StreamSynchronize(st.raw)
 		h.exit()
@@ -322,7 +322,7 @@ func (s *Stream) pollIdle(ctx context.Context) error {
 		// ErrClosed instead.
 		st, ok := h.enter()
 		if !ok {
-			return closedError(op)
+			return h.closedError(op)
 		}
 		err := cu.StreamQuery(st.raw)
 		h.exit()
@@ -370,9 +370,9 @@ func (s *Stream) WaitEvent(e *Event) error {
 	sc, ec := hotReady(sh, hotFenced), hotReady(eh, hotFenced)
 	switch {
 	case sc == nil:
-		return closedError(op)
+		return sh.closedError(op)
 	case ec == nil:
-		return closedError(op + " (event)")
+		return eh.closedError(op + " (event)")
 	}
 	return hotResult(op, fn, " (event)", hot2(sh, eh, hotStreamWaitEvent, uintptr(sc.val.raw), uintptr(ec.val.raw)))
 }
