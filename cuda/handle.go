@@ -1,10 +1,14 @@
 package cuda
 
 import (
+	"reflect"
 	"runtime"
+	"strings"
 	"sync/atomic"
 	"time"
 	"unsafe"
+
+	"github.com/gocuda/gocuda/internal/dropped"
 )
 
 // shared is the one reference-counted core behind every handle of one driver
@@ -226,11 +230,17 @@ func (h *handle[T]) attachCleanup(owner unsafe.Pointer) {
 }
 
 // releaser is a core, for the cleanup of a dropped handle.
-type releaser interface{ release() error }
+type releaser interface {
+	release() error
+	kindName() string
+}
 
 // finisher is the copy of a boxed core, for the cleanup of its dropped
 // first handle.
-type finisher interface{ finish() error }
+type finisher interface {
+	finish() error
+	kindName() string
+}
 
 // copy returns a core with c's object and accounting, holding the one
 // reference left when c's box is unreachable. It is made when the cleanup
@@ -257,14 +267,39 @@ var (
 )
 
 func finishDropped(f finisher) {
+	dropped.Add(f.kindName())
 	// As releaseDropped: nobody is left to report the error to.
 	_ = f.finish()
 }
 
 func releaseDropped(r releaser) {
+	// Counted for package cudatest, which reports a handle left to the
+	// collector as a leak.
+	dropped.Add(r.kindName())
 	// Nobody is left to report the error to: the handle was dropped. A
 	// refused destroy still lands in the deferred list.
 	_ = r.release()
+}
+
+// kindName names the kind of object c holds, as a user knows it.
+func (c *shared[T]) kindName() string {
+	name := reflect.TypeFor[T]().Name()
+	switch name {
+	case "ctxState":
+		return "context"
+	case "memState":
+		return "memory"
+	case "hostState":
+		return "host buffer"
+	case "poolState":
+		return "memory pool"
+	case "graphExecState":
+		return "executable graph"
+	}
+	if i := strings.IndexByte(name, '['); i >= 0 {
+		name = name[:i]
+	}
+	return strings.TrimSuffix(name, "State")
 }
 
 // enter starts a call on the object: it returns the object's state, or
@@ -310,7 +345,7 @@ func (h *handle[T]) clone() (*shared[T], bool) {
 func cloneAs[T, P any](h *handle[T], op string, wrap func(*shared[T]) *P) (*P, error) {
 	core, ok := h.clone()
 	if !ok {
-		return nil, closedError(op)
+		return nil, h.closedError(op)
 	}
 	return wrap(core), nil
 }
@@ -337,7 +372,7 @@ func (h *handle[T]) shut() bool {
 // of a destroy the driver refused while the object waits for a retry.
 func (h *handle[T]) close(op string) error {
 	if h == nil || h.core == nil {
-		return closedError(op)
+		return h.closedError(op)
 	}
 	if h.ops.Load()&viewBit != 0 {
 		return nil
@@ -376,6 +411,7 @@ func LiveHandles() (contexts, streams, events int) {
 type gate interface {
 	hold() bool
 	exit()
+	closedError(op string) error
 }
 
 func (h *handle[T]) hold() bool {
@@ -394,7 +430,7 @@ type holds struct {
 // hold holds g, or returns the closed error of op naming the argument.
 func (hs *holds) hold(op, what string, g gate) error {
 	if !g.hold() {
-		return closedError(op + " (" + what + ")")
+		return g.closedError(op + " (" + what + ")")
 	}
 	hs.gs[hs.n] = g
 	hs.n++

@@ -95,6 +95,7 @@ import (
 	"time"
 
 	"github.com/gocuda/gocuda/generated/cu"
+	"github.com/gocuda/gocuda/internal/dropped"
 	"github.com/gocuda/gocuda/internal/fakecuda"
 )
 
@@ -290,23 +291,43 @@ func CalledFunctions() map[string]int {
 func ResetCalls() { mustDriver("ResetCalls").Reset() }
 
 // CheckNoLeaks makes tb fail if, when it ends, the fake driver holds more
-// of any kind of object than now, or reaped any. Call it first in a test:
-// the check is a cleanup, and cleanups run last-registered first, so it
-// runs after those the test registers later. Handles left to the garbage
-// collector get a few collections to be released. Against a real driver it
-// checks nothing.
-func CheckNoLeaks(tb testing.TB) {
+// of any kind of object than now, or reaped any, or if a handle of package
+// cuda made meanwhile was never closed and the garbage collector released
+// it (a forgotten Close, which a program would leak until a collection).
+// Call it first in a test: the check is a cleanup, and cleanups run
+// last-registered first, so it runs after those the test registers later.
+// Handles left to the garbage collector get a few collections to be
+// released. Handles that tests running in parallel drop are counted too.
+// Against a real driver it checks nothing.
+func CheckNoLeaks(tb testing.TB, opts ...LeakOption) {
 	tb.Helper()
 	if !Active() {
 		return
 	}
-	before := Live()
+	var o leakOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	before, collected := Live(), dropped.Counts()
 	tb.Cleanup(func() {
 		if diff := WaitNoLeaks(before); diff != "" {
 			tb.Errorf("cudatest: driver objects leaked: %s", diff)
 		}
+		if d := dropped.Since(collected); d != "" && !o.allowDropped {
+			tb.Errorf("cudatest: handles never closed, released by the garbage collector: %s", d)
+		}
 	})
 }
+
+// A LeakOption changes what CheckNoLeaks reports.
+type LeakOption func(*leakOptions)
+
+type leakOptions struct{ allowDropped bool }
+
+// AllowDropped makes CheckNoLeaks accept handles that the garbage
+// collector released because nothing closed them: for code that relies on
+// the collector on purpose.
+func AllowDropped() LeakOption { return func(o *leakOptions) { o.allowDropped = true } }
 
 // WaitNoLeaks waits (collecting garbage, a few hundred milliseconds) until
 // the fake driver holds no more objects of any kind than in before and has
