@@ -73,10 +73,12 @@ static int gocuda_enqueue_done(uintptr_t fn, uintptr_t stream, uint64_t token) {
 import "C"
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -88,13 +90,18 @@ import (
 
 // completions maps the tokens of host functions not yet completed to what
 // their completion delivers; the dispatcher goroutine runs while there are
-// any, and exits when there are none, so an idle program keeps none.
+// any, and exits when there are none, so an idle program keeps none. The
+// dispatcher runs no user code: it closes channels and hands functions of
+// Then to their stream's queue, which a goroutine of its own runs while
+// it holds any, so that a function that blocks holds back its own stream
+// alone.
 var completions struct {
 	sync.Mutex
 	next    uint64
 	pending map[uint64]completion
-	running bool     // a dispatcher goroutine is reading
-	pipe    *os.File // read end of the wake-up pipe, made on first use
+	queues  map[cu.CUstream]*thenQueue // by driver stream, whatever its handles
+	running bool                       // a dispatcher goroutine is reading
+	pipe    *os.File                   // read end of the wake-up pipe, made on first use
 	err     error
 }
 
@@ -106,6 +113,18 @@ type completion struct {
 	stream *shared[streamState]
 	done   chan struct{}
 	fn     func()
+	// direct: done is closed as soon as it is delivered, not after the
+	// functions of Then delivered before it (WaitIdle's, and Done's in a
+	// function of Then of the same stream, which would wait for itself).
+	direct bool
+}
+
+// A thenQueue is what a stream's completions delivered while functions of
+// Then of the stream were waiting or running, in stream order: functions
+// and the channels of Done behind them. runThens runs it.
+type thenQueue struct {
+	items  []completion
+	runner uint64 // the id of the goroutine that runs it (goid)
 }
 
 // A host function is never called once its context has failed (cuda.h: it
@@ -191,7 +210,7 @@ func (s *Stream) enqueueCompletion(op string, c completion) error {
 	// nothing. A running one does not exit while token is pending.
 	if !completions.running {
 		completions.running = true
-		go dispatchCompletions(completions.pipe, nil)
+		go dispatchCompletions(completions.pipe)
 	}
 	return nil
 }
@@ -210,19 +229,16 @@ func openCompletionPipe() error {
 	// runtime's poller: the dispatcher waits without holding a thread.
 	completions.pipe = os.NewFile(uintptr(p[0]), "gocuda-completions")
 	completions.pending = map[uint64]completion{}
+	completions.queues = map[cu.CUstream]*thenQueue{}
 	C.gocuda_done_init(C.int(p[1]))
 	return nil
 }
 
-// dispatchCompletions delivers completed tokens, first carry, until none
-// is pending. Functions run here, one after another, in the order their
-// streams reached them; a panic in one ends the program from this
-// goroutine, as a panic in any goroutine does, and never reaches the
-// driver. The read of the pipe times out for the fault polls.
-func dispatchCompletions(pipe *os.File, carry []uint64) {
+// dispatchCompletions delivers completed tokens until none is pending.
+// The read of the pipe times out for the fault polls.
+func dispatchCompletions(pipe *os.File) {
 	var buf [64]byte
 	var tokens [256]uint64
-	deliverAll(carry)
 	interval := faultPollMin
 	setPollDeadline(pipe, interval)
 	for {
@@ -268,7 +284,7 @@ func setPollDeadline(pipe *os.File, d time.Duration) {
 
 // deliverAll delivers the completions of tokens, in order.
 func deliverAll(tokens []uint64) {
-	for i, t := range tokens {
+	for _, t := range tokens {
 		completions.Lock()
 		c, ok := completions.pending[t]
 		delete(completions.pending, t)
@@ -276,17 +292,107 @@ func deliverAll(tokens []uint64) {
 		if !ok {
 			continue // dropped after its stream failed
 		}
+		raw := c.stream.val.raw
 		// The stream goes first, so that a Close after the delivery
 		// destroys it at once. A failed destroy has nobody to be reported
 		// to, as a dropped handle's; a refused one is deferred.
 		_ = c.stream.release()
-		switch {
-		case c.done != nil:
-			close(c.done)
-		case c.fn != nil:
-			runCompletion(c.fn, tokens[i+1:])
-		}
+		c.stream = nil
+		handOver(raw, c)
 	}
+}
+
+// handOver closes the channel of c, a completion of the stream raw, or
+// queues it behind the functions of Then that the stream's queue holds;
+// a function of Then is queued, and the queue's goroutine started if it
+// has none.
+func handOver(raw cu.CUstream, c completion) {
+	completions.Lock()
+	q := completions.queues[raw]
+	if c.fn == nil && (q == nil || c.direct) {
+		completions.Unlock()
+		close(c.done)
+		return
+	}
+	start := q == nil
+	if start {
+		q = &thenQueue{}
+		completions.queues[raw] = q
+	}
+	q.items = append(q.items, c)
+	completions.Unlock()
+	if start {
+		go runThens(raw, q)
+	}
+}
+
+// runThens runs the queue q of the stream raw until it is empty, and then
+// forgets it. A panic in a function ends the program from this goroutine,
+// as a panic in any goroutine does, and never reaches the driver.
+func runThens(raw cu.CUstream, q *thenQueue) {
+	id := goid()
+	completions.Lock()
+	q.runner = id
+	for len(q.items) > 0 {
+		c := q.items[0]
+		q.items[0] = completion{}
+		q.items = q.items[1:]
+		completions.Unlock()
+		if c.fn != nil {
+			runThen(raw, q, c.fn)
+		} else {
+			close(c.done)
+		}
+		completions.Lock()
+	}
+	delete(completions.queues, raw)
+	completions.Unlock()
+}
+
+// runThen runs fn. If fn ends the goroutine instead of returning
+// (runtime.Goexit, as t.FailNow does), a new one takes over the queue, so
+// that the later completions of the stream are not lost.
+func runThen(raw cu.CUstream, q *thenQueue, fn func()) {
+	returned := false
+	defer func() {
+		if !returned {
+			go runThens(raw, q)
+		}
+	}()
+	fn()
+	returned = true
+}
+
+// inThenOf reports whether the caller is a function of Then of the stream
+// raw (or something it calls), run by the goroutine of the stream's queue.
+func inThenOf(raw cu.CUstream) bool {
+	completions.Lock()
+	q := completions.queues[raw]
+	var runner uint64
+	if q != nil {
+		runner = q.runner
+	}
+	completions.Unlock()
+	// A goroutine that is not the runner cannot become it meanwhile; the
+	// runner's id, set before it runs anything, is not 0.
+	return q != nil && runner == goid()
+}
+
+// goid returns the calling goroutine's id, which the runtime gives only in
+// the first line of a stack trace: "goroutine 18 [running]:". Ids are
+// never reused.
+func goid() uint64 {
+	var buf [64]byte
+	b := buf[:runtime.Stack(buf[:], false)]
+	b = bytes.TrimPrefix(b, []byte("goroutine "))
+	var id uint64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			break
+		}
+		id = 10*id + uint64(c-'0')
+	}
+	return id
 }
 
 // failedStreams asks the driver about each stream with a completion
@@ -355,37 +461,37 @@ func dropCompletions(failed map[*shared[streamState]]bool) {
 		}
 	}
 	completions.Unlock()
+	// A channel still waits for the functions of Then that its stream
+	// reached before it, which run.
 	for _, c := range dropped {
+		raw := c.stream.val.raw
 		_ = c.stream.release()
 		if c.done != nil {
-			close(c.done)
+			c.stream = nil
+			handOver(raw, c)
 		}
 	}
-}
-
-// runCompletion runs fn. If fn ends the dispatcher's goroutine instead of
-// returning (runtime.Goexit, as t.FailNow does), a new dispatcher takes
-// over the tokens still to deliver, so later completions are not lost.
-func runCompletion(fn func(), rest []uint64) {
-	returned := false
-	defer func() {
-		if !returned {
-			go dispatchCompletions(completions.pipe, append([]uint64(nil), rest...))
-		}
-	}()
-	fn()
-	returned = true
 }
 
 // Then enqueues fn to run once the work enqueued on s so far has completed
 // (cuLaunchHostFunc). Unlike a host function of C, fn does not hold up the
 // work enqueued after it: the driver's thread only records the completion,
-// and fn runs on a goroutine of this package, after the functions of
-// earlier completions. Keep it short; start a goroutine for long work.
+// and fn runs on a goroutine of this package, one per stream with
+// functions to run, after the stream's earlier functions of Then have
+// returned. A function that blocks thus holds back the later functions of
+// Then of its stream, and the channels of Done behind them, but never the
+// device's work or the completions of other streams.
+//
+// fn may call anything in this package, and wait for any stream: for its
+// own, WaitIdle and Synchronize wait for the device's work alone, and so
+// does the channel of a Done it calls, which cannot wait for fn. It must
+// not wait for a later function of Then of its stream, which runs only
+// once fn has returned, nor, by way of another goroutine, for a Done of
+// its stream made after it.
 //
 // A panic in fn ends the program, as a panic in any goroutine does: the
-// stack shown is fn's under this package's dispatcher
-// (dispatchCompletions), with no frame of the driver or of cgo, which fn
+// stack shown is fn's under the goroutine that runs the stream's
+// functions (runThens), with no frame of the driver or of cgo, which fn
 // never runs on. Work enqueued before the stream's last Close still
 // completes, and its functions still run: a pending completion holds the
 // stream, whose destroy waits for it.
@@ -408,10 +514,13 @@ func (s *Stream) Then(fn func()) error {
 
 // Done returns a channel that is closed once the work enqueued on s so far
 // has completed, for use in a select: the driver reports the completion
-// (cuLaunchHostFunc).
+// (cuLaunchHostFunc), and the functions of Then that the stream reached
+// before it have returned, so what they did is seen. Called from one of
+// them, on its own stream, Done waits for the device alone: the channel
+// cannot wait for its caller, nor for the functions queued behind it.
 //
-// The channel is also closed, within about a second, once the stream's
-// context has failed (a kernel's fault, which is sticky: every later
+// The channel is also closed, within about a second (and once those
+// functions have returned), once the stream's context has failed (a kernel's fault, which is sticky: every later
 // synchronizing call reports it), as the driver then reports no
 // completion. A closed channel therefore says that the stream will make no
 // more progress, not that its work succeeded: Synchronize and WaitIdle
@@ -425,8 +534,19 @@ func (s *Stream) Then(fn func()) error {
 // A completion holds the stream, so the stream's last Close destroys it
 // once its pending completions are delivered or dropped.
 func (s *Stream) Done() (<-chan struct{}, error) {
+	const op = "Stream.Done"
+	st, ok := s.handle().peek()
+	if !ok {
+		return nil, closedError(op)
+	}
+	return s.done(op, inThenOf(st.raw))
+}
+
+// done is Done, whose channel does not wait for functions of Then if
+// direct is set.
+func (s *Stream) done(op string, direct bool) (chan struct{}, error) {
 	ch := make(chan struct{})
-	if err := s.enqueueCompletion("Stream.Done", completion{done: ch}); err != nil {
+	if err := s.enqueueCompletion(op, completion{done: ch, direct: direct}); err != nil {
 		return nil, err
 	}
 	return ch, nil

@@ -125,15 +125,16 @@ func TestWaitIdleCancelled(t *testing.T) {
 }
 
 // noDispatcher waits until no completion is pending and the dispatcher
-// goroutine has exited: an idle program keeps no goroutine of this package.
-// (TestMain checks that no goroutine of the package is left at all.)
+// goroutine, and those that run functions of Then, have exited: an idle
+// program keeps no goroutine of this package. (TestMain checks that no
+// goroutine of the package is left at all.)
 func noDispatcher(t *testing.T) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		var found []string
 		for _, st := range goroutineStacks() {
-			if strings.Contains(st, "cuda.dispatchCompletions") {
+			if strings.Contains(st, "cuda.dispatchCompletions") || strings.Contains(st, "cuda.runThens") {
 				found = append(found, st)
 			}
 		}
@@ -266,6 +267,7 @@ func runGateKernel(l *cudatest.Launch) {
 type gated struct {
 	ctx  *Context
 	mod  *Module
+	k    *Kernel
 	s    *Stream
 	open func() // lets the kernel go on: to return, or to fault
 }
@@ -290,11 +292,21 @@ func gatedStream(t *testing.T, fault bool) *gated {
 	s, err := NewStream(ctx)
 	must(t, err)
 	t.Cleanup(func() { must(t, s.Close()) })
+	g := &gated{ctx: ctx, mod: mod, k: k, s: s}
+	g.open = g.hold(t, fault)
+	return g
+}
+
+// hold launches the gate kernel on g's stream again, and returns the
+// function that opens its gate, which is opened when t ends if the test
+// has not done so.
+func (g *gated) hold(t *testing.T, fault bool) (open func()) {
+	t.Helper()
 	id := lastGate.Add(1)
 	gate := make(chan struct{})
 	gates.Store(id, gate)
 	var once sync.Once
-	open := func() { once.Do(func() { close(gate) }) }
+	open = func() { once.Do(func() { close(gate) }) }
 	t.Cleanup(func() {
 		open()
 		gates.Delete(id)
@@ -303,8 +315,8 @@ func gatedStream(t *testing.T, fault bool) *gated {
 	if fault {
 		f = 1
 	}
-	must(t, k.Launch(s, LaunchConfig{Grid: Dim3{X: 1}, Block: Dim3{X: 1}}, id, f))
-	return &gated{ctx: ctx, mod: mod, s: s, open: open}
+	must(t, g.k.Launch(g.s, LaunchConfig{Grid: Dim3{X: 1}, Block: Dim3{X: 1}}, id, f))
+	return open
 }
 
 // The driver calls no host function once a kernel's fault has failed the
@@ -489,7 +501,7 @@ func TestFailedEnqueueLeavesNoDispatcher(t *testing.T) {
 	}
 	completions.pending[completions.next+1] = completion{stream: core, done: make(chan struct{})}
 	completions.running = true
-	go dispatchCompletions(completions.pipe, nil)
+	go dispatchCompletions(completions.pipe)
 	completions.Unlock()
 	time.Sleep(20 * time.Millisecond) // the dispatcher reads the pipe
 	cudatest.FailCall("cuLaunchHostFunc", 1, cu.CUDA_ERROR_UNKNOWN)
@@ -507,9 +519,9 @@ const thenPanicChildEnv = "GOCUDA_TEST_THEN_PANIC_CHILD"
 const thenPanicValue = "gocuda test: a panic in a function of Then"
 
 // TestThenPanicEndsTheProgram: a panic in a function of Then ends the
-// program like a panic in any goroutine, from this package's dispatcher,
-// with no driver or cgo callback frame under it (the driver's thread only
-// recorded the completion).
+// program like a panic in any goroutine, from the goroutine that runs its
+// stream's functions, with no driver or cgo callback frame under it (the
+// driver's thread only recorded the completion).
 func TestThenPanicEndsTheProgram(t *testing.T) {
 	if os.Getenv(thenPanicChildEnv) != "" {
 		t.Skip("in the child")
@@ -526,8 +538,8 @@ func TestThenPanicEndsTheProgram(t *testing.T) {
 	if !ok {
 		t.Fatalf("the child did not panic with %q:\n%s", thenPanicValue, out)
 	}
-	for _, want := range []string{"cuda.TestThenPanicChild.func", "cuda.runCompletion", "cuda.dispatchCompletions",
-		"created by github.com/gocuda/gocuda/cuda.(*Stream).enqueueCompletion"} {
+	for _, want := range []string{"cuda.TestThenPanicChild.func", "cuda.runThen", "cuda.runThens",
+		"created by github.com/gocuda/gocuda/cuda.handOver"} {
 		if !strings.Contains(trace, want) {
 			t.Errorf("the panic's stack lacks %s:\n%s", want, trace)
 		}
@@ -622,4 +634,196 @@ func TestFaultPollsLeaveAHealthyStreamAlone(t *testing.T) {
 		t.Fatalf("Then's function ran %d times, want 1", n)
 	}
 	noDispatcher(t)
+}
+
+// TestBlockedThenHoldsBackOnlyItsStream: while a function of Then blocks,
+// the Done channels of a thousand other streams close as soon as their
+// work is done, and a Done behind the blocked function on its own stream
+// waits for it. The latency of each is measured from the Done call, so it
+// includes the stream's (tiny) work and the waiter's wake-up; the bound is
+// far below the blocked function's 5 s and generous for a loaded host
+// under the race detector, and -v logs the figures.
+func TestBlockedThenHoldsBackOnlyItsStream(t *testing.T) {
+	_, ctx := needGPU(t)
+	const streams, block, bound = 1000, 5 * time.Second, 500 * time.Millisecond
+	blocked, err := NewStream(ctx)
+	must(t, err)
+	defer blocked.Close()
+	started, release, returned := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	defer close(release)
+	must(t, blocked.Then(func() {
+		close(started)
+		select {
+		case <-release:
+		case <-time.After(block):
+		}
+		close(returned)
+	}))
+	behind, err := blocked.Done()
+	must(t, err)
+	select {
+	case <-started:
+	case <-time.After(failureBound):
+		t.Fatalf("the function of Then not started %v after it was enqueued", failureBound)
+	}
+
+	ss := make([]*Stream, streams)
+	ms := make([]*DeviceMemory, streams)
+	for i := range ss {
+		ss[i], err = NewStream(ctx)
+		must(t, err)
+		defer ss[i].Close()
+		ms[i], err = Alloc(ctx, 256)
+		must(t, err)
+		defer ms[i].Close()
+		defer ss[i].Synchronize()
+		// The stream's first work starts the fake driver's thread for
+		// it, which is not what is measured.
+		must(t, ms[i].MemsetD8Async(ss[i], 0))
+		must(t, ss[i].Synchronize())
+	}
+	latency := make([]time.Duration, streams)
+	var wg sync.WaitGroup
+	for i, s := range ss {
+		must(t, ms[i].MemsetD8Async(s, uint8(i)))
+		done, err := s.Done()
+		must(t, err)
+		t0 := time.Now()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			select {
+			case <-done:
+				latency[i] = time.Since(t0)
+			case <-returned:
+				latency[i] = -1
+			}
+		}()
+	}
+	wg.Wait()
+	var worst time.Duration
+	within10ms := 0
+	for i, l := range latency {
+		if l < 0 {
+			t.Fatalf("the Done channel of stream %d still open when the function of Then on another stream returned, %v after it started", i, block)
+		}
+		worst = max(worst, l)
+		if l <= 10*time.Millisecond {
+			within10ms++
+		}
+	}
+	t.Logf("%d streams' Done channels closed at most %v after their Done call (%d within 10 ms) while another stream's function of Then blocked",
+		streams, worst, within10ms)
+	if worst > bound {
+		t.Errorf("a Done channel closed %v after its Done call while another stream's function of Then blocked, want at most %v", worst, bound)
+	}
+	select {
+	case <-returned:
+		t.Fatalf("the function of Then returned before the measurement ended: it did not block for %v", block)
+	case <-behind:
+		t.Error("a Done behind a blocked function of Then on its stream closed before the function returned")
+	default:
+	}
+	select {
+	case release <- struct{}{}:
+	case <-returned:
+	}
+	select {
+	case <-behind:
+	case <-time.After(failureBound):
+		t.Fatalf("a Done behind a function of Then still open %v after the function returned", failureBound)
+	}
+}
+
+// A waitWay is one way to wait for a stream from a function of Then.
+type waitWay struct {
+	name string
+	wait func(*Stream) error
+}
+
+var waitWays = []waitWay{
+	{"WaitIdle", func(s *Stream) error {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*failureBound)
+		defer cancel()
+		return s.WaitIdle(ctx)
+	}},
+	{"Synchronize", (*Stream).Synchronize},
+	{"Done", func(s *Stream) error {
+		done, err := s.Done()
+		if err != nil {
+			return err
+		}
+		select {
+		case <-done:
+			return nil
+		case <-time.After(2 * failureBound):
+			return errors.New("Done's channel still open")
+		}
+	}},
+}
+
+// thenWaits enqueues on s a function of Then that waits, the way way
+// does, for waited; then hold, which holds waited busy and returns the
+// function that lets it go, called once the function of Then is waiting.
+// The wait must last until then and return nil after; a guard makes a
+// hang fail the test.
+func thenWaits(t *testing.T, s, waited *Stream, way waitWay, hold func() (open func())) {
+	t.Helper()
+	waiting, result := make(chan struct{}), make(chan error, 1)
+	must(t, s.Then(func() {
+		close(waiting)
+		result <- way.wait(waited)
+	}))
+	open := hold()
+	select {
+	case <-waiting:
+	case <-time.After(failureBound):
+		t.Fatalf("the function of Then not started %v after it was enqueued", failureBound)
+	}
+	time.Sleep(20 * time.Millisecond)
+	select {
+	case err := <-result:
+		t.Fatalf("%s from a function of Then returned %v while the stream it waits for is busy", way.name, err)
+	default:
+	}
+	open()
+	select {
+	case err := <-result:
+		if err != nil {
+			t.Errorf("%s from a function of Then = %v, want nil", way.name, err)
+		}
+	case <-time.After(failureBound):
+		t.Fatalf("%s from a function of Then still waits %v after the stream it waits for was let go", way.name, failureBound)
+	}
+}
+
+// TestThenWaitsOnItsOwnStream: a function of Then may wait for the work
+// enqueued after it on its own stream, by WaitIdle, Synchronize or Done.
+func TestThenWaitsOnItsOwnStream(t *testing.T) {
+	for _, way := range waitWays {
+		t.Run(way.name, func(t *testing.T) {
+			g := gatedStream(t, false)
+			// The function runs once the first gate opens, with the
+			// stream held by a second one.
+			thenWaits(t, g.s, g.s, way, func() func() {
+				open := g.hold(t, false)
+				g.open()
+				return open
+			})
+		})
+	}
+}
+
+// TestThenWaitsOnAnotherStream: a function of Then may wait for another
+// stream, by WaitIdle, Synchronize or Done.
+func TestThenWaitsOnAnotherStream(t *testing.T) {
+	for _, way := range waitWays {
+		t.Run(way.name, func(t *testing.T) {
+			g := gatedStream(t, false)
+			s, err := NewStream(g.ctx)
+			must(t, err)
+			defer s.Close()
+			thenWaits(t, s, g.s, way, func() func() { return g.open })
+		})
+	}
 }

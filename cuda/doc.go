@@ -101,6 +101,11 @@
 // for completion: a host function of C (cuLaunchHostFunc) records it and
 // wakes a goroutine of this package, which exists only while completions
 // are pending, so no Go code ever runs on (or blocks) a driver thread.
+// That goroutine runs no user code either: the functions of Then of each
+// stream run on a goroutine of their own, which exists while the stream
+// has functions to run, so a function that blocks holds back only its own
+// stream's later functions and Done channels. A function of Then may wait
+// for any stream, its own included (see Stream.Then).
 // The driver calls no host function once a context has failed (a kernel's
 // fault), so while completions are pending that goroutine also asks the
 // driver about their streams on a coarse timer (10 ms doubling to 1 s):

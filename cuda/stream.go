@@ -227,7 +227,8 @@ func (s *Stream) Priority() int {
 }
 
 // Synchronize waits until all work enqueued so far has finished
-// (cuStreamSynchronize). It cannot be interrupted; see WaitIdle.
+// (cuStreamSynchronize). It cannot be interrupted; see WaitIdle. It does
+// not wait for functions of Then, which may call it.
 func (s *Stream) Synchronize() error {
 	h := s.handle()
 	st, ok := h.enter()
@@ -281,6 +282,9 @@ const (
 // blocked in the driver. Only a failure, which the driver does not report
 // so, is looked for by asking it on a coarse timer (see Done). With a ctx
 // that can never be done it is Synchronize.
+//
+// Like Synchronize, it waits for the device's work and not for functions
+// of Then, so a function of Then may call it, on its own stream too.
 func (s *Stream) WaitIdle(ctx context.Context) error {
 	const op = "Stream.WaitIdle"
 	h := s.handle()
@@ -299,7 +303,7 @@ func (s *Stream) WaitIdle(ctx context.Context) error {
 	if idle, err := s.Query(); err != nil || idle {
 		return err
 	}
-	done, err := s.Done()
+	done, err := s.done(op, true)
 	if errors.Is(err, ErrMissingFunction) {
 		return s.pollIdle(ctx)
 	}
