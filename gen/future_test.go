@@ -170,6 +170,32 @@ func TestFutureVersionBuilds(t *testing.T) {
 	if want := []string{"zcu_cuda99990_funcs.go", "zcu_cuda99990_types.go"}; fmt.Sprint(versioned) != fmt.Sprint(want) {
 		t.Fatalf("tag %s compiles %v, want %v", future.Tag, versioned, want)
 	}
+	// Each library's bindings for the new tag are those of its newest
+	// version with the library's header, with that version's sonames,
+	// whether or not that version's headers are cached here: its committed
+	// files' constraints take the new tag in.
+	for _, l := range libraries {
+		provs := l.providers(&tm)
+		if l == cuLib || l.versions() != manifest.CUDA || len(provs) == 0 {
+			continue
+		}
+		newest := provs[len(provs)-1]
+		pkg := "./" + filepath.ToSlash(filepath.Join("generated", l.pkg))
+		var got []string
+		for _, f := range strings.Fields(goCmd("list", tags, "-f", `{{join .GoFiles " "}} {{join .CgoFiles " "}}`, pkg)) {
+			if strings.HasPrefix(f, l.filePrefix()) && f != l.libFile() {
+				got = append(got, f)
+			}
+		}
+		if len(got) == 0 {
+			t.Errorf("%s: tag %s compiles none of its versions' files, want those of %s", l.pkg, future.Tag, newest.Name())
+		}
+		for _, f := range got {
+			if !l.generatedFor(f, newest.Tag) {
+				t.Errorf("%s: tag %s compiles %s, want the files of %s", l.pkg, future.Tag, f, newest.Name())
+			}
+		}
+	}
 	goCmd("build", tags, "./generated/...", "./cuda/...")
 	goCmd("vet", tags, "./generated/...", "./cuda/...")
 	goCmd("test", tags, "./cuda/...")

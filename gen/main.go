@@ -210,10 +210,23 @@ func generateLibrary(l *library, m *manifest.Manifest, todo []manifest.Version, 
 		fmt.Printf("%s (%s) %s: %d functions, %d enums, %d structs and unions, %d typedefs, %d constants, %d excluded; %.2fs\n",
 			v.Name(), v.Tag, l.header, len(mod.Functions), len(mod.Enums), len(mod.Records), len(mod.Typedefs), len(mod.Constants), len(mod.Excluded), time.Since(start).Seconds())
 	}
-	if len(outputs) == 0 {
-		if l == cuLib {
-			return nil, errors.New("no header is cached; run `make headers` first")
+	if len(outputs) == 0 && l == cuLib {
+		return nil, errors.New("no header is cached; run `make headers` first")
+	}
+	for _, v := range l.providers(m) {
+		if _, ok := outputs[v.Tag]; ok {
+			continue
 		}
+		o, err := l.restamp(m, v, out)
+		if err != nil {
+			return nil, err
+		}
+		if o != nil {
+			outputs[v.Tag] = o
+			fmt.Printf("%s (%s) %s: not regenerated; its committed files' build constraints follow the manifest\n", v.Name(), v.Tag, l.header)
+		}
+	}
+	if len(outputs) == 0 {
 		return nil, nil
 	}
 	if l.apiDiff {
