@@ -537,7 +537,7 @@ func (s *Stream) Done() (<-chan struct{}, error) {
 	const op = "Stream.Done"
 	st, ok := s.handle().peek()
 	if !ok {
-		return nil, closedError(op)
+		return nil, s.handle().closedError(op)
 	}
 	return s.done(op, inThenOf(st.raw))
 }
