@@ -20,7 +20,7 @@ RACE_TAGS   := $(firstword $(OTHER_TAGS)) $(lastword $(OTHER_TAGS))
 # Where GPU test binaries are built, to be carried to the GPU machine.
 GPU_BIN     ?= .gpu
 
-.PHONY: all headers generate api-diff check-generated tidy fmt vet staticcheck unit test-race test-cgocheck2 fuzz cross-arm64 test gpu-bin nccl-bin bench-bin bench-report
+.PHONY: all headers generate api-diff check check-generated tidy fmt vet staticcheck unit test-race test-cgocheck2 fuzz cross-arm64 test gpu-bin nccl-bin bench-bin bench-report
 
 all: generate test
 
@@ -35,6 +35,11 @@ generate: headers
 ## api-diff: the API changes between two versions of the matrix (make api-diff FROM=12.4 TO=13.0)
 api-diff:
 	$(GO) run ./gen -diff $(FROM) $(TO)
+
+## check: the quick loop while changing code: gofmt, vet and the short tests, default version only (make test is the full run)
+check: fmt
+	$(GO) vet ./...
+	$(GO) test -short ./...
 
 ## check-generated: regenerate in memory and fail on any difference from what is committed (API_CHANGES.md included)
 check-generated: headers
