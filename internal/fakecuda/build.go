@@ -70,9 +70,11 @@
 //     accesses to the same bytes, one a write, are ordered by
 //     happens-before, kept with vector clocks: stream order, events
 //     recorded and waited on, synchronizing calls and successful queries,
-//     the legacy stream's implicit ordering, graph edges, host functions
-//     that ran. Races are read with Lib.Race, each with where its two
-//     operations were queued (csrc/race.c says how);
+//     the legacy stream's implicit ordering, graph edges; not host
+//     functions that ran, which the host may never learn of, but code
+//     that runs because one completed, through Lib.ObserveHostFunc. Races
+//     are read with Lib.Race, each with where its two operations were
+//     queued (csrc/race.c says how);
 //   - a seeded scheduler (FAKECUDA_SEED=N, see SeedEnv) that runs one
 //     operation at a time, drawn among the streams' ready ones by a PRNG,
 //     while the host waits (csrc/sched.c says what is then deterministic);
