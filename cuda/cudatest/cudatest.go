@@ -19,11 +19,14 @@
 //
 // # Kernels written in Go
 //
-// The fake driver compiles nothing. It loads any module image (PTX, from a
-// file or from NVRTC, a cubin, a fatbin), and an entry of it resolves to
-// the Go function a test registered under the entry's name with
-// RegisterKernel; an entry with none is not found (CUDA_ERROR_NOT_FOUND,
-// and the fake says which on standard error). A launch runs the function
+// The fake driver compiles nothing. It loads a module image (PTX, from a
+// file or from NVRTC, a cubin, a fatbin) whose headers a driver would
+// accept, and refuses the others as the driver does (PTX without its
+// .version and .target: CUDA_ERROR_INVALID_PTX; a malformed ELF or fatbin:
+// CUDA_ERROR_INVALID_IMAGE); an entry of it resolves to the Go function a
+// test registered under the entry's name with RegisterKernel; an entry
+// with none is not found (CUDA_ERROR_NOT_FOUND, and the fake says which
+// on standard error). A launch runs the function
 // on the stream's thread, in stream order (or at each launch of a graph
 // that captured it): once per thread (Kernel.Thread, with the thread's
 // Thread.BlockIdx and Thread.ThreadIdx) or once per launch
