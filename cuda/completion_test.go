@@ -37,6 +37,10 @@ func busyStream(t *testing.T, ctx *Context, size int, v uint8) (*Stream, *Device
 func TestStreamDoneClosesAfterTheWork(t *testing.T) {
 	_, ctx := needGPU(t)
 	s, m := busyStream(t, ctx, 64<<20, 7)
+	memset, err := NewEvent(ctx)
+	must(t, err)
+	defer memset.Close()
+	must(t, memset.Record(s))
 	done, err := s.Done()
 	must(t, err)
 	select {
@@ -44,8 +48,14 @@ func TestStreamDoneClosesAfterTheWork(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("Done's channel not closed 10 s after a memset")
 	}
-	// The memset is done; the host function that reported it may still be
-	// retiring, so Query is not asked.
+	// The memset is done, and so is the event recorded after it; the host
+	// function that reported it may still be retiring, so the stream is
+	// not asked. The event's query is also what orders the copy below
+	// after the memset for the fake driver's race detector, which sees no
+	// receive from a channel.
+	if ok, err := memset.Query(); err != nil || !ok {
+		t.Fatalf("Done closed before the event recorded ahead of it completed: %v, %v", ok, err)
+	}
 	got := make([]byte, 64<<20)
 	must(t, CopyFromDevice(got, m))
 	if got[0] != 7 || got[len(got)-1] != 7 {

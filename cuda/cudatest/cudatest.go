@@ -19,11 +19,14 @@
 //
 // # Kernels written in Go
 //
-// The fake driver compiles nothing. It loads any module image (PTX, from a
-// file or from NVRTC, a cubin, a fatbin), and an entry of it resolves to
-// the Go function a test registered under the entry's name with
-// RegisterKernel; an entry with none is not found (CUDA_ERROR_NOT_FOUND,
-// and the fake says which on standard error). A launch runs the function
+// The fake driver compiles nothing. It loads a module image (PTX, from a
+// file or from NVRTC, a cubin, a fatbin) whose headers a driver would
+// accept, and refuses the others as the driver does (PTX without its
+// .version and .target: CUDA_ERROR_INVALID_PTX; a malformed ELF or fatbin:
+// CUDA_ERROR_INVALID_IMAGE); an entry of it resolves to the Go function a
+// test registered under the entry's name with RegisterKernel; an entry
+// with none is not found (CUDA_ERROR_NOT_FOUND, and the fake says which
+// on standard error). A launch runs the function
 // on the stream's thread, in stream order (or at each launch of a graph
 // that captured it): once per thread (Kernel.Thread, with the thread's
 // Thread.BlockIdx and Thread.ThreadIdx) or once per launch
@@ -46,12 +49,19 @@
 // and a Query that found the work done; the legacy default stream's
 // implicit ordering with blocking streams (not with non-blocking ones,
 // which all of package cuda's streams are); a synchronous call that waited
-// for its own work; a graph's edges; a host function that ran (it may
-// signal the host, as Stream.Done does). The host side is one thread for
-// the whole process: what any goroutine observed is ordered before what
-// any goroutine queues afterwards, so races between goroutines' own host
-// code are left to Go's race detector. A race found is verdict, not luck:
-// it is reported whatever order the streams ran in.
+// for its own work; a graph's edges. A host function that has run orders
+// nothing: a Stream.Then or Stream.Done that nobody waits for would
+// otherwise hide a race, or not, by whether it had run yet. The detector
+// sees no receive from a Done channel nor what a Then function does, so
+// code that learns of a completion that way synchronizes through the
+// driver (Synchronize, which also says whether the work succeeded; a
+// Query of the stream or of an event) before it touches the results, as
+// WaitIdle does. The host side is one thread for the whole process: what
+// any goroutine observed through the driver is ordered before what any
+// goroutine queues afterwards, so races between goroutines' own host code
+// are left to Go's race detector. A race found is verdict, not luck: it is
+// reported whatever order the streams ran in, and whether or not the host
+// functions queued meanwhile had run.
 //
 // Memsets, copies and kernels (through their memory accessors) are
 // checked. Go code that reads or writes page-locked or managed memory

@@ -12,6 +12,7 @@ import (
 	"github.com/gocuda/gocuda/cuda"
 	"github.com/gocuda/gocuda/cuda/cudatest"
 	"github.com/gocuda/gocuda/generated/cu"
+	"github.com/gocuda/gocuda/internal/fakecuda"
 )
 
 // kernelsPTX has entries with the parameters the tests' kernels take.
@@ -360,8 +361,7 @@ func TestKernelBinaryModule(t *testing.T) {
 	s, err := cuda.NewStream(ctx)
 	must(t, err)
 	defer s.Close()
-	cubin := append([]byte("\x7fELF"), make([]byte, 124)...)
-	mod, err := cuda.LoadModule(ctx, cubin)
+	mod, err := cuda.LoadModule(ctx, fakecuda.MinimalCubin())
 	must(t, err)
 	defer mod.Close()
 	var mu sync.Mutex

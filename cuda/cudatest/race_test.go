@@ -2,11 +2,14 @@ package cudatest_test
 
 import (
 	"fmt"
+	"os"
+	"os/exec"
 	"strings"
 	"testing"
 
 	"github.com/gocuda/gocuda/cuda"
 	"github.com/gocuda/gocuda/cuda/cudatest"
+	"github.com/gocuda/gocuda/internal/fakecuda"
 )
 
 // raceTB is a testing.TB whose failures and cleanups a test inspects.
@@ -145,6 +148,124 @@ func TestHostWrite(t *testing.T) {
 			if !strings.Contains(r.Summary(), "write by host access on the host") {
 				t.Errorf("summary %q", r.Summary())
 			}
+		}
+	}
+}
+
+// gatePTX declares an entry without parameters, run as a Go kernel that
+// holds its stream on a channel.
+const gatePTX = `
+.version 8.0
+.target sm_90
+.address_size 64
+
+.visible .entry race_test_gate() { ret; }
+`
+
+// A completion nobody waits for (Stream.Then, Stream.Done) orders nothing
+// of the host's: a host read of what a copy wrote, after one, is a race
+// whether its host function had already run or was still held behind a
+// kernel, and after Synchronize it is none. The run under seeds is
+// TestUnwaitedCompletionUnderSeeds.
+func TestUnwaitedCompletionOrdersNothing(t *testing.T) {
+	ctx := raceContext(t)
+	gate := make(chan struct{})
+	cudatest.RegisterKernel("race_test_gate", cudatest.Kernel{Launch: func(*cudatest.Launch) { <-gate }})
+	defer cudatest.UnregisterKernel("race_test_gate")
+	mod, err := cuda.LoadModule(ctx, []byte(gatePTX))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mod.Close()
+	k, err := mod.Function("race_test_gate")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := cuda.NewStream(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	buf, err := cuda.Alloc(ctx, 4096)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer buf.Close()
+	out, err := cuda.AllocHost[uint32](ctx, 1024)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	completions := map[string]func() error{
+		"Then": func() error { return s.Then(func() {}) },
+		"Done": func() error { _, err := s.Done(); return err },
+	}
+	for _, name := range []string{"Then", "Done"} {
+		for _, held := range []bool{false, true} {
+			for _, synced := range []bool{false, true} {
+				cudatest.TakeRaces()
+				if held {
+					gate = make(chan struct{})
+					if err := k.Launch(s, cuda.LaunchConfig{Grid: cuda.Dim3{X: 1}, Block: cuda.Dim3{X: 1}}); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if err := cuda.CopyFromDeviceAsync(s, out, buf); err != nil {
+					t.Fatal(err)
+				}
+				if err := completions[name](); err != nil {
+					t.Fatal(err)
+				}
+				if !held {
+					cudatest.TakeRaces() // waits until the host function has run, ordering nothing
+				}
+				if synced {
+					if held {
+						close(gate)
+					}
+					if err := s.Synchronize(); err != nil {
+						t.Fatal(err)
+					}
+				}
+				cudatest.HostRead(out.Ptr(), 4096)
+				if held && !synced {
+					close(gate)
+				}
+				if err := s.Synchronize(); err != nil {
+					t.Fatal(err)
+				}
+				races := cudatest.TakeRaces()
+				if want := map[bool]int{false: 1, true: 0}[synced]; len(races) != want {
+					t.Errorf("%s, host function held %v, synchronized %v: %d races, want %d", name, held, synced, len(races), want)
+				}
+				for _, r := range races {
+					if !strings.Contains(r.Summary(), "read by host access on the host") {
+						t.Errorf("%s: summary %q", name, r.Summary())
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestUnwaitedCompletionOrdersNothing's verdicts are the same under the
+// seeded scheduler, whatever order its seeds run the streams in.
+func TestUnwaitedCompletionUnderSeeds(t *testing.T) {
+	if testing.Short() {
+		t.Skip("child processes")
+	}
+	if !cudatest.RaceDetectorEnabled() {
+		t.Skip("the race detector is off")
+	}
+	if os.Getenv(fakecuda.SeedEnv) != "" {
+		t.Skip("seeded already: a child of this test")
+	}
+	for seed := range 3 {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestUnwaitedCompletionOrdersNothing$", "-test.v")
+		cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%d", fakecuda.SeedEnv, seed), fakecuda.QuickRaceExit())
+		out, err := cmd.CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "--- PASS: TestUnwaitedCompletionOrdersNothing") {
+			t.Errorf("seed %d: %v\n%s", seed, err, out)
 		}
 	}
 }

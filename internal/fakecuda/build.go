@@ -43,10 +43,15 @@
 //     watermarks and the release threshold (csrc/mempool.c says how it is
 //     simpler than the driver);
 //   - modules and libraries (cuModuleLoadData, cuModuleLoadDataEx,
-//     cuModuleLoad, cuLibraryLoadData, cuLibraryLoadFromFile) of any image,
-//     compiled by nobody: the .entry directives of PTX say which kernels a
+//     cuModuleLoad, cuLibraryLoadData, cuLibraryLoadFromFile) of the
+//     images a driver takes, compiled by nobody: PTX whose header does not
+//     parse is refused (CUDA_ERROR_INVALID_PTX), and so is a cubin or
+//     fatbin whose headers are not sane or point outside the image they
+//     describe (CUDA_ERROR_INVALID_IMAGE); MinimalCubin is the smallest
+//     cubin loaded. The .entry directives of PTX say which kernels a
 //     module has and their .param lists the parameter layout
-//     (cuFuncGetParamInfo); a cubin or fatbin is not read. An entry
+//     (cuFuncGetParamInfo); of a cubin or fatbin only the headers are
+//     read. An entry
 //     resolves (cuModuleGetFunction, cuLibraryGetKernel) only to a kernel
 //     written in Go and registered under its name (Lib.RegisterKernel;
 //     package cudatest's RegisterKernel for users), else CUDA_ERROR_NOT_FOUND;
@@ -70,9 +75,11 @@
 //     accesses to the same bytes, one a write, are ordered by
 //     happens-before, kept with vector clocks: stream order, events
 //     recorded and waited on, synchronizing calls and successful queries,
-//     the legacy stream's implicit ordering, graph edges, host functions
-//     that ran. Races are read with Lib.Race, each with where its two
-//     operations were queued (csrc/race.c says how);
+//     the legacy stream's implicit ordering, graph edges; not host
+//     functions that ran, which the host may never learn of, but code
+//     that runs because one completed, through Lib.ObserveHostFunc. Races
+//     are read with Lib.Race, each with where its two operations were
+//     queued (csrc/race.c says how);
 //   - a seeded scheduler (FAKECUDA_SEED=N, see SeedEnv) that runs one
 //     operation at a time, drawn among the streams' ready ones by a PRNG,
 //     while the host waits (csrc/sched.c says what is then deterministic);

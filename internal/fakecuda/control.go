@@ -49,6 +49,7 @@ type Lib struct {
 // first use; nil where the library lacks one.
 type lazySyms struct {
 	raceEnabled, raceCount, raceGet, raceQuiesce, raceHostAccess, seed unsafe.Pointer
+	raceObserve, raceObserveEnd                                        unsafe.Pointer
 	// race is fakecuda_race_enabled's answer, fixed when the library loaded.
 	race bool
 
@@ -66,6 +67,7 @@ func (l *Lib) syms() *lazySyms {
 			"fakecuda_race_enabled": &s.raceEnabled, "fakecuda_race_count": &s.raceCount,
 			"fakecuda_race_get": &s.raceGet, "fakecuda_race_quiesce": &s.raceQuiesce,
 			"fakecuda_race_host_access": &s.raceHostAccess, "fakecuda_seed": &s.seed,
+			"fakecuda_race_observe_hostfn": &s.raceObserve, "fakecuda_race_observe_end": &s.raceObserveEnd,
 			"fakecuda_function_new": &s.funcNew, "fakecuda_function_free": &s.funcFree,
 			"fakecuda_last_launch": &s.lastLaunch,
 		} {

@@ -227,10 +227,8 @@ func TestModuleBinaryImage(t *testing.T) {
 	primary(t)
 	must(t, installRunner())
 	s := stream(t, 1)
-	elf := make([]byte, 256)
-	copy(elf, "\x7fELF")
 	path := filepath.Join(t.TempDir(), "k.cubin")
-	must(t, os.WriteFile(path, elf, 0o644))
+	must(t, os.WriteFile(path, fakecuda.MinimalCubin(), 0o644))
 	var m cu.CUmodule
 	must(t, cu.ModuleLoad(&m, cstr(path)))
 	defer func() { must(t, cu.ModuleUnload(m)) }()
@@ -358,4 +356,191 @@ func TestKernelPinsManyAllocations(t *testing.T) {
 	must(t, cu.StreamSynchronize(frees))
 	close(freed)
 	must(t, cu.StreamSynchronize(s))
+}
+
+// fatbin wraps payloads in a fatbin: its 16-byte header, then for each an
+// entry's 64-byte header (an ELF's) and the payload padded to 8 bytes.
+func fatbin(payloads ...[]byte) []byte {
+	le := binary.LittleEndian
+	var entries []byte
+	for _, p := range payloads {
+		padded := (len(p) + 7) &^ 7
+		e := make([]byte, 64+padded)
+		le.PutUint16(e[0:], 2) // an ELF
+		le.PutUint16(e[2:], 0x0101)
+		le.PutUint32(e[4:], 64)
+		le.PutUint64(e[8:], uint64(padded))
+		copy(e[64:], p)
+		entries = append(entries, e...)
+	}
+	h := make([]byte, 16)
+	le.PutUint32(h[0:], 0xba55ed50)
+	le.PutUint16(h[4:], 1)
+	le.PutUint16(h[6:], 16)
+	le.PutUint64(h[8:], uint64(len(entries)))
+	return append(h, entries...)
+}
+
+// cubinWith returns MinimalCubin changed by edit.
+func cubinWith(edit func(b []byte, le binary.ByteOrder)) []byte {
+	b := fakecuda.MinimalCubin()
+	edit(b, binary.LittleEndian)
+	return b
+}
+
+// fatbinWith returns a fatbin of MinimalCubin changed by edit.
+func fatbinWith(edit func(b []byte, le binary.ByteOrder)) []byte {
+	b := fatbin(fakecuda.MinimalCubin())
+	edit(b, binary.LittleEndian)
+	return b
+}
+
+// section1 is the offset of MinimalCubin's second section header.
+const section1 = 80 + 64
+
+// The module loads refuse what a driver refuses, with its results: PTX
+// whose header (.version, then .target) does not parse is
+// CUDA_ERROR_INVALID_PTX; an ELF or fatbin whose headers are not sane, or
+// whose tables or entries lie outside the image its headers describe, is
+// CUDA_ERROR_INVALID_IMAGE. The smallest sane images load.
+func TestModuleLoadRefusesMalformedImages(t *testing.T) {
+	primary(t)
+	const ptxErr, imageErr = cu.CUDA_ERROR_INVALID_PTX, cu.CUDA_ERROR_INVALID_IMAGE
+	magic := func(m string, n int) []byte { return append([]byte(m), make([]byte, n-len(m))...) }
+	for _, c := range []struct {
+		name  string
+		image []byte
+		want  cu.CUresult
+	}{
+		{"text", []byte("not a module\x00"), ptxErr},
+		{"empty text", []byte("\x00"), ptxErr},
+		{"PTX without .version", []byte(".target sm_90\n.address_size 64\n\x00"), ptxErr},
+		{"PTX without .target", []byte(".version 8.0\n.address_size 64\n.visible .entry k() { ret; }\n\x00"), ptxErr},
+		{"PTX with .target first", []byte(".target sm_90\n.version 8.0\n\x00"), ptxErr},
+		{"PTX whose .version is no number", []byte(".version eight\n.target sm_90\n\x00"), ptxErr},
+		{"PTX whose .version lacks its minor number", []byte(".version 8\n.target sm_90\n\x00"), ptxErr},
+		{"PTX whose .target names nothing", []byte(".version 8.0\n.target\n.address_size 64\n\x00"), ptxErr},
+		{"an ELF magic alone", magic("\x7fELF", 64), imageErr},
+		{"a 32-bit ELF", cubinWith(func(b []byte, _ binary.ByteOrder) { b[4] = 1 }), imageErr},
+		{"a big-endian ELF", cubinWith(func(b []byte, _ binary.ByteOrder) { b[5] = 2 }), imageErr},
+		{"an ELF for x86-64", cubinWith(func(b []byte, le binary.ByteOrder) { le.PutUint16(b[18:], 62) }), imageErr},
+		{"a shared object", cubinWith(func(b []byte, le binary.ByteOrder) { le.PutUint16(b[16:], 3) }), imageErr},
+		{"an ELF header of 52 bytes", cubinWith(func(b []byte, le binary.ByteOrder) { le.PutUint16(b[52:], 52) }), imageErr},
+		{"no sections", cubinWith(func(b []byte, le binary.ByteOrder) { le.PutUint16(b[60:], 0) }), imageErr},
+		{"section headers of 40 bytes", cubinWith(func(b []byte, le binary.ByteOrder) { le.PutUint16(b[58:], 40) }), imageErr},
+		{"the names' section out of range", cubinWith(func(b []byte, le binary.ByteOrder) { le.PutUint16(b[62:], 2) }), imageErr},
+		{"the names' section no string table", cubinWith(func(b []byte, le binary.ByteOrder) { le.PutUint32(b[section1+4:], 1) }), imageErr},
+		{"a section name past the names", cubinWith(func(b []byte, le binary.ByteOrder) { le.PutUint32(b[section1:], 11) }), imageErr},
+		{"section 0 not null", cubinWith(func(b []byte, le binary.ByteOrder) { le.PutUint32(b[80+4:], 1) }), imageErr},
+		{"the section table over the ELF header", cubinWith(func(b []byte, le binary.ByteOrder) { le.PutUint64(b[40:], 8) }), imageErr},
+		{"the section table past any image", cubinWith(func(b []byte, le binary.ByteOrder) { le.PutUint64(b[40:], 1<<40) }), imageErr},
+		{"a section past any image", cubinWith(func(b []byte, le binary.ByteOrder) { le.PutUint64(b[section1+24:], 1<<40) }), imageErr},
+		{"a section whose end overflows", cubinWith(func(b []byte, le binary.ByteOrder) { le.PutUint64(b[section1+32:], math.MaxUint64) }), imageErr},
+		{"program headers of 32 bytes", cubinWith(func(b []byte, le binary.ByteOrder) {
+			le.PutUint16(b[56:], 1)
+			le.PutUint16(b[54:], 32)
+			le.PutUint64(b[32:], 80)
+		}), imageErr},
+		{"program headers past any image", cubinWith(func(b []byte, le binary.ByteOrder) {
+			le.PutUint16(b[56:], 1)
+			le.PutUint64(b[32:], 1<<40)
+		}), imageErr},
+		{"a fatbin magic alone", magic("\x50\xed\x55\xba", 16), imageErr},
+		{"a fatbin of version 2", fatbinWith(func(b []byte, le binary.ByteOrder) { le.PutUint16(b[4:], 2) }), imageErr},
+		{"a fatbin header of 8 bytes", fatbinWith(func(b []byte, le binary.ByteOrder) { le.PutUint16(b[6:], 8) }), imageErr},
+		{"a fatbin past any image", fatbinWith(func(b []byte, le binary.ByteOrder) { le.PutUint64(b[8:], 1<<40) }), imageErr},
+		{"a fatbin entry past the fatbin", fatbinWith(func(b []byte, le binary.ByteOrder) { le.PutUint64(b[8:], le.Uint64(b[8:])-8) }), imageErr},
+		{"a fatbin entry header of 8 bytes", fatbinWith(func(b []byte, le binary.ByteOrder) { le.PutUint32(b[16+4:], 8) }), imageErr},
+		{"a fatbin of no entries", fatbin(), cu.CUDA_ERROR_NO_BINARY_FOR_GPU},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			image := unsafe.Pointer(&c.image[0])
+			var m cu.CUmodule
+			is(t, "cuModuleLoadData", cu.ModuleLoadData(&m, image), c.want)
+			is(t, "cuModuleLoadDataEx", cu.ModuleLoadDataEx(&m, image, 0, nil, nil), c.want)
+			if unload, err := loadLibraryData(image); err != errNoLibraries {
+				is(t, "cuLibraryLoadData", err, c.want)
+				if err == nil {
+					must(t, unload())
+				}
+			}
+		})
+	}
+	t.Run("NULL", func(t *testing.T) {
+		var m cu.CUmodule
+		is(t, "cuModuleLoadData", cu.ModuleLoadData(&m, nil), cu.CUDA_ERROR_INVALID_VALUE)
+		is(t, "cuModuleLoadDataEx", cu.ModuleLoadDataEx(&m, nil, 0, nil, nil), cu.CUDA_ERROR_INVALID_VALUE)
+		if _, err := loadLibraryData(nil); err != errNoLibraries {
+			is(t, "cuLibraryLoadData", err, cu.CUDA_ERROR_INVALID_VALUE)
+		}
+	})
+	modules := lib.Live("modules")
+	for _, c := range []struct {
+		name  string
+		image []byte
+	}{
+		{"PTX after comments", []byte("// generated\n/* a\nblock */ .version 8.4\n\t.target sm_90a, debug // and more\n.address_size 64\n\x00")},
+		{"the smallest cubin", fakecuda.MinimalCubin()},
+		{"a fatbin of it", fatbin(fakecuda.MinimalCubin())},
+		{"a fatbin of two", fatbin(fakecuda.MinimalCubin(), []byte(".version 8.0\n.target sm_90\n\x00"))},
+	} {
+		var m cu.CUmodule
+		if err := cu.ModuleLoadData(&m, unsafe.Pointer(&c.image[0])); err != nil {
+			t.Errorf("%s: cuModuleLoadData = %v", c.name, err)
+			continue
+		}
+		must(t, cu.ModuleUnload(m))
+	}
+	if n := lib.Live("modules"); n != modules {
+		t.Errorf("%d modules live after the loads, %d before", n, modules)
+	}
+}
+
+// A fatbin wrapper (what nvcc's __fatbinwrap holds) loads the fatbin it
+// points to, and is refused where that is not one.
+func TestModuleLoadFatbinWrapper(t *testing.T) {
+	primary(t)
+	fb := fatbin(fakecuda.MinimalCubin())
+	// The wrapper holds a pointer: both live in C memory.
+	data := pinned(t, uint64(len(fb)))
+	copy(unsafe.Slice((*byte)(data), len(fb)), fb)
+	w := (*[3]uint64)(pinned(t, 24))
+	w[0] = 1<<32 | 0x466243b1 // magic, version 1
+	w[1] = uint64(uintptr(data))
+	var m cu.CUmodule
+	must(t, cu.ModuleLoadData(&m, unsafe.Pointer(w)))
+	must(t, cu.ModuleUnload(m))
+	w[1] = 0
+	is(t, "a wrapper of no fatbin", cu.ModuleLoadData(&m, unsafe.Pointer(w)), cu.CUDA_ERROR_INVALID_IMAGE)
+	w[1] = uint64(uintptr(data))
+	w[0] = 9<<32 | 0x466243b1
+	is(t, "a wrapper of version 9", cu.ModuleLoadData(&m, unsafe.Pointer(w)), cu.CUDA_ERROR_INVALID_IMAGE)
+}
+
+// A module file's length bounds its image: a cubin cut short is refused.
+func TestModuleLoadFileBoundsTheImage(t *testing.T) {
+	primary(t)
+	dir := t.TempDir()
+	cubin := fakecuda.MinimalCubin()
+	for _, c := range []struct {
+		name  string
+		image []byte
+		want  cu.CUresult
+	}{
+		{"whole.cubin", cubin, cu.CUDA_SUCCESS},
+		{"cut.cubin", cubin[:len(cubin)-1], cu.CUDA_ERROR_INVALID_IMAGE},
+		{"cut.fatbin", fatbin(cubin)[:100], cu.CUDA_ERROR_INVALID_IMAGE},
+		{"empty.ptx", []byte(".address_size 64\n"), cu.CUDA_ERROR_INVALID_PTX},
+	} {
+		path := filepath.Join(dir, c.name)
+		must(t, os.WriteFile(path, c.image, 0o644))
+		var m cu.CUmodule
+		err := cu.ModuleLoad(&m, cstr(path))
+		if c.want == cu.CUDA_SUCCESS {
+			must(t, err)
+			must(t, cu.ModuleUnload(m))
+			continue
+		}
+		is(t, c.name, err, c.want)
+	}
 }

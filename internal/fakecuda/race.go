@@ -12,10 +12,13 @@ static int fk_race_get(void *fn, long i, struct fakecuda_race *out) { return ((i
 static int fk_quiesce(void *fn, long ms) { return ((int (*)(long))fn)(ms); }
 static void fk_host_access(void *fn, uint64_t p, size_t n, int w) { ((void (*)(unsigned long long, size_t, int))fn)(p, n, w); }
 static int fk_seed(void *fn, unsigned long long *s) { return ((int (*)(unsigned long long *))fn)(s); }
+static int fk_observe(void *fn, uintptr_t hostfn, uintptr_t arg) { return ((int (*)(void *, void *))fn)((void *)hostfn, (void *)arg); }
+static void fk_void(void *fn) { ((void (*)(void))fn)(); }
 */
 import "C"
 
 import (
+	"runtime"
 	"time"
 	"unsafe"
 )
@@ -165,6 +168,26 @@ func (l *Lib) HostAccess(p uintptr, n int, write bool) {
 		w = 1
 	}
 	C.fk_host_access(need(l.syms().raceHostAccess, "fakecuda_race_host_access"), C.uint64_t(p), C.size_t(n), w)
+}
+
+// ObserveHostFunc runs body ordered after the completion of the host
+// function fn(arg) that ran last (cuLaunchHostFunc's fn and userData): the
+// host accesses body reports and the operations it queues, and nothing of
+// other goroutines. The completion of a host function orders nothing by
+// itself, since the host may never learn of it; this is for code that
+// runs because it completed, as the Go function that cuda.Stream.Then
+// delivers. body runs on the calling goroutine, locked to its thread. It
+// reports whether such a completion was found: false for a host function
+// that has not run, or without the detector, and body then runs
+// unordered.
+func (l *Lib) ObserveHostFunc(fn, arg uintptr, body func()) bool {
+	s := l.syms()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	found := C.fk_observe(need(s.raceObserve, "fakecuda_race_observe_hostfn"), C.uintptr_t(fn), C.uintptr_t(arg)) != 0
+	defer C.fk_void(need(s.raceObserveEnd, "fakecuda_race_observe_end"))
+	body()
+	return found
 }
 
 // Seed returns the scheduler's seed and whether it is seeded

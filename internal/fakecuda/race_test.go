@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 	"unsafe"
@@ -138,6 +139,10 @@ var racePatterns = []racePattern{
 			hostAccess(src, 4096, true)
 			must(t, cu.StreamSynchronize(s))
 		}},
+	{"host read after a host function that ran", "cuStreamSynchronize", [2]string{"cuMemcpyDtoHAsync", ""},
+		func(t *testing.T, fixed bool) { copyHostFunctionRead(t, fixed, true) }},
+	{"host read while a host function is queued", "cuStreamSynchronize", [2]string{"cuMemcpyDtoHAsync", ""},
+		func(t *testing.T, fixed bool) { copyHostFunctionRead(t, fixed, false) }},
 	{"memset racing a copy", "cuCtxSynchronize", [2]string{"cuMemcpyHtoDAsync", "cuMemsetD8Async"},
 		func(t *testing.T, fixed bool) {
 			p, src := alloc(t, 4096), pinned(t, 4096)
@@ -241,6 +246,33 @@ var racePatterns = []racePattern{
 			}
 			must(t, cu.CtxSynchronize())
 		}},
+}
+
+// copyHostFunctionRead copies into page-locked memory on a stream, queues
+// a host function after the copy that nobody waits for, and reads the
+// memory on the host, after a cuStreamSynchronize when fixed. With
+// waitRan, the read waits (ordering nothing) until the host function has
+// run, and fails the test if it has not; without, the host function may
+// still be queued. It reports whether the host function had run when the
+// host read.
+func copyHostFunctionRead(t *testing.T, fixed, waitRan bool) (ran bool) {
+	p, dst, flag := alloc(t, 4096), pinned(t, 4096), (*uint32)(pinned(t, 4))
+	s := stream(t, nb)
+	must(t, cu.MemcpyDtoHAsync(dst, p, 4096, s))
+	must(t, cu.LaunchHostFunc(s, cu.CUhostFn(lib.Symbol("fakecuda_hostfn_store")), unsafe.Pointer(flag)))
+	if waitRan {
+		lib.Quiesce(10 * time.Second)
+		if atomic.LoadUint32(flag) != 1 {
+			t.Fatal("the host function has not run after every operation completed")
+		}
+	}
+	if fixed {
+		must(t, cu.StreamSynchronize(s))
+	}
+	ran = atomic.LoadUint32(flag) == 1
+	hostAccess(dst, 4096, false)
+	must(t, cu.StreamSynchronize(s))
+	return ran
 }
 
 // capture records fn's work on s into a graph and returns it instantiated.
@@ -374,6 +406,121 @@ func TestRaceSeedChild(t *testing.T) {
 			t.Errorf("%s, fixed: %d races", p.name, n)
 		}
 	}
+}
+
+// A host function that nobody waits for orders nothing: the same racy
+// read is reported whether the host function had already run or was still
+// queued, under every seed. The long grace period keeps the seeded
+// scheduler from running anything until the host waits, so the host
+// function is still queued at the read unless the test waits for it.
+func TestHostFunctionVerdictUnderSeeds(t *testing.T) {
+	if testing.Short() {
+		t.Skip("child processes")
+	}
+	for seed := range 4 {
+		out, err := child(t, "TestHostFunctionSeedChild", fmt.Sprintf("%s=%d", fakecuda.SeedEnv, seed), "FAKECUDA_SEED_GRACE_MS=60000", fakecuda.RaceEnv+"=1")
+		if err != nil || !strings.Contains(out, "--- PASS: TestHostFunctionSeedChild") {
+			t.Fatalf("seed %d: %v\n%s", seed, err, out)
+		}
+	}
+}
+
+func TestHostFunctionSeedChild(t *testing.T) {
+	if os.Getenv(childEnv) == "" {
+		t.Skip("run by TestHostFunctionVerdictUnderSeeds")
+	}
+	primary(t)
+	for _, waitRan := range []bool{false, true} {
+		var ran bool
+		if n := len(racesOf(t, func() { ran = copyHostFunctionRead(t, false, waitRan) })); n != 1 {
+			t.Errorf("host function run before the read %v: %d races, want 1", ran, n)
+		}
+		if ran != waitRan {
+			t.Errorf("the host function had run at the read: %v, want %v (the schedule was not forced)", ran, waitRan)
+		}
+		if n := len(racesOf(t, func() { copyHostFunctionRead(t, true, waitRan) })); n != 0 {
+			t.Errorf("synchronized, host function waited for %v: %d races", waitRan, n)
+		}
+	}
+}
+
+// Code that runs because a host function completed (a Go function of
+// cuda.Stream.Then) is ordered after it through ObserveHostFunc: its host
+// accesses and the work it queues. The same code unobserved, and other
+// goroutines meanwhile, stay unordered; a host function that has not run
+// is not found.
+func TestObserveHostFunc(t *testing.T) {
+	store := lib.Symbol("fakecuda_hostfn_store")
+	// run copies on one stream, queues a host function after the copy,
+	// waits (ordering nothing) until it has run, and calls observe with
+	// the host function's argument and use: a host read of what was copied
+	// and an overwrite of the copy's source on another stream.
+	run := func(t *testing.T, observe func(flag unsafe.Pointer, use func() error)) []fakecuda.Race {
+		return racesOf(t, func() {
+			p, dst, flag := alloc(t, 4096), pinned(t, 4096), pinned(t, 4)
+			s1, s2 := stream(t, nb), stream(t, nb)
+			must(t, cu.MemcpyDtoHAsync(dst, p, 4096, s1))
+			must(t, cu.LaunchHostFunc(s1, cu.CUhostFn(store), flag))
+			lib.Quiesce(10 * time.Second)
+			observe(flag, func() error {
+				hostAccess(dst, 4096, false)
+				return cu.MemsetD8Async(p, 2, 4096, s2)
+			})
+			must(t, cu.CtxSynchronize())
+		})
+	}
+	t.Run("observed", func(t *testing.T) {
+		primary(t)
+		races := run(t, func(flag unsafe.Pointer, use func() error) {
+			if !lib.ObserveHostFunc(store, uintptr(flag), func() { must(t, use()) }) {
+				t.Error("the host function that ran was not found")
+			}
+		})
+		if len(races) != 0 {
+			t.Errorf("%d races, the first between %s and %q", len(races), races[0].Access.API, races[0].Previous.API)
+		}
+	})
+	t.Run("unobserved", func(t *testing.T) {
+		primary(t)
+		races := run(t, func(_ unsafe.Pointer, use func() error) { must(t, use()) })
+		if len(races) != 2 {
+			t.Errorf("%d races, want the host read's and the memset's", len(races))
+		}
+	})
+	t.Run("another goroutine", func(t *testing.T) {
+		ctx := primary(t)
+		races := run(t, func(flag unsafe.Pointer, use func() error) {
+			lib.ObserveHostFunc(store, uintptr(flag), func() {
+				errs := make(chan error, 1)
+				go func() {
+					// On a thread of its own: not the observer's.
+					runtime.LockOSThread()
+					defer runtime.UnlockOSThread()
+					if err := cu.CtxPushCurrent(ctx); err != nil {
+						errs <- err
+						return
+					}
+					err := use()
+					var c cu.CUcontext
+					if perr := cu.CtxPopCurrent(&c); err == nil {
+						err = perr
+					}
+					errs <- err
+				}()
+				must(t, <-errs)
+			})
+		})
+		if len(races) != 2 {
+			t.Errorf("%d races, want the host read's and the memset's", len(races))
+		}
+	})
+	t.Run("not run", func(t *testing.T) {
+		primary(t)
+		var flag uint32
+		if lib.ObserveHostFunc(store, uintptr(unsafe.Pointer(&flag)), func() {}) {
+			t.Error("found the completion of a host function never queued")
+		}
+	})
 }
 
 // child runs one test of this binary in a child process with env added.

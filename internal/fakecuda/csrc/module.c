@@ -1,12 +1,25 @@
 // Modules and libraries, and kernels written in Go. The fake compiles
-// nothing: it accepts any image (PTX text, a cubin, a fatbin) and resolves
-// an entry name to the Go function a test registered under that name
-// (fakecuda_kernel_register); a launch of it runs that function on the
-// stream's worker, through the callback the Go side installed
-// (fakecuda_set_kernel_runner). PTX says which entries a module has and
-// their parameters (the .param list gives cuFuncGetParamInfo's layout);
-// a binary image is not read: every registered name resolves in it, with
-// the parameter sizes given at registration, if any.
+// nothing: it loads an image (PTX text, a cubin, a fatbin) that a driver
+// would parse, and resolves an entry name to the Go function a test
+// registered under that name (fakecuda_kernel_register); a launch of it
+// runs that function on the stream's worker, through the callback the Go
+// side installed (fakecuda_set_kernel_runner). PTX says which entries a
+// module has and their parameters (the .param list gives
+// cuFuncGetParamInfo's layout); of a binary image only the headers are
+// read: every registered name resolves in it, with the parameter sizes
+// given at registration, if any.
+//
+// What a driver refuses is refused with its result: PTX whose first
+// directives are not .version MAJOR.MINOR and .target NAME
+// (CUDA_ERROR_INVALID_PTX); an ELF that is not a sane ELF64 for EM_CUDA,
+// or whose section and program header tables or sections lie outside
+// the image, and a fatbin whose header is not sane or whose entries do
+// not tile it (CUDA_ERROR_INVALID_IMAGE); a fatbin of no entries
+// (CUDA_ERROR_NO_BINARY_FOR_GPU). cuModuleLoadData takes no length: as
+// the driver, the fake takes a binary image's size from its headers, and
+// reads them without faulting where they point outside mapped memory.
+// Simpler than the driver: the entries of a fatbin (compressed, mostly)
+// and the sections of an ELF are not read.
 //
 // A Go kernel reaches device memory through accessors that call
 // fakecuda_kernel_pin (the range must lie in one live allocation, which
@@ -18,9 +31,12 @@
 #include "fake.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
 
 // ---- the registry of Go kernels (by name) ----
 
@@ -202,14 +218,47 @@ static int parse_param(const char *p, const char *end, unsigned *size, unsigned 
 	return 0;
 }
 
-// parse_ptx lists the .entry directives of text and their parameters.
-static void parse_ptx(struct module *m, const char *text, size_t len) {
+// directive reports whether p starts with the directive d ended by a
+// blank, and moves p past it and the blanks after it on its line.
+static int directive(const char **p, const char *d) {
+	size_t n = strlen(d);
+	if (strncmp(*p, d, n) != 0 || ((*p)[n] != ' ' && (*p)[n] != '\t'))
+		return 0;
+	for (*p += n; **p == ' ' || **p == '\t';)
+		(*p)++;
+	return 1;
+}
+
+// ptx_header reads the directives every PTX module begins with, ".version
+// MAJOR.MINOR" and ".target NAME[, ...]", from s, its comments blanked,
+// and returns the version as 10*MAJOR+MINOR, or -1.
+static int ptx_header(const char *s) {
+	const char *p = s;
+	while (isspace((unsigned char)*p))
+		p++;
+	if (!directive(&p, ".version") || !isdigit((unsigned char)*p))
+		return -1;
+	unsigned long major = strtoul(p, (char **)&p, 10);
+	if (*p++ != '.' || !isdigit((unsigned char)*p))
+		return -1;
+	unsigned long minor = strtoul(p, (char **)&p, 10);
+	if (major == 0 || major > 99 || minor > 9 || (*p != 0 && !isspace((unsigned char)*p)))
+		return -1;
+	while (isspace((unsigned char)*p))
+		p++;
+	if (!directive(&p, ".target") || !ident_char((unsigned char)*p))
+		return -1;
+	return (int)(major * 10 + minor);
+}
+
+// parse_ptx lists the .entry directives of text and their parameters. It
+// returns -1 for text whose header does not parse.
+static int parse_ptx(struct module *m, const char *text, size_t len) {
 	char *s = strip_comments(text, len);
-	const char *v = strstr(s, ".version");
-	if (v != NULL) {
-		unsigned major = 0, minor = 0;
-		if (sscanf(v + 8, " %u.%u", &major, &minor) == 2)
-			m->ptx_version = (int)(major * 10 + minor);
+	m->ptx_version = ptx_header(s);
+	if (m->ptx_version < 0) {
+		free(s);
+		return -1;
 	}
 	for (char *p = s; (p = strstr(p, ".entry")) != NULL;) {
 		int bounded = (p == s || !ident_char((unsigned char)p[-1])) && !ident_char((unsigned char)p[6]);
@@ -260,26 +309,180 @@ static void parse_ptx(struct module *m, const char *text, size_t len) {
 		m->entries[m->nentries++] = e;
 	}
 	free(s);
+	return 0;
+}
+
+// ---- binary images ----
+
+// Sizes in the headers beyond this are taken for garbage, not read.
+#define IMAGE_MAX ((uint64_t)1 << 32)
+
+enum {
+	MAGIC_ELF = 0x464c457f,
+	MAGIC_FATBIN = 0xba55ed50,
+	MAGIC_WRAPPER = 0x466243b1, // nvcc's __fatbinwrap, which points to a fatbin
+	EM_CUDA = 190,
+	ELF_EHDR = 64,
+	ELF_SHDR = 64,
+	ELF_PHDR = 56,
+	SHT_NULL = 0,
+	SHT_STRTAB = 3,
+	SHT_NOBITS = 8,
+	FATBIN_HDR = 16,
+	FATBIN_ENTRY = 16, // the fields read: kind, version, header size, payload size
+};
+
+// peek copies the n bytes at image+off into buf, and reports whether it
+// could: a header's offsets may point anywhere, and
+// process_vm_readv fails where memcpy would fault. Where the system
+// refuses process_vm_readv, it reads directly, as the driver does.
+static int peek(const void *image, uint64_t off, void *buf, size_t n) {
+	static int direct;
+	const char *p = (const char *)image + off;
+	if (!__atomic_load_n(&direct, __ATOMIC_RELAXED)) {
+		struct iovec l = {buf, n}, r = {(void *)p, n};
+		ssize_t got = process_vm_readv(getpid(), &l, 1, &r, 1, 0);
+		if (got == (ssize_t)n)
+			return 1;
+		if (got >= 0 || (errno != ENOSYS && errno != EPERM))
+			return 0;
+		__atomic_store_n(&direct, 1, __ATOMIC_RELAXED);
+	}
+	memcpy(buf, p, n);
+	return 1;
+}
+
+static uint16_t le16(const unsigned char *b) { return (uint16_t)(b[0] | b[1] << 8); }
+static uint32_t le32(const unsigned char *b) { return (uint32_t)le16(b) | (uint32_t)le16(b + 2) << 16; }
+static uint64_t le64(const unsigned char *b) { return (uint64_t)le32(b) | (uint64_t)le32(b + 4) << 32; }
+
+// within reports whether [off, off+n) lies in [0, limit).
+static int within(uint64_t off, uint64_t n, uint64_t limit) { return off <= limit && n <= limit - off; }
+
+// elf_check checks a cubin: an ELF64 header, little-endian, for EM_CUDA,
+// an object or executable; a section table after the header, of 64-byte
+// entries, starting with the null section, whose names' section is a
+// string table holding every name; program headers of 56 bytes; and the
+// tables, the sections' contents and the segments within limit bytes.
+static CUresult elf_check(const void *image, uint64_t limit) {
+	unsigned char h[ELF_EHDR];
+	if (limit < ELF_EHDR || !peek(image, 0, h, ELF_EHDR))
+		return CUDA_ERROR_INVALID_IMAGE;
+	uint16_t type = le16(h + 16), machine = le16(h + 18), ehsize = le16(h + 52);
+	uint64_t phoff = le64(h + 32), shoff = le64(h + 40);
+	uint16_t phentsize = le16(h + 54), phnum = le16(h + 56);
+	uint16_t shentsize = le16(h + 58), shnum = le16(h + 60), shstrndx = le16(h + 62);
+	if (h[4] != 2 || h[5] != 1 || h[6] != 1 || (type != 1 && type != 2) || machine != EM_CUDA || ehsize != ELF_EHDR)
+		return CUDA_ERROR_INVALID_IMAGE;
+	if (shnum == 0 || shentsize != ELF_SHDR || shstrndx == 0 || shstrndx >= shnum || shoff < ELF_EHDR ||
+		!within(shoff, (uint64_t)shnum * ELF_SHDR, limit))
+		return CUDA_ERROR_INVALID_IMAGE;
+	if (phnum > 0 && (phentsize != ELF_PHDR || phoff < ELF_EHDR || !within(phoff, (uint64_t)phnum * ELF_PHDR, limit)))
+		return CUDA_ERROR_INVALID_IMAGE;
+	size_t shbytes = (size_t)shnum * ELF_SHDR, phbytes = (size_t)phnum * ELF_PHDR;
+	unsigned char *t = xrealloc(NULL, shbytes + phbytes);
+	CUresult r = CUDA_ERROR_INVALID_IMAGE;
+	if (!peek(image, shoff, t, shbytes) || (phnum > 0 && !peek(image, phoff, t + shbytes, phbytes)))
+		goto out;
+	if (le32(t + 4) != SHT_NULL)
+		goto out;
+	for (uint16_t i = 1; i < shnum; i++) {
+		const unsigned char *sh = t + (size_t)i * ELF_SHDR;
+		uint64_t off = le64(sh + 24), size = le64(sh + 32);
+		if (le32(sh + 4) != SHT_NOBITS && size > 0 && (off < ELF_EHDR || !within(off, size, limit)))
+			goto out;
+	}
+	const unsigned char *names = t + (size_t)shstrndx * ELF_SHDR;
+	uint64_t noff = le64(names + 24), nsize = le64(names + 32);
+	unsigned char last;
+	if (le32(names + 4) != SHT_STRTAB || nsize == 0 || !peek(image, noff + nsize - 1, &last, 1) || last != 0)
+		goto out;
+	for (uint16_t i = 0; i < shnum; i++)
+		if (le32(t + (size_t)i * ELF_SHDR) >= nsize)
+			goto out;
+	for (uint16_t i = 0; i < phnum; i++) {
+		const unsigned char *ph = t + shbytes + (size_t)i * ELF_PHDR;
+		if (!within(le64(ph + 8), le64(ph + 32), limit))
+			goto out;
+	}
+	r = CUDA_SUCCESS;
+out:
+	free(t);
+	return r;
+}
+
+// fatbin_check checks a fatbin: its header (version 1, a header of at
+// least its 16 bytes, the entries' size), and entries, each a header of
+// at least the fields read and a payload, that tile the size exactly,
+// within limit bytes.
+static CUresult fatbin_check(const void *image, uint64_t limit) {
+	unsigned char h[FATBIN_HDR];
+	if (limit < FATBIN_HDR || !peek(image, 0, h, FATBIN_HDR))
+		return CUDA_ERROR_INVALID_IMAGE;
+	uint16_t hsize = le16(h + 6);
+	uint64_t size = le64(h + 8);
+	if (le16(h + 4) != 1 || hsize < FATBIN_HDR || !within(hsize, size, limit))
+		return CUDA_ERROR_INVALID_IMAGE;
+	if (size == 0)
+		return CUDA_ERROR_NO_BINARY_FOR_GPU;
+	for (uint64_t off = 0; off < size;) {
+		unsigned char e[FATBIN_ENTRY];
+		if (size - off < FATBIN_ENTRY || !peek(image, hsize + off, e, FATBIN_ENTRY))
+			return CUDA_ERROR_INVALID_IMAGE;
+		uint32_t ehsize = le32(e + 4);
+		uint64_t payload = le64(e + 8);
+		if (ehsize < FATBIN_ENTRY || !within(ehsize, payload, size - off))
+			return CUDA_ERROR_INVALID_IMAGE;
+		off += ehsize + payload;
+	}
+	return CUDA_SUCCESS;
+}
+
+// image_check checks a binary image (one starting with an ELF, fatbin or
+// wrapper magic) within limit bytes, and reports whether it is one in
+// *binary.
+static CUresult image_check(const void *image, uint64_t limit, int *binary) {
+	unsigned char m[4];
+	*binary = 1;
+	if (limit >= 4 && peek(image, 0, m, 4)) {
+		switch (le32(m)) {
+		case MAGIC_ELF:
+			return elf_check(image, limit);
+		case MAGIC_FATBIN:
+			return fatbin_check(image, limit);
+		case MAGIC_WRAPPER: {
+			// { int magic, version; const unsigned long long *data; void *filename_or_fatbins; }
+			unsigned char w[16];
+			if (limit < 16 || !peek(image, 0, w, 16) || (le32(w + 4) != 1 && le32(w + 4) != 2) || le64(w + 8) == 0)
+				return CUDA_ERROR_INVALID_IMAGE;
+			return fatbin_check((const void *)(uintptr_t)le64(w + 8), IMAGE_MAX);
+		}
+		}
+	}
+	*binary = 0;
+	return CUDA_SUCCESS;
 }
 
 // ---- modules ----
 
-static int is_binary(const unsigned char *image) {
-	static const unsigned char elf[4] = {0x7f, 'E', 'L', 'F'};
-	static const unsigned char fatbin[4] = {0x50, 0xed, 0x55, 0xba};
-	static const unsigned char wrapper[4] = {0xb1, 0x43, 0x62, 0x46}; // __fatbinwrap's magic
-	return memcmp(image, elf, 4) == 0 || memcmp(image, fatbin, 4) == 0 || memcmp(image, wrapper, 4) == 0;
-}
-
-static struct module *module_parse(const void *image) {
+// module_parse makes the module of image, of at most limit bytes, or
+// returns the driver's refusal of it.
+static CUresult module_parse(const void *image, uint64_t limit, struct module **out) {
+	int binary;
+	CUresult r = image_check(image, limit, &binary);
+	if (r != CUDA_SUCCESS)
+		return r;
 	struct module *m = calloc(1, sizeof *m);
 	if (m == NULL)
 		abort();
-	if (is_binary(image))
-		m->binary = 1;
-	else
-		parse_ptx(m, image, strlen(image));
-	return m;
+	m->binary = binary;
+	if (!binary && parse_ptx(m, image, strlen(image)) != 0) {
+		free(m->entries);
+		free(m);
+		return CUDA_ERROR_INVALID_PTX;
+	}
+	*out = m;
+	return CUDA_SUCCESS;
 }
 
 static void module_free(struct module *m) {
@@ -299,8 +502,9 @@ static void module_free(struct module *m) {
 	free(m);
 }
 
-// read_file reads a whole file, NUL-terminated (PTX is text).
-static CUresult read_file(const char *path, char **out) {
+// read_file reads a whole file, NUL-terminated (PTX is text), and gives
+// its length.
+static CUresult read_file(const char *path, char **out, size_t *len) {
 	if (path == NULL)
 		return CUDA_ERROR_INVALID_VALUE;
 	FILE *f = fopen(path, "rb");
@@ -322,23 +526,29 @@ static CUresult read_file(const char *path, char **out) {
 		return CUDA_ERROR_INVALID_IMAGE;
 	}
 	*out = buf;
+	*len = n;
 	return CUDA_SUCCESS;
 }
 
-// load makes a module (library: a library) of image in the current
-// context; module loads, unlike library loads, need one.
-static CUresult load(uint64_t *out, const void *image, int library) {
+// load makes a module (library: a library) of image, of at most limit
+// bytes, in the current context; module loads, unlike library loads,
+// need one.
+static CUresult load(uint64_t *out, const void *image, uint64_t limit, int library) {
 	CUresult r = driver_ready();
 	if (r != CUDA_SUCCESS)
 		return r;
 	if (out == NULL || image == NULL)
 		return CUDA_ERROR_INVALID_VALUE;
+	struct module *m;
+	if ((r = module_parse(image, limit, &m)) != CUDA_SUCCESS)
+		return r;
 	lock();
 	struct ctx *c = NULL;
 	if (!library)
 		r = current_ctx(&c);
-	if (r == CUDA_SUCCESS) {
-		struct module *m = module_parse(image);
+	if (r != CUDA_SUCCESS)
+		module_free(m);
+	else {
 		m->ctx = c;
 		m->h = handle_new(library ? K_LIBRARY : K_MODULE, m);
 		g_live[L_MODULES]++;
@@ -352,10 +562,11 @@ static CUresult load_file(uint64_t *out, const char *path, int library) {
 	if (out == NULL)
 		return CUDA_ERROR_INVALID_VALUE;
 	char *image;
-	CUresult r = read_file(path, &image);
+	size_t len;
+	CUresult r = read_file(path, &image, &len);
 	if (r != CUDA_SUCCESS)
 		return r;
-	r = load(out, image, library);
+	r = load(out, image, len, library);
 	free(image);
 	return r;
 }
@@ -365,14 +576,14 @@ static CUresult load_file(uint64_t *out, const char *path, int library) {
 // its logs read empty).
 EXPORT CUresult cuModuleLoadData(uint64_t *module, const void *image) {
 	ENTER(cuModuleLoadData);
-	return load(module, image, 0);
+	return load(module, image, IMAGE_MAX, 0);
 }
 
 EXPORT CUresult cuModuleLoadDataEx(uint64_t *module, const void *image, unsigned numOptions, int *options, void **values) {
 	ENTER(cuModuleLoadDataEx);
 	if (numOptions > 0 && (options == NULL || values == NULL))
 		return CUDA_ERROR_INVALID_VALUE;
-	return load(module, image, 0);
+	return load(module, image, IMAGE_MAX, 0);
 }
 
 EXPORT CUresult cuModuleLoad(uint64_t *module, const char *fname) {
@@ -384,7 +595,7 @@ EXPORT CUresult cuLibraryLoadData(uint64_t *library, const void *code, int *jitO
 	unsigned numJitOptions, int *libOptions, void **libValues, unsigned numLibOptions) {
 	ENTER(cuLibraryLoadData);
 	(void)jitOptions, (void)jitValues, (void)numJitOptions, (void)libOptions, (void)libValues, (void)numLibOptions;
-	return load(library, code, 1);
+	return load(library, code, IMAGE_MAX, 1);
 }
 
 EXPORT CUresult cuLibraryLoadFromFile(uint64_t *library, const char *fileName, int *jitOptions, void **jitValues,

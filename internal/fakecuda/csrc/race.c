@@ -24,9 +24,16 @@
 // cuCtxSynchronize, a query that succeeds, a call that waits for its own
 // operation: synchronous copies, memsets of host memory) join into the
 // host's clock; a graph launch orders its nodes by the graph's edges only.
-// One edge is fixed only as it happens: a host function that runs joins
-// its stream's clock (as of when it was queued) into the host's, since it
-// may signal the host in ways the driver cannot see (cuda.Stream.Done).
+//
+// A host function's completion orders nothing by itself. The host learns
+// of it in ways the driver cannot see (cuda.Stream.Done closes a channel,
+// the function sets a flag) or never (a Done channel nobody reads), and an
+// edge taken when it ran would make the verdict depend on whether it had
+// run by the time of the host's access. The host is ordered after it by a
+// call that observes completion through the driver, which covers it in
+// stream order, or by fakecuda_race_observe_hostfn: code that runs because
+// the function completed (a Go function of cuda.Stream.Then) orders what
+// its own thread does after the function's clock, and no other thread.
 //
 // The check runs as operations execute (memsets and copies as they
 // start, kernels as their accessors report). Every edge above is one the
@@ -328,11 +335,17 @@ static int touches_memory(const struct op *op) {
 	}
 }
 
+// t_obs is what the calling thread observed of host functions'
+// completions (fakecuda_race_observe_hostfn), beyond the host's clock.
+static __thread struct vc t_obs;
+
 // order_before joins into s's clock what precedes anything queued on s
-// now: the host, and the legacy stream's implicit ordering.
+// now: the host, what this thread observed, and the legacy stream's
+// implicit ordering.
 static void order_before(struct stream *s, uint32_t t) {
 	struct rthr *r = g_thr[t];
 	vc_join(&r->vc, host_vc());
+	vc_join(&r->vc, &t_obs);
 	const struct ctx *c = s->ctx;
 	if (r->legacy) {
 		for (uint32_t u = 1; u < g_nthr; u++)
@@ -372,9 +385,7 @@ void race_enqueue(struct stream *s, struct op *op, int sync) {
 		rop_clock(x, &r->vc);
 		op->race = x;
 	} else if (op->kind == OP_HOSTFN) {
-		// A host function that runs has observed the work before it, and
-		// may tell the host (cuda.Stream.Done and Then close channels and
-		// call Go functions): the host's clock joins the stream's then.
+		// Kept when it runs, for those who observe its completion.
 		struct rop *x = rop_new(op->kind, t, 0, s, 0);
 		rop_clock(x, &r->vc);
 		op->race = x;
@@ -826,13 +837,30 @@ static void access_range(struct rop *x, uint64_t lo, uint64_t n, int write) {
 	}
 }
 
+// The clocks of the host functions that ran last, for
+// fakecuda_race_observe_hostfn to find by function and argument. An
+// observation follows the run closely (cuda's dispatcher delivers
+// completions as they come); one of a function older than the ring finds
+// nothing, and orders nothing.
+enum { HOSTFN_RAN_MAX = 1024 };
+static struct hostfn_ran {
+	CUhostFn fn;
+	void *arg;
+	struct vc vc;
+} g_ran[HOSTFN_RAN_MAX];
+static uint64_t g_nran;
+
 void race_run(struct op *op) {
 	struct rop *x = op->race;
 	if (x == NULL || x == &none)
 		return;
 	if (op->kind == OP_HOSTFN) {
 		lock();
-		vc_join(host_vc(), &x->vc);
+		struct hostfn_ran *h = &g_ran[g_nran++ % HOSTFN_RAN_MAX];
+		h->fn = op->fn;
+		h->arg = op->arg;
+		h->vc.n = 0; // its room is reused
+		vc_join(&h->vc, &x->vc);
 		unlock();
 		return;
 	}
@@ -879,7 +907,14 @@ EXPORT void fakecuda_race_host_access(unsigned long long ptr, size_t n, int writ
 	vc_set(h, HOST_TID, e);
 	struct rop *x = rop_new(RACE_HOST_ACCESS, HOST_TID, e, NULL, 1);
 	x->api = -1; // t_api names the thread's last driver call, not this
-	rop_clock(x, h);
+	if (t_obs.n > 0) {
+		struct vc v = vc_copy(h);
+		vc_join(&v, &t_obs);
+		rop_clock(x, &v);
+		vc_free(&v);
+	} else {
+		rop_clock(x, h);
+	}
 	unlock();
 	pthread_mutex_lock(&g_rmu);
 	access_range(x, ptr, n, write != 0);
@@ -887,6 +922,34 @@ EXPORT void fakecuda_race_host_access(unsigned long long ptr, size_t n, int writ
 	rop_unref(x);
 	pthread_mutex_unlock(&g_rmu);
 }
+
+// fakecuda_race_observe_hostfn orders what the calling thread does from
+// now on (the host accesses it reports, the operations it queues) after
+// the completion of the host function fn(arg) that ran last, until
+// fakecuda_race_observe_end: for code that runs because that function
+// completed, such as a Go function that cuda.Stream.Then delivers, whose
+// goroutine keeps the thread meanwhile. Other threads stay unordered with
+// it. It reports whether such a completion was found: 0 for a function
+// that has not run, or with the detector off.
+EXPORT int fakecuda_race_observe_hostfn(CUhostFn fn, void *arg) {
+	if (!g_race)
+		return 0;
+	lock();
+	int found = 0;
+	uint64_t n = g_nran < HOSTFN_RAN_MAX ? g_nran : HOSTFN_RAN_MAX;
+	for (uint64_t k = 1; k <= n && !found; k++) {
+		struct hostfn_ran *h = &g_ran[(g_nran - k) % HOSTFN_RAN_MAX];
+		if (h->fn == fn && h->arg == arg) {
+			vc_join(&t_obs, &h->vc);
+			found = 1;
+		}
+	}
+	unlock();
+	return found;
+}
+
+// fakecuda_race_observe_end ends the calling thread's observations.
+EXPORT void fakecuda_race_observe_end(void) { vc_free(&t_obs); }
 
 // fakecuda_race_count returns the number of races found since the library
 // was loaded; the first MAX_RACES are kept.

@@ -27,8 +27,8 @@ struct race_graph;
 void race_enqueue(struct stream *s, struct op *op, int sync);
 // race_run checks and records the memory op touches (memsets, copies) as
 // it starts, on its worker, unlocked; kernels report theirs while they run
-// (fakecuda_note_access). A host function's start joins its clock into
-// the host's.
+// (fakecuda_note_access). A host function's start keeps its clock for
+// fakecuda_race_observe_hostfn; it orders nothing of the host's.
 void race_run(struct op *op);
 // race_done drops op's detector state as it completes. Under the lock.
 void race_done(struct op *op);
