@@ -41,6 +41,10 @@ static void gocuda_host_done(void *arg) {
 
 static void gocuda_done_init(int wfd) { gocuda_done_wfd = wfd; }
 
+// gocuda_host_done_addr is the host function's address, which names its
+// completions to a driver that checks for races (internal/hostorder).
+static uintptr_t gocuda_host_done_addr(void) { return (uintptr_t)gocuda_host_done; }
+
 // gocuda_done_wake wakes the reader without a token, to look at what is
 // pending again.
 static void gocuda_done_wake(void) {
@@ -86,6 +90,7 @@ import (
 	"unsafe"
 
 	"github.com/gocuda/gocuda/generated/cu"
+	"github.com/gocuda/gocuda/internal/hostorder"
 )
 
 // completions maps the tokens of host functions not yet completed to what
@@ -113,6 +118,7 @@ type completion struct {
 	stream *shared[streamState]
 	done   chan struct{}
 	fn     func()
+	token  uint64 // the host function's argument, set once it is enqueued
 	// direct: done is closed as soon as it is delivered, not after the
 	// functions of Then delivered before it (WaitIdle's, and Done's in a
 	// function of Then of the same stream, which would wait for itself).
@@ -292,6 +298,7 @@ func deliverAll(tokens []uint64) {
 		if !ok {
 			continue // dropped after its stream failed
 		}
+		c.token = t
 		raw := c.stream.val.raw
 		// The stream goes first, so that a Close after the delivery
 		// destroys it at once. A failed destroy has nobody to be reported
@@ -339,7 +346,7 @@ func runThens(raw cu.CUstream, q *thenQueue) {
 		q.items = q.items[1:]
 		completions.Unlock()
 		if c.fn != nil {
-			runThen(raw, q, c.fn)
+			runThen(raw, q, c)
 		} else {
 			close(c.done)
 		}
@@ -352,14 +359,14 @@ func runThens(raw cu.CUstream, q *thenQueue) {
 // runThen runs fn. If fn ends the goroutine instead of returning
 // (runtime.Goexit, as t.FailNow does), a new one takes over the queue, so
 // that the later completions of the stream are not lost.
-func runThen(raw cu.CUstream, q *thenQueue, fn func()) {
+func runThen(raw cu.CUstream, q *thenQueue, c completion) {
 	returned := false
 	defer func() {
 		if !returned {
 			go runThens(raw, q)
 		}
 	}()
-	fn()
+	hostorder.Then(uintptr(C.gocuda_host_done_addr()), uintptr(c.token), c.fn)
 	returned = true
 }
 

@@ -51,12 +51,13 @@
 // which all of package cuda's streams are); a synchronous call that waited
 // for its own work; a graph's edges. A host function that has run orders
 // nothing: a Stream.Then or Stream.Done that nobody waits for would
-// otherwise hide a race, or not, by whether it had run yet. The detector
-// sees no receive from a Done channel nor what a Then function does, so
-// code that learns of a completion that way synchronizes through the
-// driver (Synchronize, which also says whether the work succeeded; a
-// Query of the stream or of an event) before it touches the results, as
-// WaitIdle does. The host side is one thread for the whole process: what
+// otherwise hide a race, or not, by whether it had run yet. A function of
+// Then is ordered after its stream's earlier work: what it reads and
+// writes, and the work it queues. The detector cannot see a receive from
+// a Done channel, so code that learns of a completion that way
+// synchronizes through the driver (Synchronize, which also says whether
+// the work succeeded; a Query of the stream or of an event) before it
+// touches the results, as WaitIdle does. The host side is one thread for the whole process: what
 // any goroutine observed through the driver is ordered before what any
 // goroutine queues afterwards, so races between goroutines' own host code
 // are left to Go's race detector. A race found is verdict, not luck: it is
@@ -152,6 +153,7 @@ func Setup(opts ...Option) (libPath string, err error) {
 	if err := attachKernels(l); err != nil {
 		return "", err
 	}
+	attachHostOrder(l)
 	lib = l
 	return path, nil
 }
@@ -199,6 +201,7 @@ func driver() *fakecuda.Lib {
 		probed = true
 		if p := os.Getenv(cu.LibraryEnv); p != "" && cu.Load() == nil {
 			if l, err := fakecuda.Open(p); err == nil && attachKernels(l) == nil {
+				attachHostOrder(l)
 				lib = l
 			}
 		}

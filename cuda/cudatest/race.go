@@ -13,6 +13,7 @@ import (
 	"unsafe"
 
 	"github.com/gocuda/gocuda/internal/fakecuda"
+	"github.com/gocuda/gocuda/internal/hostorder"
 )
 
 // Option is a setting of the fake driver, given to Setup or
@@ -335,4 +336,14 @@ func hostAccess(p unsafe.Pointer, n int, write bool) {
 	if l := driver(); l != nil && l.RaceDetector() {
 		l.HostAccess(uintptr(p), n, write)
 	}
+}
+
+// attachHostOrder has the functions of Stream.Then run ordered after the
+// completion that delivered them, under the race detector: what a function
+// reads or writes, and the work it queues, come after its stream's work.
+func attachHostOrder(l *fakecuda.Lib) {
+	if !l.RaceDetector() {
+		return
+	}
+	hostorder.SetThen(func(fn, arg uintptr, body func()) { l.ObserveHostFunc(fn, arg, body) })
 }

@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/gocuda/gocuda/cuda"
 	"github.com/gocuda/gocuda/cuda/cudatest"
@@ -267,5 +268,74 @@ func TestUnwaitedCompletionUnderSeeds(t *testing.T) {
 		if err != nil || !strings.Contains(string(out), "--- PASS: TestUnwaitedCompletionOrdersNothing") {
 			t.Errorf("seed %d: %v\n%s", seed, err, out)
 		}
+	}
+}
+
+// A function of Then reads what its stream's earlier work wrote: ordered,
+// with no race, whether the function ran before the test looked or not;
+// the same read from the test's goroutine with nothing observed is a race.
+func TestThenBodyIsOrderedAfterItsStream(t *testing.T) {
+	ctx := raceContext(t)
+	s, err := cuda.NewStream(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	out, err := cuda.AllocHost[uint32](ctx, 256)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	buf, err := cuda.Alloc(ctx, 1024)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer buf.Close()
+	host := out.Slice()
+	read := func() uint32 {
+		cudatest.HostRead(unsafe.Pointer(&host[0]), 4*len(host))
+		return host[0]
+	}
+
+	ordered := &raceTB{TB: t}
+	cudatest.CheckRaces(ordered)
+	if err := buf.MemsetD32Async(s, 5); err != nil {
+		t.Fatal(err)
+	}
+	if err := cuda.CopyFromDeviceAsync(s, out, buf); err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan uint32, 1)
+	if err := s.Then(func() { got <- read() }); err != nil {
+		t.Fatal(err)
+	}
+	if v := <-got; v != 5 {
+		t.Errorf("the function of Then read %d, want 5", v)
+	}
+	if err := s.Synchronize(); err != nil {
+		t.Fatal(err)
+	}
+	ordered.end()
+	if len(ordered.errs) != 0 {
+		t.Fatalf("a function of Then reading its stream's results: %q, want no race", ordered.errs)
+	}
+
+	racy := &raceTB{TB: t}
+	cudatest.CheckRaces(racy)
+	if err := cuda.CopyFromDeviceAsync(s, out, buf); err != nil {
+		t.Fatal(err)
+	}
+	ran := make(chan struct{})
+	if err := s.Then(func() { close(ran) }); err != nil {
+		t.Fatal(err)
+	}
+	<-ran // the copy is done, but the detector saw nothing order it
+	read()
+	if err := s.Synchronize(); err != nil {
+		t.Fatal(err)
+	}
+	racy.end()
+	if len(racy.errs) != 1 {
+		t.Fatalf("a read outside the function of Then: %d failures, want 1: %q", len(racy.errs), racy.errs)
 	}
 }
