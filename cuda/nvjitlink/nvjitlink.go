@@ -13,6 +13,8 @@
 //	})
 //	mod, err := cuda.LoadModule(ctx, img.CUBIN)
 //
+// Link may be called from any number of goroutines at once.
+//
 // The library is found as package generated/nvjitlink finds it
 // (GOCUDA_LIBNVJITLINK overrides).
 package nvjitlink
@@ -26,6 +28,7 @@ import "C"
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
 	"unsafe"
@@ -122,6 +125,14 @@ func Link(arch string, inputs []Input, options ...string) (*Result, error) {
 		unsafe.Slice(arr, len(opts))[i] = cstr(o)
 	}
 
+	// nvJitLink keeps per-thread state from nvJitLinkCreate that
+	// nvJitLinkDestroy expects on the same OS thread: destroyed on another,
+	// a later link on either thread crashes or hangs inside the library.
+	// Go moves a goroutine between threads between cgo calls, so the link
+	// holds its thread from Create to Destroy. Links on different threads
+	// may run at once.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	var h raw.NvJitLinkHandle
 	if err := raw.Create(&h, uint32(len(opts)), arr); err != nil {
 		return nil, &LinkError{Err: fmt.Errorf("nvJitLinkCreate: %w", err), Log: errorLog(h)}
