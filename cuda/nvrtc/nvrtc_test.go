@@ -161,3 +161,33 @@ func TestLoadModule(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestCompileRefusesNUL: NVRTC takes C strings, so a NUL would cut the
+// text there and compile what comes before it without a word.
+func TestCompileRefusesNUL(t *testing.T) {
+	for name, call := range map[string]func() error{
+		"source": func() error { _, err := nvrtc.Compile(vadd + "\x00 this is not C++"); return err },
+		"option": func() error {
+			_, err := nvrtc.Compile(vadd, nvrtc.WithOptions("-std=c++17\x00--no-such-option"))
+			return err
+		},
+		"program name": func() error { _, err := nvrtc.Compile(vadd, nvrtc.WithProgramName("a\x00.cu")); return err },
+		"header name": func() error {
+			_, err := nvrtc.Compile(vadd, nvrtc.WithHeader("h.h\x00", "#define X 1\n"))
+			return err
+		},
+		"header content": func() error {
+			_, err := nvrtc.Compile(`#include "h.h"`+vadd, nvrtc.WithHeader("h.h", "#define X 1\n\x00#error unreachable\n"))
+			return err
+		},
+		"name expression": func() error {
+			_, err := nvrtc.Compile(vadd, nvrtc.WithNameExpressions("vadd\x00junk"))
+			return err
+		},
+	} {
+		err := call()
+		if !errors.Is(err, nvrtc.ErrInvalidArgument) || !strings.Contains(err.Error(), "NUL") {
+			t.Errorf("%s with a NUL: got %v, want an error matching ErrInvalidArgument that names the NUL", name, err)
+		}
+	}
+}
