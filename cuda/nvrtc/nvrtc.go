@@ -58,7 +58,8 @@ func WithLTO() Option { return func(c *config) { c.lto = true } }
 // WithArch sets the target: "sm_90" gives PTX and a CUBIN for that GPU,
 // "compute_90" PTX only. Without it NVRTC's own default applies (PTX for
 // the oldest architecture the library supports). ArchOf derives it from a
-// device.
+// device. -arch or --gpu-architecture given through WithOptions does the
+// same; NVRTC refuses an architecture given twice.
 func WithArch(arch string) Option { return func(c *config) { c.arch = arch } }
 
 // WithHeader makes content available to #include "name" in the source,
@@ -255,10 +256,11 @@ func Compile(src string, opts ...Option) (*Result, error) {
 		return nil, err
 	}
 	res.PTX = bytes.TrimRight(res.PTX, "\x00")
-	if len(c.arch) > 3 && c.arch[:3] == "sm_" {
-		if res.CUBIN, err = output(prog, raw.GetCUBINSize, raw.GetCUBIN, "CUBIN"); err != nil {
-			return nil, err
-		}
+	// NVRTC makes a CUBIN for a real architecture however it was named
+	// (WithArch, -arch or --gpu-architecture in WithOptions), and none,
+	// a size of 0, for a virtual one.
+	if res.CUBIN, err = output(prog, raw.GetCUBINSize, raw.GetCUBIN, "CUBIN"); err != nil {
+		return nil, err
 	}
 	if err := lowerNames(prog, c.exprs, res); err != nil {
 		return nil, err

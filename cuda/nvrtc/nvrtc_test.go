@@ -191,3 +191,25 @@ func TestCompileRefusesNUL(t *testing.T) {
 		}
 	}
 }
+
+// TestCompileArchAsOption: -arch given as an option asks for what
+// WithArch does, a CUBIN for a real architecture.
+func TestCompileArchAsOption(t *testing.T) {
+	needLibrary(t)
+	for _, opts := range [][]string{{"-arch=sm_80"}, {"--gpu-architecture=sm_80"}, {"-arch", "sm_80"}} {
+		res, err := nvrtc.Compile(vadd, nvrtc.WithOptions(opts...))
+		if err != nil {
+			t.Fatalf("%q: %v", opts, err)
+		}
+		if !bytes.HasPrefix(res.CUBIN, []byte("\x7fELF")) || !bytes.Contains(res.PTX, []byte(".target sm_80")) {
+			t.Errorf("%q: CUBIN %d bytes, PTX not for sm_80: want both, as WithArch(\"sm_80\") gives", opts, len(res.CUBIN))
+		}
+	}
+	res, err := nvrtc.Compile(vadd, nvrtc.WithOptions("-arch=compute_80"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.CUBIN != nil || len(res.PTX) == 0 {
+		t.Errorf("-arch=compute_80: CUBIN %d bytes, PTX %d: want PTX only", len(res.CUBIN), len(res.PTX))
+	}
+}
