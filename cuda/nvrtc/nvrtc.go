@@ -191,10 +191,14 @@ func (c *config) checkNUL(src string) error {
 // returns a *CompileError with the log; a missing library an error that
 // matches ErrNoLibrary. NVRTC takes C strings, which end at a NUL byte: a
 // source, program name, header name or content, name expression or
-// option that holds one returns an error matching ErrInvalidArgument.
+// option that holds one returns an error matching ErrInvalidArgument, as
+// does a nil Option.
 func Compile(src string, opts ...Option) (*Result, error) {
 	c := config{name: "program.cu"}
-	for _, o := range opts {
+	for i, o := range opts {
+		if o == nil {
+			return nil, fmt.Errorf("nvrtc: Compile: %w: option %d is nil", ErrInvalidArgument, i)
+		}
 		o(&c)
 	}
 	if err := c.checkNUL(src); err != nil {

@@ -192,6 +192,13 @@ func TestCompileRefusesNUL(t *testing.T) {
 	}
 }
 
+func TestCompileRefusesNilOption(t *testing.T) {
+	_, err := nvrtc.Compile(vadd, nvrtc.WithArch("sm_80"), nil)
+	if !errors.Is(err, nvrtc.ErrInvalidArgument) || !strings.Contains(err.Error(), "option 1") {
+		t.Fatalf("Compile with a nil Option: got %v, want an error matching ErrInvalidArgument naming option 1", err)
+	}
+}
+
 // TestCompileArchAsOption: -arch given as an option asks for what
 // WithArch does, a CUBIN for a real architecture.
 func TestCompileArchAsOption(t *testing.T) {
