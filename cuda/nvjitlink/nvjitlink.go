@@ -13,6 +13,8 @@
 //	})
 //	mod, err := cuda.LoadModule(ctx, img.CUBIN)
 //
+// Link may be called from any number of goroutines at once.
+//
 // The library is found as package generated/nvjitlink finds it
 // (GOCUDA_LIBNVJITLINK overrides).
 package nvjitlink
@@ -26,6 +28,7 @@ import "C"
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
 	"unsafe"
@@ -84,6 +87,21 @@ func (e *LinkError) Unwrap() error { return e.Err }
 // ("sm_90"). Options are passed to nvJitLink as they are ("-O3",
 // "-lineinfo"); -arch comes from arch, and -lto is added when an input is
 // LTO-IR.
+//
+// nvJitLink trusts the structure of its inputs: malformed ones can crash
+// the process inside the library instead of failing. Link refuses, with
+// an error matching ErrInvalidInput, an input of a kind other than the
+// six above and what cheap checks catch: a CUBIN or Object that is not a
+// little-endian 64-bit ELF file whose section header table, sections and
+// segments lie within Data; a FATBIN whose header (magic 0xba55ed50)
+// counts more bytes than Data holds; a Library that is not an ar archive
+// of well-formed member headers, or holds an ELF member that fails the
+// ELF checks; PTX with a NUL byte before its end, or with a byte outside
+// ASCII except in a // comment. Beyond these checks the contents are not
+// validated: corrupt symbol or relocation tables in an ELF file, corrupt
+// entries of a fatbin or archive member, and corrupt LTO-IR (nvJitLink
+// 12.4 may exit the process on it) still reach nvJitLink, so link only
+// inputs that a compiler made.
 func Link(arch string, inputs []Input, options ...string) (*Result, error) {
 	if !strings.HasPrefix(arch, "sm_") {
 		return nil, fmt.Errorf("nvjitlink: architecture %q: want a real one, such as sm_90", arch)
@@ -97,7 +115,10 @@ func Link(arch string, inputs []Input, options ...string) (*Result, error) {
 			opts = append(opts, "-lto")
 		}
 		if len(in.Data) == 0 {
-			return nil, fmt.Errorf("nvjitlink: input %q (%v) is empty", in.Name, in.Kind)
+			return nil, fmt.Errorf("nvjitlink: Link: input %q (%v): %w: empty", in.Name, in.Kind, ErrInvalidInput)
+		}
+		if err := checkInput(in); err != nil {
+			return nil, err
 		}
 	}
 	// Options, names and data go in C memory: the handle may keep any of
@@ -122,6 +143,14 @@ func Link(arch string, inputs []Input, options ...string) (*Result, error) {
 		unsafe.Slice(arr, len(opts))[i] = cstr(o)
 	}
 
+	// nvJitLink keeps per-thread state from nvJitLinkCreate that
+	// nvJitLinkDestroy expects on the same OS thread: destroyed on another,
+	// a later link on either thread crashes or hangs inside the library.
+	// Go moves a goroutine between threads between cgo calls, so the link
+	// holds its thread from Create to Destroy. Links on different threads
+	// may run at once.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	var h raw.NvJitLinkHandle
 	if err := raw.Create(&h, uint32(len(opts)), arr); err != nil {
 		return nil, &LinkError{Err: fmt.Errorf("nvJitLinkCreate: %w", err), Log: errorLog(h)}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/gocuda/gocuda/cuda/nvjitlink"
@@ -148,5 +149,44 @@ func TestLinkRefusesBadArguments(t *testing.T) {
 func TestKindNamesTheInputType(t *testing.T) {
 	if got := nvjitlink.LTOIR.String(); got != "LTOIR" {
 		t.Errorf("LTOIR.String() = %q", got)
+	}
+}
+
+// TestLinkStorm links good inputs from six goroutines at once, several
+// times each: every call sequence on a handle must hold up however the Go
+// scheduler moves goroutines between OS threads, and links on different
+// handles must not disturb each other.
+func TestLinkStorm(t *testing.T) {
+	needLibraries(t)
+	var inputs []nvjitlink.Input
+	for name, src := range map[string]string{"kernel.cu": kernelSrc, "helper.cu": helperSrc} {
+		res, err := nvrtc.Compile(src, nvrtc.WithArch("sm_90"), nvrtc.WithLTO(), nvrtc.WithOptions("-rdc=true"), nvrtc.WithProgramName(name))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		inputs = append(inputs, nvjitlink.Input{Kind: nvjitlink.LTOIR, Name: name, Data: res.LTOIR})
+	}
+	const goroutines, links = 6, 4
+	errs := make(chan error, goroutines*links)
+	var wg sync.WaitGroup
+	for range goroutines {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range links {
+				img, err := nvjitlink.Link("sm_90", inputs)
+				if err == nil && !bytes.Contains(img.CUBIN, []byte("scaled")) {
+					err = errors.New("linked image lacks the kernel")
+				}
+				errs <- err
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
 	}
 }

@@ -24,6 +24,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"unsafe"
 
 	"github.com/gocuda/gocuda/cuda"
@@ -32,6 +33,10 @@ import (
 
 // ErrNoLibrary is matched (errors.Is) when no NVRTC library can be loaded.
 var ErrNoLibrary = raw.ErrNoLibrary
+
+// ErrInvalidArgument is matched (errors.Is) by the error of an argument
+// that Compile refuses before NVRTC sees it.
+var ErrInvalidArgument = errors.New("invalid argument")
 
 // Option sets up a compilation.
 type Option func(*config)
@@ -53,7 +58,8 @@ func WithLTO() Option { return func(c *config) { c.lto = true } }
 // WithArch sets the target: "sm_90" gives PTX and a CUBIN for that GPU,
 // "compute_90" PTX only. Without it NVRTC's own default applies (PTX for
 // the oldest architecture the library supports). ArchOf derives it from a
-// device.
+// device. -arch or --gpu-architecture given through WithOptions does the
+// same; NVRTC refuses an architecture given twice.
 func WithArch(arch string) Option { return func(c *config) { c.arch = arch } }
 
 // WithHeader makes content available to #include "name" in the source,
@@ -157,13 +163,46 @@ func cstr(s string) *byte {
 	return &b[0]
 }
 
+// checkNUL returns an error naming the first of src and the strings of c
+// that holds a NUL byte, where NVRTC would stop reading it.
+func (c *config) checkNUL(src string) error {
+	var err error
+	check := func(what, s string) {
+		if i := strings.IndexByte(s, 0); i >= 0 && err == nil {
+			err = fmt.Errorf("nvrtc: Compile: %w: %s holds a NUL byte at offset %d, where NVRTC would stop reading", ErrInvalidArgument, what, i)
+		}
+	}
+	check("the source", src)
+	check(fmt.Sprintf("the program name %q", c.name), c.name)
+	for _, h := range c.headers {
+		check(fmt.Sprintf("the header name %q", h[0]), h[0])
+		check(fmt.Sprintf("the content of header %q", h[0]), h[1])
+	}
+	for _, e := range c.exprs {
+		check(fmt.Sprintf("the name expression %q", e), e)
+	}
+	for _, o := range c.options {
+		check(fmt.Sprintf("the option %q", o), o)
+	}
+	return err
+}
+
 // Compile compiles the CUDA C++ source src. A source that does not compile
 // returns a *CompileError with the log; a missing library an error that
-// matches ErrNoLibrary.
+// matches ErrNoLibrary. NVRTC takes C strings, which end at a NUL byte: a
+// source, program name, header name or content, name expression or
+// option that holds one returns an error matching ErrInvalidArgument, as
+// does a nil Option.
 func Compile(src string, opts ...Option) (*Result, error) {
 	c := config{name: "program.cu"}
-	for _, o := range opts {
+	for i, o := range opts {
+		if o == nil {
+			return nil, fmt.Errorf("nvrtc: Compile: %w: option %d is nil", ErrInvalidArgument, i)
+		}
 		o(&c)
+	}
+	if err := c.checkNUL(src); err != nil {
+		return nil, err
 	}
 	var hdrNames, hdrBodies []string
 	for _, h := range c.headers {
@@ -221,10 +260,11 @@ func Compile(src string, opts ...Option) (*Result, error) {
 		return nil, err
 	}
 	res.PTX = bytes.TrimRight(res.PTX, "\x00")
-	if len(c.arch) > 3 && c.arch[:3] == "sm_" {
-		if res.CUBIN, err = output(prog, raw.GetCUBINSize, raw.GetCUBIN, "CUBIN"); err != nil {
-			return nil, err
-		}
+	// NVRTC makes a CUBIN for a real architecture however it was named
+	// (WithArch, -arch or --gpu-architecture in WithOptions), and none,
+	// a size of 0, for a virtual one.
+	if res.CUBIN, err = output(prog, raw.GetCUBINSize, raw.GetCUBIN, "CUBIN"); err != nil {
+		return nil, err
 	}
 	if err := lowerNames(prog, c.exprs, res); err != nil {
 		return nil, err

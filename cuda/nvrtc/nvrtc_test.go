@@ -161,3 +161,62 @@ func TestLoadModule(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestCompileRefusesNUL: NVRTC takes C strings, so a NUL would cut the
+// text there and compile what comes before it without a word.
+func TestCompileRefusesNUL(t *testing.T) {
+	for name, call := range map[string]func() error{
+		"source": func() error { _, err := nvrtc.Compile(vadd + "\x00 this is not C++"); return err },
+		"option": func() error {
+			_, err := nvrtc.Compile(vadd, nvrtc.WithOptions("-std=c++17\x00--no-such-option"))
+			return err
+		},
+		"program name": func() error { _, err := nvrtc.Compile(vadd, nvrtc.WithProgramName("a\x00.cu")); return err },
+		"header name": func() error {
+			_, err := nvrtc.Compile(vadd, nvrtc.WithHeader("h.h\x00", "#define X 1\n"))
+			return err
+		},
+		"header content": func() error {
+			_, err := nvrtc.Compile(`#include "h.h"`+vadd, nvrtc.WithHeader("h.h", "#define X 1\n\x00#error unreachable\n"))
+			return err
+		},
+		"name expression": func() error {
+			_, err := nvrtc.Compile(vadd, nvrtc.WithNameExpressions("vadd\x00junk"))
+			return err
+		},
+	} {
+		err := call()
+		if !errors.Is(err, nvrtc.ErrInvalidArgument) || !strings.Contains(err.Error(), "NUL") {
+			t.Errorf("%s with a NUL: got %v, want an error matching ErrInvalidArgument that names the NUL", name, err)
+		}
+	}
+}
+
+func TestCompileRefusesNilOption(t *testing.T) {
+	_, err := nvrtc.Compile(vadd, nvrtc.WithArch("sm_80"), nil)
+	if !errors.Is(err, nvrtc.ErrInvalidArgument) || !strings.Contains(err.Error(), "option 1") {
+		t.Fatalf("Compile with a nil Option: got %v, want an error matching ErrInvalidArgument naming option 1", err)
+	}
+}
+
+// TestCompileArchAsOption: -arch given as an option asks for what
+// WithArch does, a CUBIN for a real architecture.
+func TestCompileArchAsOption(t *testing.T) {
+	needLibrary(t)
+	for _, opts := range [][]string{{"-arch=sm_80"}, {"--gpu-architecture=sm_80"}, {"-arch", "sm_80"}} {
+		res, err := nvrtc.Compile(vadd, nvrtc.WithOptions(opts...))
+		if err != nil {
+			t.Fatalf("%q: %v", opts, err)
+		}
+		if !bytes.HasPrefix(res.CUBIN, []byte("\x7fELF")) || !bytes.Contains(res.PTX, []byte(".target sm_80")) {
+			t.Errorf("%q: CUBIN %d bytes, PTX not for sm_80: want both, as WithArch(\"sm_80\") gives", opts, len(res.CUBIN))
+		}
+	}
+	res, err := nvrtc.Compile(vadd, nvrtc.WithOptions("-arch=compute_80"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.CUBIN != nil || len(res.PTX) == 0 {
+		t.Errorf("-arch=compute_80: CUBIN %d bytes, PTX %d: want PTX only", len(res.CUBIN), len(res.PTX))
+	}
+}
