@@ -110,6 +110,18 @@ func Link(arch string, inputs []Input, options ...string) (*Result, error) {
 		return nil, errors.New("nvjitlink: nothing to link")
 	}
 	opts := append([]string{"-arch=" + arch}, options...)
+	// A C string ends at its first NUL: what follows would be dropped
+	// without a word.
+	for _, o := range opts {
+		if i := strings.IndexByte(o, 0); i >= 0 {
+			return nil, fmt.Errorf("nvjitlink: Link: option %q: %w: a NUL byte at offset %d", o, ErrInvalidInput, i)
+		}
+	}
+	for _, in := range inputs {
+		if i := strings.IndexByte(in.Name, 0); i >= 0 {
+			return nil, fmt.Errorf("nvjitlink: Link: input name %q: %w: a NUL byte at offset %d", in.Name, ErrInvalidInput, i)
+		}
+	}
 	for _, in := range inputs {
 		if in.Kind == LTOIR && !slices.Contains(opts, "-lto") {
 			opts = append(opts, "-lto")

@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/gocuda/gocuda/cuda/nvjitlink"
@@ -135,5 +136,18 @@ func TestLinkAcceptsWellFormedInputs(t *testing.T) {
 		if !bytes.Contains(img.CUBIN, []byte("scaled")) {
 			t.Errorf("%s: the linked image (%d bytes) lacks the kernel", name, len(img.CUBIN))
 		}
+	}
+}
+
+// TestLinkRefusesNULInOptionsAndNames: C strings end at a NUL, so the rest
+// of an option or a name would be dropped without a word.
+func TestLinkRefusesNULInOptionsAndNames(t *testing.T) {
+	ptx := []nvjitlink.Input{{Kind: nvjitlink.PTX, Name: "k.ptx", Data: []byte(ptxHeader)}}
+	if _, err := nvjitlink.Link("sm_90", ptx, "-O3\x00-bad-option"); !errors.Is(err, nvjitlink.ErrInvalidInput) || !strings.Contains(err.Error(), "NUL") {
+		t.Errorf("Link with a NUL in an option = %v, want ErrInvalidInput naming the NUL", err)
+	}
+	named := []nvjitlink.Input{{Kind: nvjitlink.PTX, Name: "k\x00.ptx", Data: []byte(ptxHeader)}}
+	if _, err := nvjitlink.Link("sm_90", named); !errors.Is(err, nvjitlink.ErrInvalidInput) || !strings.Contains(err.Error(), "NUL") {
+		t.Errorf("Link with a NUL in an input's name = %v, want ErrInvalidInput naming the NUL", err)
 	}
 }
