@@ -97,7 +97,7 @@ func (e *LinkError) Unwrap() error { return e.Err }
 // counts more bytes than Data holds; a Library that is not an ar archive
 // of well-formed member headers, or holds an ELF member that fails the
 // ELF checks; PTX with a NUL byte before its end, or with a byte outside
-// ASCII except in a // comment. Beyond these checks the contents are not
+// ASCII anywhere. Beyond these checks the contents are not
 // validated: corrupt symbol or relocation tables in an ELF file, corrupt
 // entries of a fatbin or archive member, and corrupt LTO-IR (nvJitLink
 // 12.4 may exit the process on it) still reach nvJitLink, so link only

@@ -143,39 +143,17 @@ func checkArchive(b []byte) error {
 }
 
 // checkPTX checks that PTX text holds no NUL but trailing ones (nvJitLink
-// would read only the text before it) and no byte outside ASCII but in a
-// // comment: elsewhere, in a string or a /* */ comment as in code,
-// nvJitLink 12.4 crashes on one.
+// would read only the text before it) and only ASCII: nvJitLink 12.4
+// crashes on other bytes in code, strings and /* */ comments, and 13.0
+// refuses them everywhere, // comments included.
 func checkPTX(b []byte) error {
 	b = bytes.TrimRight(b, "\x00")
 	if i := bytes.IndexByte(b, 0); i >= 0 {
 		return fmt.Errorf("a NUL byte at offset %d of the PTX text", i)
 	}
-	const (
-		code = iota
-		str
-		lineComment
-		blockComment
-	)
-	state := code
-	for i := 0; i < len(b); i++ {
-		c, next := b[i], byte(0)
-		if i+1 < len(b) {
-			next = b[i+1]
-		}
-		switch {
-		case c >= 0x80 && state != lineComment:
-			return fmt.Errorf("a byte outside ASCII (%#x) at offset %d of the PTX text, not in a // comment", c, i)
-		case state == code && c == '"':
-			state = str
-		case state == code && c == '/' && next == '/':
-			state, i = lineComment, i+1
-		case state == code && c == '/' && next == '*':
-			state, i = blockComment, i+1
-		case state == str && c == '"', state == lineComment && c == '\n':
-			state = code
-		case state == blockComment && c == '*' && next == '/':
-			state, i = code, i+1
+	for i, c := range b {
+		if c >= 0x80 {
+			return fmt.Errorf("a byte outside ASCII (%#x) at offset %d of the PTX text", c, i)
 		}
 	}
 	return nil
