@@ -238,7 +238,10 @@ func TestCompletionRefusedInCapture(t *testing.T) {
 // gatePTX declares gateKernelName, which the fake driver runs as
 // runGateKernel (registerTestKernels).
 const gatePTX = `//
-// Held on a gate: see runGateKernel.
+// Held on a gate. On the fake driver runGateKernel runs instead, gate
+// naming a channel; on a GPU the kernel spins until the word of page-locked
+// memory at gate is not 0, and then, if fault is not 0, stores to address
+// 0.
 .version 7.0
 .target sm_75
 .address_size 64
@@ -248,6 +251,20 @@ const gatePTX = `//
 	.param .u32 fault
 )
 {
+	.reg .u64 %a;
+	.reg .u32 %v, %f;
+	.reg .pred %p;
+	ld.param.u64 %a, [gate];
+	ld.param.u32 %f, [fault];
+spin:
+	ld.volatile.u32 %v, [%a];
+	setp.eq.u32 %p, %v, 0;
+	@%p bra spin;
+	setp.eq.u32 %p, %f, 0;
+	@%p bra done;
+	mov.u64 %a, 0;
+	st.global.u32 [%a], %v;
+done:
 	ret;
 }
 `
@@ -287,10 +304,19 @@ type gated struct {
 // closed, when t ends, if the test has not done so.
 func gatedStream(t *testing.T, fault bool) *gated {
 	t.Helper()
-	dev, _ := needGPU(t)
 	if !cudatest.Active() {
+		needGPU(t)
 		t.Skip("a kernel held on a gate, or made to fault, needs the fake driver")
 	}
+	return heldStream(t, fault)
+}
+
+// heldStream is gatedStream on any driver: on a GPU, the kernel spins on
+// page-locked memory (for tests that hold a stream without a fault, which
+// would end the context on a GPU).
+func heldStream(t *testing.T, fault bool) *gated {
+	t.Helper()
+	dev, _ := needGPU(t)
 	ctx, err := NewContext(dev)
 	must(t, err)
 	t.Cleanup(func() { must(t, ctx.Close()) })
@@ -312,6 +338,24 @@ func gatedStream(t *testing.T, fault bool) *gated {
 // has not done so.
 func (g *gated) hold(t *testing.T, fault bool) (open func()) {
 	t.Helper()
+	var f uint32
+	if !cudatest.Active() {
+		if fault {
+			t.Fatal("a fault would end the context on a GPU")
+		}
+		word, err := AllocHost[uint32](g.ctx, 1)
+		must(t, err)
+		var once sync.Once
+		open = func() { once.Do(func() { atomic.StoreUint32(&word.Slice()[0], 1) }) }
+		t.Cleanup(func() {
+			open()
+			must(t, g.s.Synchronize()) // the kernel reads word until it returns
+			must(t, word.Close())
+		})
+		// The page-locked word has the same address on the device.
+		must(t, g.k.Launch(g.s, LaunchConfig{Grid: Dim3{X: 1}, Block: Dim3{X: 1}}, uint64(uintptr(word.Ptr())), f))
+		return open
+	}
 	id := lastGate.Add(1)
 	gate := make(chan struct{})
 	gates.Store(id, gate)
@@ -321,7 +365,6 @@ func (g *gated) hold(t *testing.T, fault bool) (open func()) {
 		open()
 		gates.Delete(id)
 	})
-	var f uint32
 	if fault {
 		f = 1
 	}
@@ -812,7 +855,7 @@ func thenWaits(t *testing.T, s, waited *Stream, way waitWay, hold func() (open f
 func TestThenWaitsOnItsOwnStream(t *testing.T) {
 	for _, way := range waitWays {
 		t.Run(way.name, func(t *testing.T) {
-			g := gatedStream(t, false)
+			g := heldStream(t, false)
 			// The function runs once the first gate opens, with the
 			// stream held by a second one.
 			thenWaits(t, g.s, g.s, way, func() func() {
@@ -829,7 +872,7 @@ func TestThenWaitsOnItsOwnStream(t *testing.T) {
 func TestThenWaitsOnAnotherStream(t *testing.T) {
 	for _, way := range waitWays {
 		t.Run(way.name, func(t *testing.T) {
-			g := gatedStream(t, false)
+			g := heldStream(t, false)
 			s, err := NewStream(g.ctx)
 			must(t, err)
 			defer s.Close()
