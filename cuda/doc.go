@@ -148,18 +148,6 @@
 // it, as for every other call, and one that starts after Close still gets
 // ErrClosed.
 //
-// A program that launches far more often than it destroys streams,
-// modules and graphs can set GOCUDA_HOT_MEMBARRIER=1 in its environment
-// (read when the package is initialised): Stream.Query, GraphExec.Launch and the kernel launches then
-// skip even that fence, where Linux's
-// membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) can be registered (kernels
-// since 4.14, unless a seccomp filter forbids it), and the destroy of a
-// stream, module or graph they have used makes every running thread of
-// the process fence instead, with one system call. That trades 7-9 ns on
-// each of these calls (on an Intel host) for 0.3-6 microseconds at such a
-// destroy, and an interrupt of every busy thread of the process, which is
-// why it is not the default. Events keep the fence either way.
-//
 // # Errors
 //
 // Failures are *Error values naming the operation and the C function, and

@@ -164,7 +164,7 @@ func (e *Event) Timing() bool {
 func (e *Event) Record(s *Stream) error {
 	const op, fn = "Event.Record", "cuEventRecord"
 	eh, sh := e.handle(), s.handle()
-	ec, sc := hotReady(eh, hotFenced), hotReady(sh, hotFenced)
+	ec, sc := hotReady(eh), hotReady(sh)
 	switch {
 	case ec == nil:
 		return eh.closedError(op)
@@ -179,7 +179,7 @@ func (e *Event) Record(s *Stream) error {
 func (e *Event) Query() (done bool, err error) {
 	const op, fn = "Event.Query", "cuEventQuery"
 	h := e.handle()
-	c := hotReady(h, hotFenced)
+	c := hotReady(h)
 	if c == nil {
 		return false, h.closedError(op)
 	}

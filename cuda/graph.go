@@ -406,14 +406,14 @@ func (e *GraphExec) Raw() cu.CUgraphExec {
 func (e *GraphExec) Launch(s *Stream) error {
 	const op, fn = "GraphExec.Launch", "cuGraphLaunch"
 	eh, sh := e.handle(), s.handle()
-	ec, sc := hotReady(eh, hotLight), hotReady(sh, hotLight)
+	ec, sc := hotReady(eh), hotReady(sh)
 	switch {
 	case ec == nil:
 		return eh.closedError(op)
 	case sc == nil:
 		return sh.closedError(op + " (stream)")
 	}
-	return hotResult(op, fn, " (stream)", hot2Light(eh, sh, hotGraphLaunch, uintptr(ec.val.raw), uintptr(sc.val.raw)))
+	return hotResult(op, fn, " (stream)", hot2(eh, sh, hotGraphLaunch, uintptr(ec.val.raw), uintptr(sc.val.raw)))
 }
 
 // Update gives e the parameters of g, a graph of the same topology, as

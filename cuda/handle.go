@@ -107,8 +107,8 @@ func (c *shared[T]) release() error {
 // driver refused while the object still exists (during a stream capture,
 // say) is not forgotten: the object stays counted and waits for a retry.
 func (c *shared[T]) finish() error {
-	if hot := c.hot.Load(); hot != 0 {
-		hotGrace(hot)
+	if c.hot.Load() != 0 {
+		hotGrace()
 	}
 	err := c.kind.destroy(&c.val)
 	if err != nil && stillHeld(err) {

@@ -1,7 +1,6 @@
 package cuda
 
 /*
-#include <linux/membarrier.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -9,8 +8,6 @@ package cuda
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 // The hot calls (Event.Record and Query, Stream.Query and WaitEvent,
 // GraphExec.Launch, the kernel launches) hold no reference on their
@@ -30,19 +27,7 @@ package cuda
 // with the fence on the reader's side.
 //
 // On the H200's host that fence (a locked instruction) costs 4-9 ns
-// (bench/c/hotcost.c). With GOCUDA_HOT_MEMBARRIER=1 in the environment,
-// the light calls (Stream.Query, GraphExec.Launch and the kernel launches,
-// which use streams, modules and graphs: objects made once and used many
-// times) skip it, where the kernel offers
-// membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED): the grace period of an
-// object a light call used starts with that system call, which runs a full
-// barrier on every CPU running a thread of the process (the scheme of
-// userspace RCU's membarrier flavour). It costs the destroy 0.3 us with
-// the process otherwise idle, 5-6 us with eight threads busy, and
-// interrupts each of those threads: a cost to the whole process, paid at
-// every destroy of a used stream, module or graph, for 7-9 ns saved per
-// call. So it is not the default. Events keep the fence and the cheap
-// grace period either way: they are often made for one use.
+// (bench/c/hotcost.c).
 
 #include "hot.h"
 
@@ -62,12 +47,6 @@ static pthread_once_t gocuda_hot_once = PTHREAD_ONCE_INIT;
 __thread gocuda_slot *gocuda_mine;
 _Alignas(64) _Atomic uintptr_t gocuda_hot_fns[gocuda_hot_slots];
 
-// gocuda_hot_want is 1 when GOCUDA_HOT_MEMBARRIER=1, as Go read it when
-// the package was initialised: C's getenv could race with os.Setenv,
-// which a cgo program runs through C's setenv.
-static int gocuda_hot_want;
-static void gocuda_hot_configure(int want) { gocuda_hot_want = want; }
-
 // A thread ends outside any hot call, so its slot's sequence is even.
 static void gocuda_slot_free(void *p) {
 	pthread_mutex_lock(&gocuda_hot_mu);
@@ -75,23 +54,7 @@ static void gocuda_slot_free(void *p) {
 	pthread_mutex_unlock(&gocuda_hot_mu);
 }
 
-// gocuda_hot_init runs once, before any thread's first hot call and any
-// grace period, so that both see the mode's final value.
-static void gocuda_hot_init(void) {
-	pthread_key_create(&gocuda_hot_key, gocuda_slot_free);
-	if (!gocuda_hot_want)
-		return;
-	long cmds = syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
-	if (cmds < 0 || !(cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED))
-		return;
-	if (syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0)
-		atomic_store_explicit(&gocuda_hot_fns[gocuda_hot_expedited], 1, memory_order_relaxed);
-}
-
-static int gocuda_hot_mode(void) {
-	pthread_once(&gocuda_hot_once, gocuda_hot_init);
-	return (int)atomic_load_explicit(&gocuda_hot_fns[gocuda_hot_expedited], memory_order_relaxed);
-}
+static void gocuda_hot_init(void) { pthread_key_create(&gocuda_hot_key, gocuda_slot_free); }
 
 gocuda_slot *gocuda_slot_new(void) {
 	pthread_once(&gocuda_hot_once, gocuda_hot_init);
@@ -129,19 +92,13 @@ static uintptr_t gocuda_hot_fn(int i) {
 	return atomic_load_explicit(&gocuda_hot_fns[i], memory_order_relaxed);
 }
 
-// cuEventQuery(a); cuStreamQuery(a) as a light call.
+// cuEventQuery(a), cuStreamQuery(a).
 static int gocuda_hot1(int i, uintptr_t ops, uintptr_t a) {
 	GOCUDA_HOT_FN(i);
 	return GOCUDA_HOT_CALL(ops, ops, ((int (*)(uintptr_t))fn)(a));
 }
 
-static int gocuda_hot1_light(int i, uintptr_t ops, uintptr_t a) {
-	GOCUDA_HOT_FN(i);
-	return GOCUDA_HOT_CALL_LIGHT(ops, ops, ((int (*)(uintptr_t))fn)(a));
-}
-
-// cuEventRecord(a, b), cuStreamWaitEvent(a, b, 0); cuGraphLaunch(a, b) as a
-// light call.
+// cuEventRecord(a, b), cuStreamWaitEvent(a, b, 0), cuGraphLaunch(a, b).
 static int gocuda_hot2(int i, uintptr_t ops1, uintptr_t ops2, uintptr_t a, uintptr_t b) {
 	GOCUDA_HOT_FN(i);
 	return GOCUDA_HOT_CALL(ops1, ops2, i == gocuda_hot_fn_stream_wait_event
@@ -149,35 +106,10 @@ static int gocuda_hot2(int i, uintptr_t ops1, uintptr_t ops2, uintptr_t a, uintp
 		: ((int (*)(uintptr_t, uintptr_t))fn)(a, b));
 }
 
-static int gocuda_hot2_light(int i, uintptr_t ops1, uintptr_t ops2, uintptr_t a, uintptr_t b) {
-	GOCUDA_HOT_FN(i);
-	return GOCUDA_HOT_CALL_LIGHT(ops1, ops2, ((int (*)(uintptr_t, uintptr_t))fn)(a, b));
-}
-
-// gocuda_membarrier makes every thread of the process run a full barrier.
-// The expedited command can fail where the kernel must allocate for it
-// (ENOMEM); the global one, which waits for every CPU to pass through the
-// kernel, cannot, but takes milliseconds. Should both fail, a light call
-// may be inside the driver on the object about to be destroyed, unseen:
-// the process stops rather than free what that call uses.
-static void gocuda_membarrier(void) {
-	if (syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0)
-		return;
-	if (syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0) == 0)
-		return;
-	fprintf(stderr, "cuda: membarrier failed; the grace period of a light hot call cannot be kept (unset GOCUDA_HOT_MEMBARRIER)\n");
-	abort();
-}
-
 // gocuda_hot_grace returns once every thread that was inside a hot call
-// when it was called has left that call. After a light call (light 1) on
-// the object, every thread's mark is made visible by membarrier, where
-// those calls skip their fence.
-static void gocuda_hot_grace(int light) {
-	if (light && gocuda_hot_mode())
-		gocuda_membarrier();
-	else
-		atomic_thread_fence(memory_order_seq_cst);
+// when it was called has left that call.
+static void gocuda_hot_grace(void) {
+	atomic_thread_fence(memory_order_seq_cst);
 	for (gocuda_chunk *c = atomic_load_explicit(&gocuda_chunks, memory_order_acquire); c != NULL; c = c->next)
 		for (int i = 0; i < GOCUDA_SLOTS; i++) {
 			_Atomic uint64_t *seq = &c->slots[i].seq;
@@ -195,20 +127,11 @@ import "C"
 
 import (
 	"errors"
-	"os"
 	"runtime"
 	"unsafe"
 
 	"github.com/gocuda/gocuda/generated/cu"
 )
-
-// The environment is read here, in Go, not by C's getenv at the first hot
-// call (see gocuda_hot_want).
-func init() {
-	if os.Getenv("GOCUDA_HOT_MEMBARRIER") == "1" {
-		C.gocuda_hot_configure(1)
-	}
-}
 
 // The results of a hot call that did not reach the driver.
 const (
@@ -217,27 +140,15 @@ const (
 	hotUnresolved = int32(C.GOCUDA_HOT_UNRESOLVED) // the driver's entry points are not resolved yet
 )
 
-// How a hot call marks the objects it uses (shared.hot, a bit set): a
-// fenced call fences after its thread's mark, a light one does not (where
-// membarrier is registered), and the grace period of an object a light
-// call used must make every thread fence instead.
-const (
-	hotFenced = 1
-	hotLight  = 2
-)
-
-// hotReady returns h's core for a hot call of the given kind, marked so
-// that its destroy waits for the right grace period, or nil when h is nil
-// or zero. Whether h is closed is for the C side to check, after its
-// thread's mark.
-func hotReady[T any](h *handle[T], kind uint32) *shared[T] {
+// hotReady returns h's core for a hot call, marked so that its destroy
+// waits for a grace period, or nil when h is nil or zero. Whether h is
+// closed is for the C side to check, after its thread's mark.
+func hotReady[T any](h *handle[T]) *shared[T] {
 	if h == nil || h.core == nil {
 		return nil
 	}
-	// A bit once set stays: Or cannot lose a light call's bit to a
-	// fenced call's racing store.
-	if h.core.hot.Load()&kind == 0 {
-		h.core.hot.Or(kind)
+	if h.core.hot.Load() == 0 {
+		h.core.hot.Store(1)
 	}
 	return h.core
 }
@@ -306,16 +217,6 @@ func hot1[T any](h *handle[T], fn hotFn, raw uintptr) int32 {
 	return r
 }
 
-// hot1Light is hot1 as a light call (h made ready with hotLight).
-func hot1Light[T any](h *handle[T], fn hotFn, raw uintptr) int32 {
-	r := int32(C.gocuda_hot1_light(C.int(fn), opsAddr(h), C.uintptr_t(raw)))
-	if hotResolved(r) {
-		r = int32(C.gocuda_hot1_light(C.int(fn), opsAddr(h), C.uintptr_t(raw)))
-	}
-	runtime.KeepAlive(h)
-	return r
-}
-
 // hot2 is a two-handle hot call: fn(a, b), or fn(a, b, 0) for
 // cuStreamWaitEvent, unless h1 or h2 is closed.
 func hot2[T1, T2 any](h1 *handle[T1], h2 *handle[T2], fn hotFn, a, b uintptr) int32 {
@@ -324,17 +225,6 @@ func hot2[T1, T2 any](h1 *handle[T1], h2 *handle[T2], fn hotFn, a, b uintptr) in
 		r = int32(C.gocuda_hot2(C.int(fn), opsAddr(h1), opsAddr(h2), C.uintptr_t(a), C.uintptr_t(b)))
 	}
 	runtime.KeepAlive(h1) // and so their cores
-	runtime.KeepAlive(h2)
-	return r
-}
-
-// hot2Light is hot2 as a light call (h1 and h2 made ready with hotLight).
-func hot2Light[T1, T2 any](h1 *handle[T1], h2 *handle[T2], fn hotFn, a, b uintptr) int32 {
-	r := int32(C.gocuda_hot2_light(C.int(fn), opsAddr(h1), opsAddr(h2), C.uintptr_t(a), C.uintptr_t(b)))
-	if hotResolved(r) {
-		r = int32(C.gocuda_hot2_light(C.int(fn), opsAddr(h1), opsAddr(h2), C.uintptr_t(a), C.uintptr_t(b)))
-	}
-	runtime.KeepAlive(h1)
 	runtime.KeepAlive(h2)
 	return r
 }
@@ -350,15 +240,15 @@ type launchHold struct {
 // checkLaunch is what every launch checks first, before its arguments:
 // the kernel's module and the stream open (ErrClosed, as for any handle),
 // then the shape. It returns what the launch holds, with the cores marked
-// for a light hot call; the C side checks the handles again under the
-// thread's mark.
+// for a hot call; the C side checks the handles again under the thread's
+// mark.
 func (k *Kernel) checkLaunch(op string, s *Stream, cfg LaunchConfig) (launchHold, error) {
 	mh, sh := k.module(), s.handle()
 	h := launchHold{mh: mh, sh: sh}
 	// The cores are marked before the C side looks; peek reports a nil,
 	// zero or closed handle.
-	hotReady(mh, hotLight)
-	hotReady(sh, hotLight)
+	hotReady(mh)
+	hotReady(sh)
 	if _, ok := mh.peek(); !ok {
 		return h, mh.closedError(op)
 	}
@@ -376,18 +266,8 @@ func (h launchHold) keepAlive() {
 }
 
 // hotGrace waits until no hot call that began before it is still inside
-// the driver (see the C side); hot is the object's shared.hot.
-func hotGrace(hot uint32) {
-	light := C.int(0)
-	if hot&hotLight != 0 {
-		light = 1
-	}
-	C.gocuda_hot_grace(light)
-}
-
-// hotExpedited reports whether the light calls skip their fence
-// (membarrier is registered).
-func hotExpedited() bool { return C.gocuda_hot_mode() != 0 }
+// the driver (see the C side).
+func hotGrace() { C.gocuda_hot_grace() }
 
 // hotResult turns the result of a hot call into an error: ErrClosed for a
 // closed handle (what names it: "" for the first, e.g. " (stream)" for the

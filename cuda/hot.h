@@ -26,10 +26,8 @@ gocuda_slot *gocuda_slot_new(void);
 // line read by nothing else, where passing them from Go would load Go
 // variables, lines that a driver call just before may have taken out of
 // the cache. An entry point is 0 until the driver's are resolved
-// (setHotFns, launchProc). gocuda_hot_fns[gocuda_hot_expedited] is 1 once
-// membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) is registered for the
-// process (hot.go), before any thread has a slot; it does not change
-// after. The second line holds the stand-ins of the tests (launchnop.go).
+// (setHotFns, launchProc). The second line holds the stand-ins of the
+// tests (launchnop.go).
 enum {
 	gocuda_hot_fn_event_record,
 	gocuda_hot_fn_event_query,
@@ -37,8 +35,7 @@ enum {
 	gocuda_hot_fn_stream_wait_event,
 	gocuda_hot_fn_graph_launch,
 	gocuda_hot_fn_launch,
-	gocuda_hot_expedited = 7,
-	gocuda_hot_fn_standin_hold,
+	gocuda_hot_fn_standin_hold = 8,
 	gocuda_hot_fn_standin_nop,
 	gocuda_hot_slots = 16,
 };
@@ -52,10 +49,8 @@ extern _Atomic uintptr_t gocuda_hot_fns[gocuda_hot_slots];
 	if (fn == 0)                                                                   \
 		return GOCUDA_HOT_UNRESOLVED;
 
-// gocuda_hot_enter marks the calling thread as inside a hot call. A light
-// call (light 1) skips the fence where membarrier is registered: the grace
-// period of the objects it used makes every running thread fence instead.
-static inline gocuda_slot *gocuda_hot_enter(int light) {
+// gocuda_hot_enter marks the calling thread as inside a hot call.
+static inline gocuda_slot *gocuda_hot_enter(void) {
 	gocuda_slot *s = gocuda_mine;
 	if (s == NULL && (s = gocuda_slot_new()) == NULL)
 		return NULL;
@@ -63,10 +58,7 @@ static inline gocuda_slot *gocuda_hot_enter(int light) {
 	atomic_store_explicit(&s->seq, v + 1, memory_order_relaxed);
 	// The mark must be visible before the handles' closed bits are read:
 	// the grace period reads the marks after the bits were set.
-	if (light && atomic_load_explicit(&gocuda_hot_fns[gocuda_hot_expedited], memory_order_relaxed))
-		atomic_signal_fence(memory_order_seq_cst);
-	else
-		atomic_thread_fence(memory_order_seq_cst);
+	atomic_thread_fence(memory_order_seq_cst);
 	return s;
 }
 
@@ -76,22 +68,18 @@ static inline void gocuda_hot_exit(gocuda_slot *s) {
 }
 
 // ops is the address of a handle's ops word, which Go updates atomically.
-// The load is an acquire for a light call on arm64 without LSE atomics:
-// there the Or with which the call first marked the object's core
-// (hotReady) is a store-release with no barrier after it, and only a
-// load-acquire is kept after it, so that the object's destroy, which sets
-// the closed bit and then reads the mark, cannot miss both. On amd64 it is
-// the same instruction as a relaxed load.
+// The fence of gocuda_hot_enter orders the load after the thread's mark;
+// the acquire costs nothing more (on amd64 it is a plain load).
 static inline int gocuda_open(uintptr_t ops) {
 	return (__atomic_load_n((uint64_t *)ops, __ATOMIC_ACQUIRE) & GOCUDA_CLOSED_BIT) == 0;
 }
 
 // GOCUDA_HOT_CALL evaluates call, an int-valued driver call, inside the
 // thread's mark, unless the handle whose ops word is at ops1 or ops2 is
-// closed. GOCUDA_HOT_CALL_LIGHT is the same as a light call.
-#define GOCUDA_HOT_CALL_(light, ops1, ops2, call)              \
+// closed.
+#define GOCUDA_HOT_CALL(ops1, ops2, call)                      \
 	({                                                         \
-		gocuda_slot *s_ = gocuda_hot_enter(light);             \
+		gocuda_slot *s_ = gocuda_hot_enter();                  \
 		int r_ = GOCUDA_HOT_NOMEM;                             \
 		if (s_ != NULL) {                                      \
 			if (!gocuda_open(ops1))                            \
@@ -104,7 +92,5 @@ static inline int gocuda_open(uintptr_t ops) {
 		}                                                      \
 		r_;                                                    \
 	})
-#define GOCUDA_HOT_CALL(ops1, ops2, call) GOCUDA_HOT_CALL_(0, ops1, ops2, call)
-#define GOCUDA_HOT_CALL_LIGHT(ops1, ops2, call) GOCUDA_HOT_CALL_(1, ops1, ops2, call)
 
 #endif

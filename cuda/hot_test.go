@@ -3,8 +3,6 @@ package cuda
 import (
 	"errors"
 	"os"
-	"os/exec"
-	"strings"
 	"testing"
 	"time"
 
@@ -14,24 +12,21 @@ import (
 
 // The destroy of an object that has seen a hot call waits for the hot
 // calls in flight: a grace period does not end while a thread is inside
-// one, fenced or light.
+// one, of one handle or of two.
 func TestHotGraceWaitsForCallInside(t *testing.T) {
-	t.Logf("light calls skip their fence (membarrier registered): %v", hotExpedited())
 	for _, c := range []struct {
 		name string
-		kind uint32
 		call func(h *handle[fakeState], fn hotFn) int32
 	}{
-		{"fenced", hotFenced, func(h *handle[fakeState], fn hotFn) int32 { return hot1(h, fn, 0) }},
-		{"light", hotLight, func(h *handle[fakeState], fn hotFn) int32 { return hot1Light(h, fn, 0) }},
-		{"light2", hotLight, func(h *handle[fakeState], fn hotFn) int32 { return hot2Light(h, h, fn, 0, 0) }},
+		{"one handle", func(h *handle[fakeState], fn hotFn) int32 { return hot1(h, fn, 0) }},
+		{"two handles", func(h *handle[fakeState], fn hotFn) int32 { return hot2(h, h, fn, 0, 0) }},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			k := newFakeKind()
 			x := k.newObject()
-			hotReady(&x.h, c.kind)
-			if got := x.h.core.hot.Load(); got != c.kind {
-				t.Fatalf("hot = %d after a %s call, want %d", got, c.name, c.kind)
+			hotReady(&x.h)
+			if got := x.h.core.hot.Load(); got == 0 {
+				t.Fatal("the core is not marked after hotReady")
 			}
 			inside := make(chan int32)
 			go func() { inside <- c.call(&x.h, hotHold()) }()
@@ -40,7 +35,7 @@ func TestHotGraceWaitsForCallInside(t *testing.T) {
 			}
 			graced := make(chan struct{})
 			go func() {
-				hotGrace(x.h.core.hot.Load())
+				hotGrace()
 				close(graced)
 			}()
 			select {
@@ -61,58 +56,13 @@ func TestHotGraceWaitsForCallInside(t *testing.T) {
 	}
 }
 
-// An object used by both kinds of call keeps both marks, whatever their
-// order: a fenced call never hides a light one from the destroy.
-func TestHotMarksAccumulate(t *testing.T) {
-	k := newFakeKind()
-	x, y := k.newObject(), k.newObject()
-	hotReady(&x.h, hotLight)
-	hotReady(&x.h, hotFenced)
-	hotReady(&y.h, hotFenced)
-	hotReady(&y.h, hotLight)
-	if a, b := x.h.core.hot.Load(), y.h.core.hot.Load(); a != hotFenced|hotLight || b != hotFenced|hotLight {
-		t.Errorf("hot = %d and %d, want %d for both", a, b, hotFenced|hotLight)
-	}
-}
-
-// Without GOCUDA_HOT_MEMBARRIER=1 every call fences. With it, where the
-// kernel lets membarrier be registered, the light calls skip their fence,
-// and the grace periods still wait: TestHotGraceWaitsForCallInside again,
-// in a process started so.
-func TestHotMembarrierOptIn(t *testing.T) {
-	if os.Getenv("GOCUDA_HOT_MEMBARRIER") != "1" {
-		if hotExpedited() {
-			t.Fatal("the light calls skip their fence without GOCUDA_HOT_MEMBARRIER=1")
-		}
-	} else {
-		t.Logf("GOCUDA_HOT_MEMBARRIER=1: membarrier registered: %v", hotExpedited())
-		return
-	}
-	if testing.Short() {
-		t.Skip("starts a test process (-short)")
-	}
-	cmd := exec.Command(os.Args[0], "-test.run", "^(TestHotMembarrierOptIn|TestHotGraceWaitsForCallInside)$", "-test.v", "-test.count=1")
-	cmd.Env = append(os.Environ(), "GOCUDA_HOT_MEMBARRIER=1")
-	out, err := cmd.CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "--- PASS: TestHotGraceWaitsForCallInside/light") {
-		t.Fatalf("with GOCUDA_HOT_MEMBARRIER=1: %v\n%s", err, out)
-	}
-	// Whether the kernel allowed membarrier is the machine's business
-	// (a seccomp filter may forbid it); say which mode ran.
-	for _, l := range strings.Split(string(out), "\n") {
-		if strings.Contains(l, "membarrier registered") {
-			t.Log(strings.TrimSpace(l))
-		}
-	}
-}
-
 // A hot call on a closed handle, or with a closed second handle, never
 // reaches the driver and names the closed handle.
 func TestHotCallOnClosedHandleSkipsDriver(t *testing.T) {
 	k := newFakeKind()
 	x, y := k.newObject(), k.newObject()
-	hotReady(&x.h, hotFenced)
-	hotReady(&y.h, hotFenced)
+	hotReady(&x.h)
+	hotReady(&y.h)
 	if err := y.h.close("test"); err != nil {
 		t.Fatal(err)
 	}
@@ -143,8 +93,8 @@ func TestHotCallOnClosedHandleSkipsDriver(t *testing.T) {
 func BenchmarkHotCall(b *testing.B) {
 	k := newFakeKind()
 	x, y := k.newObject(), k.newObject()
-	hotReady(&x.h, hotFenced)
-	hotReady(&y.h, hotFenced)
+	hotReady(&x.h)
+	hotReady(&y.h)
 	nop := hotNop()
 	b.Run("one", func(b *testing.B) {
 		for b.Loop() {

@@ -55,7 +55,7 @@ static int gocuda_launch_ex(uintptr_t fn, uintptr_t f, unsigned gx, unsigned gy,
 static int gocuda_hot_launch_ex(uintptr_t mops, uintptr_t sops, uintptr_t fn, uintptr_t f, unsigned gx, unsigned gy, unsigned gz,
 		unsigned bx, unsigned by, unsigned bz, unsigned shmem, uintptr_t stream,
 		const uint64_t *attrs, unsigned nattrs, uintptr_t prepared, const uint64_t *vals, int n) {
-	return GOCUDA_HOT_CALL_LIGHT(mops, sops, gocuda_launch_ex(fn, f, gx, gy, gz, bx, by, bz, shmem, stream, attrs, nattrs, prepared, vals, n));
+	return GOCUDA_HOT_CALL(mops, sops, gocuda_launch_ex(fn, f, gx, gy, gz, bx, by, bz, shmem, stream, attrs, nattrs, prepared, vals, n));
 }
 */
 import "C"

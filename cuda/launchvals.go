@@ -39,13 +39,13 @@ static int gocuda_launch_params(uintptr_t fn, uintptr_t f, unsigned gx, unsigned
 static int gocuda_hot_launch_values(uintptr_t mops, uintptr_t sops, uintptr_t f, unsigned gx, unsigned gy, unsigned gz,
 		unsigned bx, unsigned by, unsigned bz, unsigned shmem, uintptr_t stream, const uint64_t *vals, int n) {
 	GOCUDA_HOT_FN(gocuda_hot_fn_launch);
-	return GOCUDA_HOT_CALL_LIGHT(mops, sops, gocuda_launch_values(fn, f, gx, gy, gz, bx, by, bz, shmem, stream, vals, n));
+	return GOCUDA_HOT_CALL(mops, sops, gocuda_launch_values(fn, f, gx, gy, gz, bx, by, bz, shmem, stream, vals, n));
 }
 
 static int gocuda_hot_launch_params(uintptr_t mops, uintptr_t sops, uintptr_t f, unsigned gx, unsigned gy, unsigned gz,
 		unsigned bx, unsigned by, unsigned bz, unsigned shmem, uintptr_t stream, uintptr_t params) {
 	GOCUDA_HOT_FN(gocuda_hot_fn_launch);
-	return GOCUDA_HOT_CALL_LIGHT(mops, sops, gocuda_launch_params(fn, f, gx, gy, gz, bx, by, bz, shmem, stream, params));
+	return GOCUDA_HOT_CALL(mops, sops, gocuda_launch_params(fn, f, gx, gy, gz, bx, by, bz, shmem, stream, params));
 }
 */
 import "C"

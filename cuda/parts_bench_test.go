@@ -179,13 +179,13 @@ func BenchmarkGraphLaunchParts(b *testing.B) {
 	must(b, err)
 	defer x.Close()
 	xh, sh := x.handle(), s.handle()
-	hotReady(xh, hotLight)
-	hotReady(sh, hotLight)
+	hotReady(xh)
+	hotReady(sh)
 	rx, rs := x.Raw(), s.Raw()
 	runChunks(b, []chunkCall{
 		{"raw", 0, func() error { return check("bench", "cuGraphLaunch", cu.GraphLaunch(rx, rs)) }},
 		{"hotc", 0, func() error {
-			return hotResult("bench", "cuGraphLaunch", "", hot2Light(xh, sh, hotGraphLaunch, uintptr(rx), uintptr(rs)))
+			return hotResult("bench", "cuGraphLaunch", "", hot2(xh, sh, hotGraphLaunch, uintptr(rx), uintptr(rs)))
 		}},
 		{"launch", 0, func() error { return x.Launch(s) }},
 	}, func() { must(b, s.Synchronize()) })

@@ -245,11 +245,11 @@ func (s *Stream) Synchronize() error {
 func (s *Stream) Query() (idle bool, err error) {
 	const op, fn = "Stream.Query", "cuStreamQuery"
 	h := s.handle()
-	c := hotReady(h, hotLight)
+	c := hotReady(h)
 	if c == nil {
 		return false, h.closedError(op)
 	}
-	r := hot1Light(h, hotStreamQuery, uintptr(c.val.raw))
+	r := hot1(h, hotStreamQuery, uintptr(c.val.raw))
 	if r == int32(cu.CUDA_ERROR_NOT_READY) {
 		return false, nil
 	}
@@ -371,7 +371,7 @@ func (s *Stream) pollIdle(ctx context.Context) error {
 func (s *Stream) WaitEvent(e *Event) error {
 	const op, fn = "Stream.WaitEvent", "cuStreamWaitEvent"
 	sh, eh := s.handle(), e.handle()
-	sc, ec := hotReady(sh, hotFenced), hotReady(eh, hotFenced)
+	sc, ec := hotReady(sh), hotReady(eh)
 	switch {
 	case sc == nil:
 		return sh.closedError(op)

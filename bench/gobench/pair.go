@@ -181,8 +181,7 @@ func runPair(ptx []byte) {
 		pair("event_create_destroy", 600, 500, cycle(rawEvent, nil, cu.EventDestroy), cycle(cudaEvent, nil, (*cuda.Event).Close))
 		pair("stream_create_destroy", 400, 200, cycle(rawStream, nil, cu.StreamDestroy), cycle(cudaStream, nil, (*cuda.Stream).Close))
 		// The same, used once in between: a destroy after a hot call waits
-		// for a grace period, which after a light call (Stream.Query)
-		// starts with membarrier (cuda/hot.go).
+		// for a grace period (cuda/hot.go).
 		pair("event_create_record_destroy", 400, 500,
 			cycle(rawEvent, func(e cu.CUevent) error { return cu.EventRecord(e, rs) }, cu.EventDestroy),
 			cycle(cudaEvent, func(e *cuda.Event) error { return e.Record(s) }, (*cuda.Event).Close))
