@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs on the GPU machine (two GPUs or more): the NCCL benchmarks of #15.
+# Runs on the GPU machine (two GPUs or more): the NCCL benchmarks (Go and C all-reduce, peer copies).
 #   - ncclbench: in-place float32 all-reduce, Go (cuda/nccl) and C (the same
 #     ncclAllReduce loop compiled into the binary) interleaved in one
 #     process on the same communicators; then peer copies Go against C;

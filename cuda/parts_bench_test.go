@@ -34,7 +34,7 @@ type smallBox struct {
 
 // The boxes of the variants that write a box without allocating it: one
 // always (boxhot), or each in turn from a ring larger than the caches hold
-// of it between two visits (boxring); and the batch of boxbatch8.
+// of it between two uses (boxring); and the batch of boxbatch8.
 var (
 	partsRing = make([]streamBox, 1<<14)
 	ringAt    int

@@ -1,5 +1,5 @@
 // Package libgputest holds the GPU tests of the raw library bindings under
-// generated/ (issue #10): one real call of each library (NVRTC and
+// generated/: one real call of each library (NVRTC and
 // nvJitLink, cuBLAS, cuBLASLt, cuRAND, cuFFT, cuSPARSE, cuSOLVER) checked
 // against a result computed on the CPU, made through the raw packages and
 // generated/cu only, so that the generated layer is what is tested. It has
