@@ -5,161 +5,37 @@ package cuda
 // the device, the destination of one from it) do not keep it after they
 // return and never call back into Go (the driver calls Go only through
 // host functions, on its own threads): noescape, which cgo honours only
-// with nocallback, keeps the slice's memory where it is. The other calls
-// pass no pointer, and the pair would buy them nothing.
-#cgo noescape gocuda_htod
-#cgo nocallback gocuda_htod
-#cgo noescape gocuda_dtoh
-#cgo nocallback gocuda_dtoh
+// with nocallback, keeps the slice's memory where it is.
+#cgo noescape gocuda_bound_cuMemcpyHtoD
+#cgo nocallback gocuda_bound_cuMemcpyHtoD
+#cgo noescape gocuda_bound_cuMemcpyDtoH
+#cgo nocallback gocuda_bound_cuMemcpyDtoH
 // Frame pointers keep the chain from the driver back to the Go caller
-// intact through these functions: the fake driver's race detector walks
+// intact through the fused calls: the fake driver's race detector walks
 // it to say where an operation was queued.
 #cgo CFLAGS: -fno-omit-frame-pointer
-#include <stddef.h>
-#include <stdint.h>
+#include "zfused.h"
 
-// The lifecycle calls (create, destroy, allocate, free, synchronous copies
-// and memsets) need their context current. Doing the push, the call and
-// the pop in one C function costs one cgo crossing instead of three, and no
-// Go code runs while the context is pushed. Each function returns the three
-// results and the handle the call made; the entry points come from package
-// cu (cu.Proc), with the ABI of the header the bindings follow.
+uintptr_t gocuda_ctx_get, gocuda_ctx_push, gocuda_ctx_pop, gocuda_stream_sync;
 
-typedef struct {
-	uint64_t out;
-	int push, call, pop;
-} gocuda_res;
-
-static uintptr_t gocuda_get_fn, gocuda_push_fn, gocuda_pop_fn;
-
-static void gocuda_set_ctx_fns(uintptr_t get, uintptr_t push, uintptr_t pop) {
-	gocuda_get_fn = get;
-	gocuda_push_fn = push;
-	gocuda_pop_fn = pop;
+static void gocuda_set_ctx_fns(uintptr_t get, uintptr_t push, uintptr_t pop, uintptr_t sync) {
+	gocuda_ctx_get = get;
+	gocuda_ctx_push = push;
+	gocuda_ctx_pop = pop;
+	gocuda_stream_sync = sync;
 }
 
-// A context already current on the thread (a program that keeps one
-// current, as C programs do) needs no push and pop: cuCtxGetCurrent costs
-// a few nanoseconds, the pair much more.
-#define GOCUDA_PUSH(ctx)                                              \
-	gocuda_res r = {0, 0, 0, 0};                                      \
-	uintptr_t cur = 0;                                                \
-	int bound = 0;                                                    \
-	if (((int (*)(uintptr_t *))gocuda_get_fn)(&cur) != 0 || cur != ctx) { \
-		r.push = ((int (*)(uintptr_t))gocuda_push_fn)(ctx);           \
-		if (r.push != 0)                                              \
-			return r;                                                 \
-		bound = 1;                                                    \
-	}
-
-#define GOCUDA_POP()                                                  \
-	do {                                                              \
-		uintptr_t popped;                                             \
-		if (bound)                                                    \
-			r.pop = ((int (*)(uintptr_t *))gocuda_pop_fn)(&popped);   \
-	} while (0)
-
-// cuStreamSynchronize(CU_STREAM_LEGACY), after a synchronous copy or
-// memset. They run on the context's legacy default stream, and the driver
-// returns from some of them (a copy from pageable memory, a device to
-// device copy, a memset of device memory) before the device is done: work
-// on the non-blocking streams NewStream makes would not wait for them.
-static int gocuda_sync_legacy(uintptr_t sync) {
-	return sync ? ((int (*)(uintptr_t))sync)(1) : 0;
-}
-
-// cuEventCreate(&out, flags), cuStreamCreate(&out, flags).
-static gocuda_res gocuda_create(uintptr_t ctx, uintptr_t fn, unsigned int flags) {
-	GOCUDA_PUSH(ctx);
-	uintptr_t h = 0;
-	r.call = ((int (*)(uintptr_t *, unsigned int))fn)(&h, flags);
-	r.out = h;
-	GOCUDA_POP();
+// bind's two halves: the push, with out saying whether there is a context
+// to pop, and the pop.
+static gocuda_res gocuda_bind(uintptr_t ctx) {
+	gocuda_res r = {0, 0, 0, 0};
+	int pushed = 0;
+	r.push = gocuda_push(ctx, &pushed);
+	r.out = pushed;
 	return r;
 }
 
-// cuStreamCreateWithPriority(&out, flags, priority).
-static gocuda_res gocuda_create_prio(uintptr_t ctx, uintptr_t fn, unsigned int flags, int prio) {
-	GOCUDA_PUSH(ctx);
-	uintptr_t h = 0;
-	r.call = ((int (*)(uintptr_t *, unsigned int, int))fn)(&h, flags, prio);
-	r.out = h;
-	GOCUDA_POP();
-	return r;
-}
-
-// cuMemAlloc(&out, bytes).
-static gocuda_res gocuda_alloc(uintptr_t ctx, uintptr_t fn, size_t bytes) {
-	GOCUDA_PUSH(ctx);
-	uint64_t p = 0;
-	r.call = ((int (*)(uint64_t *, size_t))fn)(&p, bytes);
-	r.out = p;
-	GOCUDA_POP();
-	return r;
-}
-
-// The destroys, of one handle or address: cuEventDestroy, cuStreamDestroy,
-// cuMemFree, cuMemHostUnregister (pointers and CUdeviceptr alike are one
-// 64-bit integer register on the LP64 ABIs this package builds for).
-static gocuda_res gocuda_destroy(uintptr_t ctx, uintptr_t fn, uint64_t h) {
-	GOCUDA_PUSH(ctx);
-	r.call = ((int (*)(uint64_t))fn)(h);
-	GOCUDA_POP();
-	return r;
-}
-
-// cuEventDestroy(h), cuStreamDestroy(h) with no context bound: see
-// destroyUnbound.
-static int gocuda_destroy_unbound(uintptr_t fn, uint64_t h) {
-	return ((int (*)(uint64_t))fn)(h);
-}
-
-// cuMemHostRegister(p, bytes, flags) of pinned Go memory (hostmem.go).
-static gocuda_res gocuda_register(uintptr_t ctx, uintptr_t fn, uintptr_t p, size_t bytes, unsigned int flags) {
-	GOCUDA_PUSH(ctx);
-	r.call = ((int (*)(uintptr_t, size_t, unsigned int))fn)(p, bytes, flags);
-	GOCUDA_POP();
-	return r;
-}
-
-// cuMemcpyHtoD(dst, src, n), then the legacy stream's synchronize.
-static gocuda_res gocuda_htod(uintptr_t ctx, uintptr_t fn, uintptr_t sync, uint64_t dst, const void *src, size_t n) {
-	GOCUDA_PUSH(ctx);
-	r.call = ((int (*)(uint64_t, const void *, size_t))fn)(dst, src, n);
-	if (r.call == 0)
-		r.call = gocuda_sync_legacy(sync);
-	GOCUDA_POP();
-	return r;
-}
-
-// cuMemcpyDtoH(dst, src, n).
-static gocuda_res gocuda_dtoh(uintptr_t ctx, uintptr_t fn, void *dst, uint64_t src, size_t n) {
-	GOCUDA_PUSH(ctx);
-	r.call = ((int (*)(void *, uint64_t, size_t))fn)(dst, src, n);
-	GOCUDA_POP();
-	return r;
-}
-
-// cuMemcpyDtoD(dst, src, n) and cuMemsetD8/D16/D32(dst, value, n) (the
-// value's narrower C type is passed zero-extended in the same register),
-// then the legacy stream's synchronize.
-static gocuda_res gocuda_dev3(uintptr_t ctx, uintptr_t fn, uintptr_t sync, uint64_t a, uint64_t b, size_t n) {
-	GOCUDA_PUSH(ctx);
-	r.call = ((int (*)(uint64_t, uint64_t, size_t))fn)(a, b, n);
-	if (r.call == 0)
-		r.call = gocuda_sync_legacy(sync);
-	GOCUDA_POP();
-	return r;
-}
-
-static gocuda_res gocuda_memset(uintptr_t ctx, uintptr_t fn, uintptr_t sync, uint64_t dst, unsigned int v, size_t n) {
-	GOCUDA_PUSH(ctx);
-	r.call = ((int (*)(uint64_t, unsigned int, size_t))fn)(dst, v, n);
-	if (r.call == 0)
-		r.call = gocuda_sync_legacy(sync);
-	GOCUDA_POP();
-	return r;
-}
+static int gocuda_unbind(uint64_t pushed) { return gocuda_pop((int)pushed); }
 */
 import "C"
 
@@ -172,86 +48,135 @@ import (
 	"github.com/gocuda/gocuda/generated/cu"
 )
 
-// entry points of the bound calls and the hot calls, resolved once.
-type boundFns struct {
+// A driver call that needs a context current is made in one of two ways,
+// both through the same push and pop (fused.h): a fused call of zfused.h
+// (the lifecycle calls: create, destroy, allocate, free, synchronous copies
+// and memsets) binds the context, calls the entry point and unbinds in one
+// cgo crossing, with no Go code run while the context is pushed; bind runs
+// a Go function with the context bound, for sequences of calls through
+// package cu. Either way the context is pushed only when it is not current
+// already, and the thread's context stack is left as it was.
+
+// entries are the driver's entry points that the fused calls take.
+type entries struct {
+	ctxGet, ctxPush, ctxPop, streamSync           uintptr
 	eventCreate, eventDestroy                     uintptr
 	streamCreate, streamCreatePrio, streamDestroy uintptr
 	memAlloc, memFree                             uintptr
 	hostRegister, hostUnregister                  uintptr
-	htod, dtoh, dtod, syncStream                  uintptr
+	htod, dtoh, dtod                              uintptr
 	memsetD8, memsetD16, memsetD32                uintptr
 	// The hot calls (hot.go).
 	eventRecord, eventQuery, streamQuery, streamWaitEvent, graphLaunch uintptr
+	// The launches' entry points are 0 where the driver has none (the
+	// fake driver serves no kernel without a registration of its own):
+	// launchErr and launchExErr say why, at a launch.
+	launch, launchEx       uintptr
+	launchErr, launchExErr error
 }
 
-var boundProcs = sync.OnceValues(func() (*boundFns, error) {
-	var f boundFns
-	var get, push, pop uintptr
-	for _, e := range []struct {
+// resolveEntries looks up every entry point once per process.
+var resolveEntries = sync.OnceValues(func() (*entries, error) {
+	var e entries
+	for _, x := range []struct {
 		name string
 		p    *uintptr
 	}{
-		{"cuCtxGetCurrent", &get}, {"cuCtxPushCurrent", &push}, {"cuCtxPopCurrent", &pop},
-		{"cuEventCreate", &f.eventCreate}, {"cuEventDestroy", &f.eventDestroy},
-		{"cuStreamCreate", &f.streamCreate}, {"cuStreamCreateWithPriority", &f.streamCreatePrio},
-		{"cuStreamDestroy", &f.streamDestroy},
-		{"cuMemAlloc", &f.memAlloc}, {"cuMemFree", &f.memFree},
-		{"cuMemHostRegister", &f.hostRegister}, {"cuMemHostUnregister", &f.hostUnregister},
-		{"cuMemcpyHtoD", &f.htod}, {"cuMemcpyDtoH", &f.dtoh}, {"cuMemcpyDtoD", &f.dtod},
-		{"cuStreamSynchronize", &f.syncStream},
-		{"cuMemsetD8", &f.memsetD8}, {"cuMemsetD16", &f.memsetD16}, {"cuMemsetD32", &f.memsetD32},
-		{"cuEventRecord", &f.eventRecord}, {"cuEventQuery", &f.eventQuery},
-		{"cuStreamQuery", &f.streamQuery}, {"cuStreamWaitEvent", &f.streamWaitEvent},
-		{"cuGraphLaunch", &f.graphLaunch},
+		{"cuCtxGetCurrent", &e.ctxGet}, {"cuCtxPushCurrent", &e.ctxPush}, {"cuCtxPopCurrent", &e.ctxPop},
+		{"cuStreamSynchronize", &e.streamSync},
+		{"cuEventCreate", &e.eventCreate}, {"cuEventDestroy", &e.eventDestroy},
+		{"cuStreamCreate", &e.streamCreate}, {"cuStreamCreateWithPriority", &e.streamCreatePrio},
+		{"cuStreamDestroy", &e.streamDestroy},
+		{"cuMemAlloc", &e.memAlloc}, {"cuMemFree", &e.memFree},
+		{"cuMemHostRegister", &e.hostRegister}, {"cuMemHostUnregister", &e.hostUnregister},
+		{"cuMemcpyHtoD", &e.htod}, {"cuMemcpyDtoH", &e.dtoh}, {"cuMemcpyDtoD", &e.dtod},
+		{"cuMemsetD8", &e.memsetD8}, {"cuMemsetD16", &e.memsetD16}, {"cuMemsetD32", &e.memsetD32},
+		{"cuEventRecord", &e.eventRecord}, {"cuEventQuery", &e.eventQuery},
+		{"cuStreamQuery", &e.streamQuery}, {"cuStreamWaitEvent", &e.streamWaitEvent},
+		{"cuGraphLaunch", &e.graphLaunch},
 	} {
-		p, err := cu.Proc(e.name)
+		p, err := cu.Proc(x.name)
 		if err != nil {
 			return nil, err
 		}
-		*e.p = p
+		*x.p = p
 	}
-	setCtxFns(ctxFns{get, push, pop})
-	setHotFns(&f)
-	return &f, nil
+	e.launch, e.launchErr = cu.Proc("cuLaunchKernel")
+	e.launchEx, e.launchExErr = cu.Proc("cuLaunchKernelEx")
+	setEntries(&e)
+	return &e, nil
 })
 
-// ctxFns are the context calls of the bound calls' C side:
-// cuCtxGetCurrent, cuCtxPushCurrent and cuCtxPopCurrent.
-type ctxFns struct{ get, push, pop uintptr }
+// installed holds the entry points the fused calls use, once resolved.
+var installed atomic.Pointer[entries]
 
-// boundCtxFns is what the C side was last given, for the benchmarks that
-// put stand-ins in place of the driver's calls.
-var boundCtxFns ctxFns
-
-func setCtxFns(f ctxFns) {
-	boundCtxFns = f
-	C.gocuda_set_ctx_fns(C.uintptr_t(f.get), C.uintptr_t(f.push), C.uintptr_t(f.pop))
+// setEntries makes e the entry points of the fused calls, and returns
+// those it replaces.
+func setEntries(e *entries) *entries {
+	C.gocuda_set_ctx_fns(C.uintptr_t(e.ctxGet), C.uintptr_t(e.ctxPush), C.uintptr_t(e.ctxPop), C.uintptr_t(e.streamSync))
+	return installed.Swap(e)
 }
 
-// procs returns the bound calls' entry points, or the error of op when the
+// procs returns the entry points, or the error of op (calling fn) when the
 // driver lacks one.
-func procs(op, fn string) (*boundFns, error) {
-	if f := boundFnsP.Load(); f != nil {
-		return f, nil
+func procs(op, fn string) (*entries, error) {
+	if e := installed.Load(); e != nil {
+		return e, nil
 	}
 	return resolveProcs(op, fn)
 }
 
 // resolveProcs is procs's first call, out of line so that procs inlines.
-func resolveProcs(op, fn string) (*boundFns, error) {
-	f, err := boundProcs()
+func resolveProcs(op, fn string) (*entries, error) {
+	e, err := resolveEntries()
 	if err != nil {
 		return nil, newError(op, fn, err)
 	}
-	boundFnsP.Store(f)
-	return f, nil
+	return e, nil
 }
 
-// boundFnsP holds boundProcs' entry points once resolved: every lifecycle
-// call loads it instead of calling the OnceValues function.
-var boundFnsP atomic.Pointer[boundFns]
+// bind runs fn with ctx current on the calling OS thread and then restores
+// the thread's context stack exactly as it was.
+//
+// The thread stays locked for the whole sequence because CUDA's current
+// context belongs to the OS thread while a goroutine may move between
+// threads at any call. Push/pop instead of set never loses a context the
+// caller (or a library in the same process) had current.
+//
+// The stack is restored on every way out of fn: a return, a panic (which
+// then goes on) and runtime.Goexit. When the driver refuses to pop, the
+// stack cannot be restored: the thread then stays locked to the calling
+// goroutine, so that no other goroutine ever runs on it, and the Go runtime
+// ends the thread when that goroutine exits.
+func bind(op string, ctx cu.CUcontext, fn func() error) error {
+	if _, err := procs(op, "cuCtxPushCurrent"); err != nil {
+		return err
+	}
+	runtime.LockOSThread()
+	b := C.gocuda_bind(C.uintptr_t(ctx))
+	if b.push != 0 {
+		runtime.UnlockOSThread()
+		return newError(op, "cuCtxPushCurrent", cu.CUresult(b.push))
+	}
+	returned := false
+	defer func() {
+		if !returned && C.gocuda_unbind(b.out) == 0 {
+			runtime.UnlockOSThread()
+		}
+	}()
+	ferr := fn()
+	returned = true
+	if r := C.gocuda_unbind(b.out); r != 0 {
+		if ferr == nil {
+			ferr = newError(op, "cuCtxPopCurrent", cu.CUresult(r))
+		}
+		return ferr
+	}
+	runtime.UnlockOSThread()
+	return ferr
+}
 
-// settle turns a bound call's results into the handle it made and an
+// settle turns a fused call's results into the handle it made and an
 // error, and gives the thread back. The caller locked the thread before
 // the call; when the pop failed, the thread's context stack cannot be
 // restored and it stays locked to this goroutine (see bind). A handle
@@ -275,76 +200,94 @@ func settle(op, fn string, r C.gocuda_res) (uint64, error) {
 	return uint64(r.out), nil
 }
 
-func boundCreate(op, fn string, ctx cu.CUcontext, entry uintptr, flags uint32) (uint64, error) {
+func cctx(ctx cu.CUcontext) C.uintptr_t { return C.uintptr_t(ctx) }
+
+func boundEventCreate(op string, e *entries, ctx cu.CUcontext, flags uint32) (uint64, error) {
 	runtime.LockOSThread()
-	return settle(op, fn, C.gocuda_create(C.uintptr_t(ctx), C.uintptr_t(entry), C.uint(flags)))
+	return settle(op, "cuEventCreate", C.gocuda_bound_cuEventCreate(C.uintptr_t(e.eventCreate), cctx(ctx), C.uint(flags)))
 }
 
-func boundCreatePrio(op, fn string, ctx cu.CUcontext, entry uintptr, flags uint32, prio int) (uint64, error) {
+func boundStreamCreate(op string, e *entries, ctx cu.CUcontext, flags uint32) (uint64, error) {
 	runtime.LockOSThread()
-	return settle(op, fn, C.gocuda_create_prio(C.uintptr_t(ctx), C.uintptr_t(entry), C.uint(flags), C.int(prio)))
+	return settle(op, "cuStreamCreate", C.gocuda_bound_cuStreamCreate(C.uintptr_t(e.streamCreate), cctx(ctx), C.uint(flags)))
 }
 
-func boundAlloc(op string, ctx cu.CUcontext, entry uintptr, bytes int) (uint64, error) {
+func boundStreamCreatePrio(op string, e *entries, ctx cu.CUcontext, flags uint32, prio int) (uint64, error) {
 	runtime.LockOSThread()
-	return settle(op, "cuMemAlloc", C.gocuda_alloc(C.uintptr_t(ctx), C.uintptr_t(entry), C.size_t(bytes)))
+	return settle(op, "cuStreamCreateWithPriority", C.gocuda_bound_cuStreamCreateWithPriority(C.uintptr_t(e.streamCreatePrio), cctx(ctx), C.uint(flags), C.int(prio)))
 }
 
-func boundDestroy(op, fn string, ctx cu.CUcontext, entry uintptr, h uint64) error {
+func boundMemAlloc(op string, e *entries, ctx cu.CUcontext, bytes int) (uint64, error) {
 	runtime.LockOSThread()
-	_, err := settle(op, fn, C.gocuda_destroy(C.uintptr_t(ctx), C.uintptr_t(entry), C.uint64_t(h)))
+	return settle(op, "cuMemAlloc", C.gocuda_bound_cuMemAlloc(C.uintptr_t(e.memAlloc), cctx(ctx), C.ulong(bytes)))
+}
+
+func boundEventDestroy(op string, e *entries, ctx cu.CUcontext, h uint64) error {
+	runtime.LockOSThread()
+	_, err := settle(op, "cuEventDestroy", C.gocuda_bound_cuEventDestroy(C.uintptr_t(e.eventDestroy), cctx(ctx), C.uintptr_t(h)))
 	return err
 }
 
-// destroyUnbound destroys an event or a stream without binding its
-// context: the driver finds the context from the handle, and destroys the
-// object whatever context the thread has current (driver 580, checked with
-// none and with another current). That saves the bound form's
-// cuCtxGetCurrent and thread lock, a tenth of an event's create and
-// destroy. A driver that wants the context current says
-// CUDA_ERROR_INVALID_CONTEXT, and gets the bound form.
-func destroyUnbound(op, fn string, ctx cu.CUcontext, entry uintptr, h uint64) error {
-	r := cu.CUresult(C.gocuda_destroy_unbound(C.uintptr_t(entry), C.uint64_t(h)))
-	switch r {
-	case cu.CUDA_SUCCESS:
-		return nil
-	case cu.CUDA_ERROR_INVALID_CONTEXT:
-		return boundDestroy(op, fn, ctx, entry, h)
+func boundStreamDestroy(op string, e *entries, ctx cu.CUcontext, h uint64) error {
+	runtime.LockOSThread()
+	_, err := settle(op, "cuStreamDestroy", C.gocuda_bound_cuStreamDestroy(C.uintptr_t(e.streamDestroy), cctx(ctx), C.uintptr_t(h)))
+	return err
+}
+
+func boundMemFree(op string, e *entries, ctx cu.CUcontext, p cu.CUdeviceptr) error {
+	runtime.LockOSThread()
+	_, err := settle(op, "cuMemFree", C.gocuda_bound_cuMemFree(C.uintptr_t(e.memFree), cctx(ctx), C.ulonglong(p)))
+	return err
+}
+
+// boundHostRegister page-locks pinned Go memory, which the driver keeps
+// after the call: the runtime.Pinner that holds it allows that.
+func boundHostRegister(op string, e *entries, ctx cu.CUcontext, p unsafe.Pointer, bytes int, flags uint32) error {
+	runtime.LockOSThread()
+	_, err := settle(op, "cuMemHostRegister", C.gocuda_bound_cuMemHostRegister(C.uintptr_t(e.hostRegister), cctx(ctx), p, C.ulong(bytes), C.uint(flags)))
+	return err
+}
+
+func boundHostUnregister(op string, e *entries, ctx cu.CUcontext, p unsafe.Pointer) error {
+	runtime.LockOSThread()
+	_, err := settle(op, "cuMemHostUnregister", C.gocuda_bound_cuMemHostUnregister(C.uintptr_t(e.hostUnregister), cctx(ctx), p))
+	return err
+}
+
+func boundHtoD(op string, ctx cu.CUcontext, e *entries, dst cu.CUdeviceptr, src unsafe.Pointer, n int) error {
+	runtime.LockOSThread()
+	_, err := settle(op, "cuMemcpyHtoD", C.gocuda_bound_cuMemcpyHtoD(C.uintptr_t(e.htod), cctx(ctx), C.ulonglong(dst), src, C.ulong(n)))
+	return err
+}
+
+func boundDtoH(op string, ctx cu.CUcontext, e *entries, dst unsafe.Pointer, src cu.CUdeviceptr, n int) error {
+	runtime.LockOSThread()
+	_, err := settle(op, "cuMemcpyDtoH", C.gocuda_bound_cuMemcpyDtoH(C.uintptr_t(e.dtoh), cctx(ctx), dst, C.ulonglong(src), C.ulong(n)))
+	return err
+}
+
+func boundDtoD(op string, ctx cu.CUcontext, e *entries, dst, src cu.CUdeviceptr, n int) error {
+	runtime.LockOSThread()
+	_, err := settle(op, "cuMemcpyDtoD", C.gocuda_bound_cuMemcpyDtoD(C.uintptr_t(e.dtod), cctx(ctx), C.ulonglong(dst), C.ulonglong(src), C.ulong(n)))
+	return err
+}
+
+// boundMemset sets n elements of width bytes (1, 2 or 4) at dst to the
+// low width bytes of v.
+func boundMemset(op string, e *entries, ctx cu.CUcontext, dst cu.CUdeviceptr, width int, v uint32, n int) error {
+	runtime.LockOSThread()
+	var r C.gocuda_res
+	fn := "cuMemsetD32"
+	switch width {
+	case 1:
+		fn = "cuMemsetD8"
+		r = C.gocuda_bound_cuMemsetD8(C.uintptr_t(e.memsetD8), cctx(ctx), C.ulonglong(dst), C.uchar(v), C.ulong(n))
+	case 2:
+		fn = "cuMemsetD16"
+		r = C.gocuda_bound_cuMemsetD16(C.uintptr_t(e.memsetD16), cctx(ctx), C.ulonglong(dst), C.ushort(v), C.ulong(n))
+	default:
+		r = C.gocuda_bound_cuMemsetD32(C.uintptr_t(e.memsetD32), cctx(ctx), C.ulonglong(dst), C.uint(v), C.ulong(n))
 	}
-	return newError(op, fn, r)
-}
-
-// boundRegister page-locks pinned Go memory: p is an address (uintptr, not
-// a pointer) because the driver keeps it after the call, which the
-// runtime.Pinner that holds the memory allows.
-func boundRegister(op string, ctx cu.CUcontext, entry uintptr, p uintptr, bytes int, flags uint32) error {
-	runtime.LockOSThread()
-	_, err := settle(op, "cuMemHostRegister", C.gocuda_register(C.uintptr_t(ctx), C.uintptr_t(entry), C.uintptr_t(p), C.size_t(bytes), C.uint(flags)))
-	return err
-}
-
-func boundHtoD(op string, ctx cu.CUcontext, f *boundFns, dst cu.CUdeviceptr, src unsafe.Pointer, n int) error {
-	runtime.LockOSThread()
-	_, err := settle(op, "cuMemcpyHtoD", C.gocuda_htod(C.uintptr_t(ctx), C.uintptr_t(f.htod), C.uintptr_t(f.syncStream),
-		C.uint64_t(dst), src, C.size_t(n)))
-	return err
-}
-
-func boundDtoH(op string, ctx cu.CUcontext, f *boundFns, dst unsafe.Pointer, src cu.CUdeviceptr, n int) error {
-	runtime.LockOSThread()
-	_, err := settle(op, "cuMemcpyDtoH", C.gocuda_dtoh(C.uintptr_t(ctx), C.uintptr_t(f.dtoh), dst, C.uint64_t(src), C.size_t(n)))
-	return err
-}
-
-func boundDtoD(op string, ctx cu.CUcontext, f *boundFns, dst, src cu.CUdeviceptr, n int) error {
-	runtime.LockOSThread()
-	_, err := settle(op, "cuMemcpyDtoD", C.gocuda_dev3(C.uintptr_t(ctx), C.uintptr_t(f.dtod), C.uintptr_t(f.syncStream),
-		C.uint64_t(dst), C.uint64_t(src), C.size_t(n)))
-	return err
-}
-
-func boundMemset(op, fn string, ctx cu.CUcontext, entry, sync uintptr, dst cu.CUdeviceptr, v uint32, n int) error {
-	runtime.LockOSThread()
-	_, err := settle(op, fn, C.gocuda_memset(C.uintptr_t(ctx), C.uintptr_t(entry), C.uintptr_t(sync), C.uint64_t(dst), C.uint(v), C.size_t(n)))
+	_, err := settle(op, fn, r)
 	return err
 }

@@ -4,6 +4,7 @@ package cuda
 #include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
+#include "zfused.h"
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -71,7 +72,7 @@ static size_t gocuda_done_take(uint64_t *out, size_t n) {
 
 // cuLaunchHostFunc(stream, gocuda_host_done, token).
 static int gocuda_enqueue_done(uintptr_t fn, uintptr_t stream, uint64_t token) {
-	return ((int (*)(uintptr_t, void (*)(void *), void *))fn)(stream, gocuda_host_done, (void *)(uintptr_t)token);
+	return ((gocuda_cuLaunchHostFunc_fn)fn)(stream, (uintptr_t)gocuda_host_done, (void *)(uintptr_t)token);
 }
 */
 import "C"

@@ -71,7 +71,8 @@ func NewContext(dev Device) (*Context, error) {
 		runtime.UnlockOSThread()
 		return nil, err
 	}
-	if err := unbind(); err != nil {
+	var popped cu.CUcontext
+	if err := cu.CtxPopCurrent(&popped); err != nil {
 		// raw stays pushed on this thread, which therefore stays locked
 		// (see bind).
 		_ = cu.CtxDestroy(raw)

@@ -75,12 +75,12 @@ func NewEvent(ctx *Context, opts ...EventOption) (*Event, error) {
 		_ = cc.release()
 		return nil, err
 	}
-	out, err := boundCreate(op, "cuEventCreate", cc.val.raw, f.eventCreate, flags)
+	out, err := boundEventCreate(op, f, cc.val.raw, flags)
 	if err != nil {
 		// The event may exist even so, when restoring the thread's
 		// context failed after it was made.
 		if out != 0 {
-			_ = boundDestroy(op, "cuEventDestroy", cc.val.raw, f.eventDestroy, out)
+			_ = boundEventDestroy(op, f, cc.val.raw, out)
 		}
 		_ = cc.release()
 		return nil, err
@@ -115,7 +115,7 @@ func destroyEvent(st *eventState) error {
 	if err != nil {
 		return err
 	}
-	return destroyUnbound(op, fn, st.ctx.raw(), f.eventDestroy, uint64(st.raw))
+	return boundEventDestroy(op, f, st.ctx.raw(), uint64(st.raw))
 }
 
 func dropEvent(st *eventState) error { return st.ctx.release() }
@@ -171,7 +171,11 @@ func (e *Event) Record(s *Stream) error {
 	case sc == nil:
 		return sh.closedError(op + " (stream)")
 	}
-	return hotResult(op, fn, " (stream)", hot2(eh, sh, hotEventRecord, uintptr(ec.val.raw), uintptr(sc.val.raw)))
+	f, err := procs(op, fn)
+	if err != nil {
+		return err
+	}
+	return hotResult(op, fn, " (stream)", hotEventRecord(f.eventRecord, eh, sh, uintptr(ec.val.raw), uintptr(sc.val.raw)))
 }
 
 // Query reports whether the recorded work has finished (cuEventQuery). An
@@ -183,7 +187,11 @@ func (e *Event) Query() (done bool, err error) {
 	if c == nil {
 		return false, h.closedError(op)
 	}
-	r := hot1(h, hotEventQuery, uintptr(c.val.raw))
+	f, err := procs(op, fn)
+	if err != nil {
+		return false, err
+	}
+	r := hotEventQuery(f.eventQuery, h, uintptr(c.val.raw))
 	if r == int32(cu.CUDA_ERROR_NOT_READY) {
 		return false, nil
 	}

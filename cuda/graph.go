@@ -413,7 +413,11 @@ func (e *GraphExec) Launch(s *Stream) error {
 	case sc == nil:
 		return sh.closedError(op + " (stream)")
 	}
-	return hotResult(op, fn, " (stream)", hot2(eh, sh, hotGraphLaunch, uintptr(ec.val.raw), uintptr(sc.val.raw)))
+	f, err := procs(op, fn)
+	if err != nil {
+		return err
+	}
+	return hotResult(op, fn, " (stream)", hotGraphLaunch(f.graphLaunch, eh, sh, uintptr(ec.val.raw), uintptr(sc.val.raw)))
 }
 
 // Update gives e the parameters of g, a graph of the same topology, as

@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"errors"
+	"github.com/gocuda/gocuda/internal/standin"
 	"reflect"
 	"runtime"
 	"sync"
@@ -385,7 +386,7 @@ var sink uintptr
 // standInCall is one cgo crossing to a C function that does nothing, in
 // place of a driver call: an atomic operation next to a cgo transition can
 // cost more than one in a tight Go loop.
-func standInCall(a, b int) { sink += launchNop() + uintptr(a^b) }
+func standInCall(a, b int) { sink += uintptr(standin.RawCall1(standin.Nop1(), uintptr(a^b))) }
 
 // BenchmarkHandleHold is the floor of the handle discipline on a machine:
 // what holding one or two handles around a call costs, with a cgo call to

@@ -123,7 +123,7 @@ func registerHost(op string, ctx *Context, p unsafe.Pointer, bytes int, flags ui
 		_ = cc.release()
 		return nil, err
 	}
-	if err := boundRegister(op, cc.val.raw, f.hostRegister, uintptr(p), bytes, flags); err != nil {
+	if err := boundHostRegister(op, f, cc.val.raw, p, bytes, flags); err != nil {
 		_ = cc.release()
 		return nil, err
 	}
@@ -169,7 +169,7 @@ func destroyHostBuffer(st *hostState) error {
 	if err != nil {
 		return err
 	}
-	return boundDestroy(op, fn, st.ctx.raw(), f.hostUnregister, uint64(uintptr(st.ptr)))
+	return boundHostUnregister(op, f, st.ctx.raw(), st.ptr)
 }
 
 // dropHostBuffer unpins the Go memory once the driver has let it go; the

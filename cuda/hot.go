@@ -11,9 +11,9 @@ package cuda
 
 // The hot calls (Event.Record and Query, Stream.Query and WaitEvent,
 // GraphExec.Launch, the kernel launches) hold no reference on their
-// handles. Each runs in one C
-// function that marks its OS thread as inside a hot call, checks that the
-// handles are open and calls the driver. A destroy of an object that has
+// handles. Each runs in one C function of zfused.h that marks its OS
+// thread as inside a hot call, checks that the handles are open and calls
+// the driver. A destroy of an object that has
 // seen a hot call first waits for a grace period: until every thread that
 // was inside a hot call when the object's last handle closed has left it.
 // A reader that finds a handle open is then done with the object before
@@ -29,7 +29,7 @@ package cuda
 // On the H200's host that fence (a locked instruction) costs 4-9 ns
 // (bench/c/hotcost.c).
 
-#include "hot.h"
+#include "zfused.h"
 
 // Slots come in chunks that are never freed: the grace period reads them
 // without a lock, and a thread's exit only marks its slot free for reuse.
@@ -45,7 +45,6 @@ static pthread_mutex_t gocuda_hot_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_key_t gocuda_hot_key;
 static pthread_once_t gocuda_hot_once = PTHREAD_ONCE_INIT;
 __thread gocuda_slot *gocuda_mine;
-_Alignas(64) _Atomic uintptr_t gocuda_hot_fns[gocuda_hot_slots];
 
 // A thread ends outside any hot call, so its slot's sequence is even.
 static void gocuda_slot_free(void *p) {
@@ -84,28 +83,6 @@ gocuda_slot *gocuda_slot_new(void) {
 	return s;
 }
 
-static void gocuda_set_hot_fn(int i, uintptr_t fn) {
-	atomic_store_explicit(&gocuda_hot_fns[i], fn, memory_order_relaxed);
-}
-
-static uintptr_t gocuda_hot_fn(int i) {
-	return atomic_load_explicit(&gocuda_hot_fns[i], memory_order_relaxed);
-}
-
-// cuEventQuery(a), cuStreamQuery(a).
-static int gocuda_hot1(int i, uintptr_t ops, uintptr_t a) {
-	GOCUDA_HOT_FN(i);
-	return GOCUDA_HOT_CALL(ops, ops, ((int (*)(uintptr_t))fn)(a));
-}
-
-// cuEventRecord(a, b), cuStreamWaitEvent(a, b, 0), cuGraphLaunch(a, b).
-static int gocuda_hot2(int i, uintptr_t ops1, uintptr_t ops2, uintptr_t a, uintptr_t b) {
-	GOCUDA_HOT_FN(i);
-	return GOCUDA_HOT_CALL(ops1, ops2, i == gocuda_hot_fn_stream_wait_event
-		? ((int (*)(uintptr_t, uintptr_t, unsigned int))fn)(a, b, 0)
-		: ((int (*)(uintptr_t, uintptr_t))fn)(a, b));
-}
-
 // gocuda_hot_grace returns once every thread that was inside a hot call
 // when it was called has left that call.
 static void gocuda_hot_grace(void) {
@@ -126,7 +103,6 @@ static void gocuda_hot_grace(void) {
 import "C"
 
 import (
-	"errors"
 	"runtime"
 	"unsafe"
 
@@ -135,9 +111,8 @@ import (
 
 // The results of a hot call that did not reach the driver.
 const (
-	hotClosed1    = int32(C.GOCUDA_HOT_CLOSED1)    // the first handle is closed
-	hotClosed2    = int32(C.GOCUDA_HOT_CLOSED2)    // the second handle is closed
-	hotUnresolved = int32(C.GOCUDA_HOT_UNRESOLVED) // the driver's entry points are not resolved yet
+	hotClosed1 = int32(C.GOCUDA_HOT_CLOSED1) // the first handle is closed
+	hotClosed2 = int32(C.GOCUDA_HOT_CLOSED2) // the second handle is closed
 )
 
 // hotReady returns h's core for a hot call, marked so that its destroy
@@ -161,108 +136,41 @@ func opsAddr[T any](h *handle[T]) C.uintptr_t {
 	return C.uintptr_t(uintptr(unsafe.Pointer(&h.ops)))
 }
 
-// A hotFn names the entry point of a hot call (gocuda_hot_fns, hot.h).
-type hotFn C.int
+// The hot calls, through the entry point fn, unless a handle is closed:
+// its raw driver handle follows each handle. Keeping a handle alive keeps
+// its core.
 
-const (
-	hotEventRecord     = hotFn(C.gocuda_hot_fn_event_record)
-	hotEventQuery      = hotFn(C.gocuda_hot_fn_event_query)
-	hotStreamQuery     = hotFn(C.gocuda_hot_fn_stream_query)
-	hotStreamWaitEvent = hotFn(C.gocuda_hot_fn_stream_wait_event)
-	hotGraphLaunch     = hotFn(C.gocuda_hot_fn_graph_launch)
-	hotLaunch          = hotFn(C.gocuda_hot_fn_launch)       // launchProc
-	hotStandInHold     = hotFn(C.gocuda_hot_fn_standin_hold) // launchnop.go
-	hotStandInNop      = hotFn(C.gocuda_hot_fn_standin_nop)
-)
-
-// hotFnOf returns the entry point of the hot call i, 0 while unset.
-func hotFnOf(i hotFn) uintptr { return uintptr(C.gocuda_hot_fn(C.int(i))) }
-
-// setHotFn makes fn the entry point of the hot call i.
-func setHotFn(i hotFn, fn uintptr) { C.gocuda_set_hot_fn(C.int(i), C.uintptr_t(fn)) }
-
-// setHotFns gives the C side the hot calls' entry points from f.
-func setHotFns(f *boundFns) {
-	for i, fn := range [...]uintptr{
-		hotEventRecord:     f.eventRecord,
-		hotEventQuery:      f.eventQuery,
-		hotStreamQuery:     f.streamQuery,
-		hotStreamWaitEvent: f.streamWaitEvent,
-		hotGraphLaunch:     f.graphLaunch,
-	} {
-		setHotFn(hotFn(i), fn)
-	}
-}
-
-// hotResolved resolves the entry points after a hot call found them
-// unresolved (hotUnresolved), and reports whether the call may be made
-// again; if not, hotError reports why.
-func hotResolved(r int32) bool {
-	if r != hotUnresolved {
-		return false
-	}
-	// As the lifecycle calls' first procs does (boundProcs calls
-	// setHotFns); the error, if any, is hotError's to report.
-	_, err := resolveProcs("", "")
-	return err == nil
-}
-
-// hot1 is a one-handle hot call: fn(raw) unless h is closed.
-func hot1[T any](h *handle[T], fn hotFn, raw uintptr) int32 {
-	r := int32(C.gocuda_hot1(C.int(fn), opsAddr(h), C.uintptr_t(raw)))
-	if hotResolved(r) {
-		r = int32(C.gocuda_hot1(C.int(fn), opsAddr(h), C.uintptr_t(raw)))
-	}
-	runtime.KeepAlive(h) // and so its core
+func hotEventRecord[E, S any](fn uintptr, e *handle[E], s *handle[S], re, rs uintptr) int32 {
+	r := int32(C.gocuda_hot_cuEventRecord(C.uintptr_t(fn), opsAddr(e), opsAddr(s), C.uintptr_t(re), C.uintptr_t(rs)))
+	runtime.KeepAlive(e)
+	runtime.KeepAlive(s)
 	return r
 }
 
-// hot2 is a two-handle hot call: fn(a, b), or fn(a, b, 0) for
-// cuStreamWaitEvent, unless h1 or h2 is closed.
-func hot2[T1, T2 any](h1 *handle[T1], h2 *handle[T2], fn hotFn, a, b uintptr) int32 {
-	r := int32(C.gocuda_hot2(C.int(fn), opsAddr(h1), opsAddr(h2), C.uintptr_t(a), C.uintptr_t(b)))
-	if hotResolved(r) {
-		r = int32(C.gocuda_hot2(C.int(fn), opsAddr(h1), opsAddr(h2), C.uintptr_t(a), C.uintptr_t(b)))
-	}
-	runtime.KeepAlive(h1) // and so their cores
-	runtime.KeepAlive(h2)
+func hotEventQuery[E any](fn uintptr, e *handle[E], re uintptr) int32 {
+	r := int32(C.gocuda_hot_cuEventQuery(C.uintptr_t(fn), opsAddr(e), opsAddr(e), C.uintptr_t(re)))
+	runtime.KeepAlive(e)
 	return r
 }
 
-// launchHold is what a launch holds as a hot call (hot.go): the module's
-// handle (so that it is not unloaded under the launch) and the stream's,
-// with their cores marked so that their destroy waits for it.
-type launchHold struct {
-	mh *handle[moduleState]
-	sh *handle[streamState]
+func hotStreamQuery[S any](fn uintptr, s *handle[S], rs uintptr) int32 {
+	r := int32(C.gocuda_hot_cuStreamQuery(C.uintptr_t(fn), opsAddr(s), opsAddr(s), C.uintptr_t(rs)))
+	runtime.KeepAlive(s)
+	return r
 }
 
-// checkLaunch is what every launch checks first, before its arguments:
-// the kernel's module and the stream open (ErrClosed, as for any handle),
-// then the shape. It returns what the launch holds, with the cores marked
-// for a hot call; the C side checks the handles again under the thread's
-// mark.
-func (k *Kernel) checkLaunch(op string, s *Stream, cfg LaunchConfig) (launchHold, error) {
-	mh, sh := k.module(), s.handle()
-	h := launchHold{mh: mh, sh: sh}
-	// The cores are marked before the C side looks; peek reports a nil,
-	// zero or closed handle.
-	hotReady(mh)
-	hotReady(sh)
-	if _, ok := mh.peek(); !ok {
-		return h, mh.closedError(op)
-	}
-	if _, ok := sh.peek(); !ok {
-		return h, sh.closedError(op + " (stream)")
-	}
-	return h, checkConfig(op, cfg)
+func hotStreamWaitEvent[S, E any](fn uintptr, s *handle[S], e *handle[E], rs, re uintptr) int32 {
+	r := int32(C.gocuda_hot_cuStreamWaitEvent(C.uintptr_t(fn), opsAddr(s), opsAddr(e), C.uintptr_t(rs), C.uintptr_t(re), 0))
+	runtime.KeepAlive(s)
+	runtime.KeepAlive(e)
+	return r
 }
 
-func (h launchHold) ops() (C.uintptr_t, C.uintptr_t) { return opsAddr(h.mh), opsAddr(h.sh) }
-
-func (h launchHold) keepAlive() {
-	runtime.KeepAlive(h.mh) // and so their cores
-	runtime.KeepAlive(h.sh)
+func hotGraphLaunch[G, S any](fn uintptr, g *handle[G], s *handle[S], rg, rs uintptr) int32 {
+	r := int32(C.gocuda_hot_cuGraphLaunch(C.uintptr_t(fn), opsAddr(g), opsAddr(s), C.uintptr_t(rg), C.uintptr_t(rs)))
+	runtime.KeepAlive(g)
+	runtime.KeepAlive(s)
+	return r
 }
 
 // hotGrace waits until no hot call that began before it is still inside
@@ -286,13 +194,6 @@ func hotError(op, fn, second string, r int32) error {
 		return closedError(op)
 	case hotClosed2:
 		return closedError(op + second)
-	case hotUnresolved:
-		if _, err := resolveProcs(op, fn); err != nil {
-			return err
-		}
-		// Resolved, yet the C side still found no entry point: nothing
-		// clears one once set, so this is a bug of this package.
-		return newError(op, fn, errors.New("cuda: the hot calls' entry points are still unset after they were resolved"))
 	}
 	return newError(op, fn, cu.CUresult(r))
 }

@@ -1,6 +1,7 @@
 package cuda
 
 import (
+	"github.com/gocuda/gocuda/internal/standin"
 	"sync/atomic"
 	"testing"
 )
@@ -26,24 +27,18 @@ func BenchmarkHotGoSide(b *testing.B) {
 	g := newGraphExecHandle(nopCore(&live, func(st *graphExecState) { st.raw = 0x1 }))
 	b.Cleanup(func() { g.Close() })
 
-	real, err := procs("bench", "cuEventRecord")
-	must(b, err)
-	nop := hotNopFn()
-	stubs := *real
-	stubs.eventRecord, stubs.eventQuery, stubs.streamQuery, stubs.streamWaitEvent, stubs.graphLaunch = nop, nop, nop, nop, nop
-	boundFnsP.Store(&stubs)
-	setHotFns(&stubs)
-	b.Cleanup(func() {
-		boundFnsP.Store(real)
-		setHotFns(real)
+	nop1, nop2 := standin.Nop1(), standin.Nop2()
+	useEntries(b, func(e *entries) {
+		e.eventQuery, e.streamQuery = nop1, nop1
+		e.eventRecord, e.graphLaunch, e.streamWaitEvent = nop2, nop2, standin.Nop3()
 	})
 	re, rs := uintptr(e.Raw()), uintptr(s.Raw())
 
 	// The one-handle calls are compared with raw1, the others with raw2.
 	const raw1, raw2 = 0, 1
 	runChunks(b, []chunkCall{
-		{"raw1", raw1, func() error { rawCall1(nop, rs); return nil }},
-		{"raw2", raw2, func() error { rawCall2(nop, re, rs); return nil }},
+		{"raw1", raw1, func() error { standin.RawCall1(nop1, rs); return nil }},
+		{"raw2", raw2, func() error { standin.RawCall2(nop2, re, rs); return nil }},
 		{"record", raw2, func() error { return e.Record(s) }},
 		{"wait", raw2, func() error { return s.WaitEvent(e) }},
 		{"graph", raw2, func() error { return g.Launch(s) }},

@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"fmt"
+	"github.com/gocuda/gocuda/internal/standin"
 	"slices"
 	"sync/atomic"
 	"testing"
@@ -125,8 +126,8 @@ func BenchmarkLaunchGoSide(b *testing.B) {
 	s, err := NewStream(ctx)
 	must(b, err)
 	b.Cleanup(func() { s.Close() })
-	nop, exNop := launchNop(), launchExNop()
-	b.Cleanup(setLaunchEntries(nop, exNop))
+	nop, exNop := standin.LaunchNop(), standin.LaunchExNop()
+	useEntries(b, func(e *entries) { e.launch, e.launchEx = nop, exNop })
 
 	var live atomic.Int64
 	mod := newModuleHandle(nopCore(&live, func(st *moduleState) { st.raw = 0x1 }))
@@ -151,6 +152,8 @@ func BenchmarkLaunchGoSide(b *testing.B) {
 	la := launchAttrs{a: make([]cu.CUlaunchAttribute, fewLaunchAttrs)}
 	must(b, la.encode("bench", &cluster, &cfg))
 	rs, rk := s.Raw(), k1.Raw()
+	g, bl := cfg.Grid.norm(), cfg.Block.norm()
+	dims := standin.Dims{GX: g.X, GY: g.Y, GZ: g.Z, BX: bl.X, BY: bl.Y, BZ: bl.Z, Shmem: cfg.SharedMemBytes}
 	var z uint64
 	var f float32
 	var n int32
@@ -160,8 +163,8 @@ func BenchmarkLaunchGoSide(b *testing.B) {
 	const raw, exraw = 0, 5
 	runChunks(b, []chunkCall{
 		{"raw", raw, func() error {
-			if r := launchRaw(nop, rk, cfg, rs, args.mem); r != 0 {
-				return r
+			if r := standin.RawLaunch(nop, uintptr(rk), dims, uintptr(rs), args.mem); r != 0 {
+				return cu.CUresult(r)
 			}
 			return nil
 		}},
@@ -174,8 +177,8 @@ func BenchmarkLaunchGoSide(b *testing.B) {
 			return kmix.Launch(s, cfg, mem, sl, z, f, n, f, n, z, z, f, n, n > 0, int16(n), z, f, uint32(n))
 		}},
 		{"exraw", exraw, func() error {
-			if r := launchExRaw(exNop, rk, &cfg, rs, &la, args.mem, nil, 0); r != 0 {
-				return r
+			if r := standin.RawLaunchEx(exNop, uintptr(rk), dims, uintptr(rs), unsafe.Pointer(&la.a[0]), la.n, args.mem); r != 0 {
+				return cu.CUresult(r)
 			}
 			return nil
 		}},

@@ -6,40 +6,21 @@ package cuda
 // copies what it keeps before it returns, and never calls back into Go.
 #cgo noescape gocuda_launch_ex
 #cgo nocallback gocuda_launch_ex
-#cgo noescape gocuda_hot_launch_ex
-#cgo nocallback gocuda_hot_launch_ex
-#include "hot.h"
-#include <stddef.h>
-#include <stdint.h>
 #include <stdlib.h>
-
-// cuda.h's CUlaunchConfig, spelled out (the bindings' layout is checked
-// against this one in launchex.go).
-typedef struct {
-	unsigned gridDimX, gridDimY, gridDimZ;
-	unsigned blockDimX, blockDimY, blockDimZ;
-	unsigned sharedMemBytes;
-	uintptr_t hStream;
-	void *attrs;
-	unsigned numAttrs;
-} gocuda_launch_config;
-
-_Static_assert(offsetof(gocuda_launch_config, hStream) == 32 && offsetof(gocuda_launch_config, attrs) == 40 &&
-	offsetof(gocuda_launch_config, numAttrs) == 48 && sizeof(gocuda_launch_config) == 56,
-	"CUlaunchConfig's layout");
+#include "zfused.h"
 
 enum { gocudaMaxExValues = 16 };
 
-// gocuda_launch_ex calls cuLaunchKernelEx (fn) for f with nattrs attributes
-// (CUlaunchAttribute, 72 bytes each: typed as 64-bit words, so that cgo
-// sees memory without pointers and checks nothing, which would move the
-// array to the heap) and either prepared, the address of a kernelParams
-// array in C memory, or n values in 64-bit slots, as gocuda_launch_values
-// takes them.
-static int gocuda_launch_ex(uintptr_t fn, uintptr_t f, unsigned gx, unsigned gy, unsigned gz,
+// gocuda_launch_ex launches f through fn (cuLaunchKernelEx) as a hot
+// call, with nattrs attributes (CUlaunchAttribute, 72 bytes each: typed
+// as 64-bit words, so that cgo sees memory without pointers and checks
+// nothing, which would move the array to the heap) and either prepared,
+// the address of a kernelParams array in C memory, or n values in 64-bit
+// slots, as gocuda_launch_values takes them.
+static int gocuda_launch_ex(uintptr_t fn, uintptr_t mops, uintptr_t sops, uintptr_t f, unsigned gx, unsigned gy, unsigned gz,
 		unsigned bx, unsigned by, unsigned bz, unsigned shmem, uintptr_t stream,
 		const uint64_t *attrs, unsigned nattrs, uintptr_t prepared, const uint64_t *vals, int n) {
-	gocuda_launch_config cfg = {gx, gy, gz, bx, by, bz, shmem, stream, nattrs ? (void *)attrs : 0, nattrs};
+	gocuda_CUlaunchConfig cfg = {gx, gy, gz, bx, by, bz, shmem, stream, nattrs ? (void *)attrs : 0, nattrs};
 	void **params = (void **)prepared;
 	void *p[gocudaMaxExValues];
 	if (params == 0 && n > 0) {
@@ -47,15 +28,7 @@ static int gocuda_launch_ex(uintptr_t fn, uintptr_t f, unsigned gx, unsigned gy,
 			p[i] = (void *)&vals[i];
 		params = p;
 	}
-	return ((int (*)(gocuda_launch_config *, uintptr_t, void **, void **))fn)(&cfg, f, params, 0);
-}
-
-// gocuda_hot_launch_ex is gocuda_launch_ex as a light hot call (hot.go): unless
-// the module's or the stream's handle (ops words at mops, sops) is closed.
-static int gocuda_hot_launch_ex(uintptr_t mops, uintptr_t sops, uintptr_t fn, uintptr_t f, unsigned gx, unsigned gy, unsigned gz,
-		unsigned bx, unsigned by, unsigned bz, unsigned shmem, uintptr_t stream,
-		const uint64_t *attrs, unsigned nattrs, uintptr_t prepared, const uint64_t *vals, int n) {
-	return GOCUDA_HOT_CALL(mops, sops, gocuda_launch_ex(fn, f, gx, gy, gz, bx, by, bz, shmem, stream, attrs, nattrs, prepared, vals, n));
+	return gocuda_hot_cuLaunchKernelEx(fn, mops, sops, &cfg, f, params, 0);
 }
 */
 import "C"
@@ -485,31 +458,22 @@ func (k *Kernel) launchExWith(op string, h launchHold, cfg *LaunchConfig, attrs 
 // launchEx checks what needs the driver and launches, with params (a
 // prepared kernelParams array in C memory) or n values at vals.
 func (k *Kernel) launchEx(op string, h launchHold, cfg *LaunchConfig, la *launchAttrs, params unsafe.Pointer, vals *uint64, n int) error {
-	fn, err := launchExProc()
+	f, err := procs(op, "cuLaunchKernelEx")
 	if err != nil {
-		return newError(op, "cuLaunchKernelEx", err)
+		return err
+	}
+	if f.launchEx == 0 {
+		return newError(op, "cuLaunchKernelEx", f.launchExErr)
 	}
 	if err := k.checkLimits(op, cfg, la); err != nil {
 		return err
 	}
 	mops, sops := h.ops()
 	g, b := cfg.Grid.norm(), cfg.Block.norm()
-	r := C.gocuda_hot_launch_ex(mops, sops, C.uintptr_t(fn), C.uintptr_t(k.raw),
+	r := C.gocuda_launch_ex(C.uintptr_t(f.launchEx), mops, sops, C.uintptr_t(k.raw),
 		C.uint(g.X), C.uint(g.Y), C.uint(g.Z), C.uint(b.X), C.uint(b.Y), C.uint(b.Z),
 		C.uint(cfg.SharedMemBytes), C.uintptr_t(h.sh.core.val.raw),
 		(*C.uint64_t)(unsafe.Pointer(unsafe.SliceData(la.a))), C.uint(la.n), C.uintptr_t(uintptr(params)), (*C.uint64_t)(vals), C.int(n))
 	h.keepAlive()
 	return hotResult(op, "cuLaunchKernelEx", " (stream)", int32(r))
-}
-
-// launchExRaw calls fn as cuLaunchKernelEx with encoded attributes and
-// either a prepared kernelParams array in C memory or n values at vals:
-// launchEx's driver call, and the baseline of the benchmarks of the Go
-// side (launch_bench_test.go).
-func launchExRaw(fn uintptr, f cu.CUfunction, cfg *LaunchConfig, s cu.CUstream, la *launchAttrs, params unsafe.Pointer, vals *uint64, n int) cu.CUresult {
-	g, b := cfg.Grid.norm(), cfg.Block.norm()
-	return cu.CUresult(C.gocuda_launch_ex(C.uintptr_t(fn), C.uintptr_t(f),
-		C.uint(g.X), C.uint(g.Y), C.uint(g.Z), C.uint(b.X), C.uint(b.Y), C.uint(b.Z),
-		C.uint(cfg.SharedMemBytes), C.uintptr_t(s),
-		(*C.uint64_t)(unsafe.Pointer(unsafe.SliceData(la.a))), C.uint(la.n), C.uintptr_t(uintptr(params)), (*C.uint64_t)(vals), C.int(n)))
 }

@@ -1,6 +1,7 @@
 package cuda
 
 import (
+	"github.com/gocuda/gocuda/internal/standin"
 	"testing"
 
 	"github.com/gocuda/gocuda/generated/cu"
@@ -27,7 +28,8 @@ func TestLaunchValuesNoAlloc(t *testing.T) {
 	must(t, err)
 	defer sub.Close()
 
-	defer setLaunchEntries(launchRecorders(16))()
+	rec, recEx := standin.LaunchRecorders(16)
+	useEntries(t, func(e *entries) { e.launch, e.launchEx = rec, recEx })
 
 	k1, _ := fakeKernel(t, false)
 	k1.setParams([]uint32{8})
@@ -52,7 +54,7 @@ func TestLaunchValuesNoAlloc(t *testing.T) {
 			cu.CUdeviceptr(x), int64(n), Float16FromBits(uint16(x)), -f, uintptr(x))
 		for i, v := range args {
 			want, size, _ := encodeArg(v)
-			got := recorded(i)
+			got := standin.Recorded(i)
 			if size < 8 {
 				got &= 1<<(8*size) - 1
 			}
@@ -81,7 +83,7 @@ func TestLaunchValuesNoAlloc(t *testing.T) {
 				cu.CUdeviceptr(x), int64(n), Float16FromBits(uint16(x)), -f, uintptr(x))
 		}},
 	} {
-		launchRecorders(c.nargs)
+		standin.LaunchRecorders(c.nargs)
 		allocs := testing.AllocsPerRun(1000, func() {
 			if err := c.f(); err != nil {
 				t.Fatal(err)
@@ -94,7 +96,7 @@ func TestLaunchValuesNoAlloc(t *testing.T) {
 			t.Errorf("%s: %v allocations per launch, want 0", c.name, allocs)
 		}
 	}
-	if got, want := recorded(2), x-1<<20; got != want {
+	if got, want := standin.Recorded(2), x-1<<20; got != want {
 		t.Errorf("the last 16-value launch passed %#x as argument 2, want %#x", got, want)
 	}
 }

@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"errors"
+	"github.com/gocuda/gocuda/internal/standin"
 	"testing"
 )
 
@@ -13,21 +14,17 @@ import (
 //	GOCUDA_TEST_DRIVER=fake go test -run '^$' -bench LifecycleGoSide ./cuda
 func BenchmarkLifecycleGoSide(b *testing.B) {
 	_, ctx := needGPU(b)
-	real, err := procs("bench", "cuEventCreate")
-	must(b, err)
-	saved := boundCtxFns
-	stubs, get := lifecycleStubs(*real, ctx.Raw())
-	boundFnsP.Store(&stubs)
-	setCtxFns(ctxFns{get, saved.push, saved.pop})
-	b.Cleanup(func() {
-		boundFnsP.Store(real)
-		setCtxFns(saved)
+	get, create, destroy := standin.Lifecycle(uintptr(ctx.Raw()))
+	useEntries(b, func(e *entries) {
+		e.ctxGet = get
+		e.eventCreate, e.eventDestroy = create, destroy
+		e.streamCreate, e.streamDestroy = create, destroy
 	})
 	errStub := errors.New("the stand-in destroy failed")
 	b.Run("raw", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			if stubDestroy(stubCreate()) != 0 {
+			if standin.RawDestroy(destroy, standin.RawCreate(create, 2)) != 0 {
 				b.Fatal(errStub)
 			}
 		}

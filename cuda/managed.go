@@ -175,7 +175,7 @@ func destroyManagedMemory(st *memState) error {
 	if err != nil {
 		return err
 	}
-	return boundDestroy(op, fn, st.ctx.raw(), f.memFree, uint64(st.ptr))
+	return boundMemFree(op, f, st.ctx.raw(), st.ptr)
 }
 
 // dropManagedMemory gives the freed bytes back to AllocManaged's count,

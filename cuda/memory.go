@@ -122,10 +122,10 @@ func Alloc(ctx *Context, bytes int) (*DeviceMemory, error) {
 		_ = cc.release()
 		return nil, err
 	}
-	p, err := boundAlloc(op, cc.val.raw, f.memAlloc, bytes)
+	p, err := boundMemAlloc(op, f, cc.val.raw, bytes)
 	if err != nil {
 		if p != 0 { // allocated, then the context's pop failed: nobody owns it
-			_ = boundDestroy(op, "cuMemFree", cc.val.raw, f.memFree, p)
+			_ = boundMemFree(op, f, cc.val.raw, cu.CUdeviceptr(p))
 		}
 		_ = cc.release()
 		return nil, err
@@ -237,7 +237,7 @@ func destroyDeviceMemory(st *memState) error {
 	if err != nil {
 		return err
 	}
-	return boundDestroy(op, "cuMemFree", st.ctx.raw(), f.memFree, uint64(st.ptr))
+	return boundMemFree(op, f, st.ctx.raw(), st.ptr)
 }
 
 // dropDeviceMemory releases the stream, then the context: both outlive the

@@ -14,19 +14,11 @@ var (
 // memsetSync sets the span in ctx and returns when it is done, after the
 // legacy stream's synchronize (boundMemset).
 func memsetSync(op string, ctx cu.CUcontext, p cu.CUdeviceptr, width int, v uint32, n int) error {
-	fn := memsetFns[width]
-	f, err := procs(op, fn)
+	f, err := procs(op, memsetFns[width])
 	if err != nil {
 		return err
 	}
-	entry := f.memsetD8
-	switch width {
-	case 2:
-		entry = f.memsetD16
-	case 4:
-		entry = f.memsetD32
-	}
-	return boundMemset(op, fn, ctx, entry, f.syncStream, p, v, n)
+	return boundMemset(op, f, ctx, p, width, v, n)
 }
 
 // memsetAsync enqueues setting the span on s, a stream of ctx.

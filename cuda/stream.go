@@ -81,15 +81,15 @@ func newStream(op string, ctx *Context, priority int, withPriority bool) (*Strea
 				"priority %d is outside the context's range %d (highest) to %d (lowest): %w",
 				priority, r.greatest, r.least, cu.CUDA_ERROR_INVALID_VALUE)}
 		}
-		out, err = boundCreatePrio(op, "cuStreamCreateWithPriority", cc.val.raw, f.streamCreatePrio, flags, priority)
+		out, err = boundStreamCreatePrio(op, f, cc.val.raw, flags, priority)
 	} else {
-		out, err = boundCreate(op, "cuStreamCreate", cc.val.raw, f.streamCreate, flags)
+		out, err = boundStreamCreate(op, f, cc.val.raw, flags)
 	}
 	if err != nil {
 		// The stream may exist even so, when restoring the thread's
 		// context failed after it was made.
 		if out != 0 {
-			_ = boundDestroy(op, "cuStreamDestroy", cc.val.raw, f.streamDestroy, out)
+			_ = boundStreamDestroy(op, f, cc.val.raw, out)
 		}
 		_ = cc.release()
 		return nil, err
@@ -160,7 +160,7 @@ func destroyStream(st *streamState) error {
 	if err != nil {
 		return err
 	}
-	return destroyUnbound(op, fn, st.ctx.raw(), f.streamDestroy, uint64(st.raw))
+	return boundStreamDestroy(op, f, st.ctx.raw(), uint64(st.raw))
 }
 
 // dropStream releases the context after the stream: it must outlive it.
@@ -249,7 +249,11 @@ func (s *Stream) Query() (idle bool, err error) {
 	if c == nil {
 		return false, h.closedError(op)
 	}
-	r := hot1(h, hotStreamQuery, uintptr(c.val.raw))
+	f, err := procs(op, fn)
+	if err != nil {
+		return false, err
+	}
+	r := hotStreamQuery(f.streamQuery, h, uintptr(c.val.raw))
 	if r == int32(cu.CUDA_ERROR_NOT_READY) {
 		return false, nil
 	}
@@ -378,7 +382,11 @@ func (s *Stream) WaitEvent(e *Event) error {
 	case ec == nil:
 		return eh.closedError(op + " (event)")
 	}
-	return hotResult(op, fn, " (event)", hot2(sh, eh, hotStreamWaitEvent, uintptr(sc.val.raw), uintptr(ec.val.raw)))
+	f, err := procs(op, fn)
+	if err != nil {
+		return err
+	}
+	return hotResult(op, fn, " (event)", hotStreamWaitEvent(f.streamWaitEvent, sh, eh, uintptr(sc.val.raw), uintptr(ec.val.raw)))
 }
 
 var streamKind = objectKind[streamState]{destroy: destroyStream, drop: dropStream, live: &liveStreams}
