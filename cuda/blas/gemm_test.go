@@ -17,7 +17,7 @@ import (
 	"github.com/gocuda/gocuda/cuda/blas"
 	"github.com/gocuda/gocuda/cuda/cudatest"
 	"github.com/gocuda/gocuda/generated/cublas"
-	"github.com/gocuda/gocuda/internal/libtest"
+	"github.com/gocuda/gocuda/cuda/internal/libtest"
 )
 
 // needHandle returns a cuBLAS handle on a new stream, skipping where there

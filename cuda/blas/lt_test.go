@@ -14,7 +14,7 @@ import (
 	"github.com/gocuda/gocuda/cuda/blas"
 	"github.com/gocuda/gocuda/cuda/cudatest"
 	"github.com/gocuda/gocuda/generated/cublas"
-	"github.com/gocuda/gocuda/internal/libtest"
+	"github.com/gocuda/gocuda/cuda/internal/libtest"
 )
 
 func needLt(t *testing.T) (*cuda.Context, *cuda.Stream, *blas.LtHandle) {

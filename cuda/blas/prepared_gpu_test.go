@@ -12,7 +12,7 @@ import (
 	"github.com/gocuda/gocuda/cuda"
 	"github.com/gocuda/gocuda/cuda/blas"
 	"github.com/gocuda/gocuda/generated/cublas"
-	"github.com/gocuda/gocuda/internal/libtest"
+	"github.com/gocuda/gocuda/cuda/internal/libtest"
 )
 
 // readBF16 copies a bfloat16 matrix back as float32s, after the stream.

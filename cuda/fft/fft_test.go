@@ -18,7 +18,7 @@ import (
 	"github.com/gocuda/gocuda/cuda"
 	"github.com/gocuda/gocuda/cuda/fft"
 	"github.com/gocuda/gocuda/generated/cufft"
-	"github.com/gocuda/gocuda/internal/libtest"
+	"github.com/gocuda/gocuda/cuda/internal/libtest"
 )
 
 // newPlan makes a plan of 1 to 3 dimensions on s, skipping where there is

@@ -16,7 +16,7 @@ import (
 	"github.com/gocuda/gocuda/cuda"
 	"github.com/gocuda/gocuda/cuda/rand"
 	"github.com/gocuda/gocuda/generated/curand"
-	"github.com/gocuda/gocuda/internal/libtest"
+	"github.com/gocuda/gocuda/cuda/internal/libtest"
 )
 
 // newGenerator makes a generator on s, skipping where there is no cuRAND
