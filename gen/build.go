@@ -21,6 +21,7 @@ func buildLib(h *Header, prefix string) (*Module, error) {
 		records:   map[string]*Record{},
 		enums:     map[string]*Enum{},
 		typedefs:  map[string]bool{},
+		spelled:   map[string]spelling{},
 	}
 	if err := b.run(); err != nil {
 		return nil, err
@@ -40,6 +41,9 @@ type builder struct {
 	// wrapped maps a function that an inline wrapper of the header calls
 	// to the wrapper's name: __nvJitLinkCreate_12_4 → nvJitLinkCreate.
 	wrapped map[string]string
+	// spelled holds each function's result and parameter list as the
+	// header spells them, by symbol, until nameFunctions names it.
+	spelled map[string]spelling
 	m       Module
 	err     error
 }
@@ -89,6 +93,7 @@ func (b *builder) run() error {
 				if ft, ok := decl.Type().(*cc.FunctionType); ok && !seenFn[decl.Name()] {
 					seenFn[decl.Name()] = true
 					b.function(decl.Name(), ft)
+					b.spelled[decl.Name()] = spell(d, decl)
 				}
 			}
 		}
@@ -558,6 +563,13 @@ func (b *builder) nameFunctions() {
 				return names[i] < names[j]
 			})
 			f.Name = names[0]
+		}
+		if sp, ok := b.spelled[f.Symbol]; ok {
+			sep := " "
+			if strings.HasSuffix(sp.result, "*") {
+				sep = "" // const char *name(…)
+			}
+			f.Proto = sp.result + sep + f.Name + "(" + sp.params + ")"
 		}
 	}
 }

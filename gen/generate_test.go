@@ -13,7 +13,7 @@ import (
 	"github.com/gocuda/gocuda/internal/manifest"
 )
 
-var update = flag.Bool("update", false, "rewrite testdata/small.golden from the generator's output")
+var update = flag.Bool("update", false, "rewrite the golden files (testdata/small.golden, testdata/fused/zfused.h) from the generator's output")
 
 // smallManifest is a one-version matrix for testdata/small.h.
 func smallManifest() (*manifest.Manifest, manifest.Version) {

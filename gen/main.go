@@ -10,6 +10,8 @@
 // Besides the Go files of each version, generation writes its API data
 // (zcu_<tag>_api.txt) and the diff across the matrix (API_CHANGES.md), so
 // that versions whose header is cached elsewhere can be compared anywhere.
+// -all also writes cuda/zfused.h, the C prototypes and wrappers of package
+// cuda's fused calls, from the table in cuda/fused.go (see fused_table.go).
 //
 // Headers are cached by `go run ./headers/fetch` (make headers).
 package main
@@ -97,6 +99,15 @@ func run(args []string) error {
 	if err := checkCgoTable(); err != nil {
 		return err
 	}
+	// The fused calls' header serves every version: -all makes it, from
+	// the models of package cu's versions.
+	var fused []fusedEntry
+	models := map[string]*Module{} // package cu's, by version
+	if *all {
+		if fused, err = readFusedTable(*root); err != nil {
+			return err
+		}
+	}
 	dirs := map[string]map[string]Output{}
 	owners := map[string]*library{}
 	files := newHeaderFiles()
@@ -115,12 +126,22 @@ func run(args []string) error {
 		if len(mine) == 0 && !*all {
 			continue // none of its versions asked for: its files stay as they are
 		}
-		outputs, err := generateLibrary(l, m, mine, dir, *all, files)
+		var mods map[string]*Module
+		if l == cuLib {
+			mods = models
+		}
+		outputs, err := generateLibrary(l, m, mine, dir, *all, files, mods)
 		if err != nil {
 			return err
 		}
 		if len(outputs) > 0 {
 			dirs[dir], owners[dir] = outputs, l
+		}
+	}
+	var fusedHeader []byte
+	if *all {
+		if fusedHeader, err = generateFused(m, fused, models); err != nil {
+			return err
 		}
 	}
 	if *check {
@@ -134,19 +155,29 @@ func run(args []string) error {
 				}
 			}
 		}
+		if fusedHeader != nil {
+			if err := checkFused(fusedDir(*root), fusedHeader); err != nil {
+				errs = append(errs, err.Error())
+			}
+		}
 		if len(errs) > 0 {
 			return errors.New(strings.Join(errs, "\n"))
 		}
 		return nil
 	}
+	if fusedHeader != nil {
+		dirs[fusedDir(*root)] = map[string]Output{matrixKey: {fusedHeaderFile: fusedHeader}}
+	}
 	return writeAll(dirs, owners)
 }
 
 // generateLibrary makes the files of library l for the versions todo, in
-// ascending order, into outputs by tag, reading headers through files. A
+// ascending order, into outputs by tag, reading headers through files, and
+// keeps the model of each version it generates in models (by version) when
+// models is not nil. A
 // version without the library's header is left out; package cu needs at
 // least one header, the others skip what is not cached.
-func generateLibrary(l *library, m *manifest.Manifest, todo []manifest.Version, out string, all bool, files *headerFiles) (map[string]Output, error) {
+func generateLibrary(l *library, m *manifest.Manifest, todo []manifest.Version, out string, all bool, files *headerFiles, models map[string]*Module) (map[string]Output, error) {
 	// The full manifest for the headers of another family that the
 	// library's header is parsed with; the library's own matrix for
 	// everything about its versions.
@@ -199,6 +230,9 @@ func generateLibrary(l *library, m *manifest.Manifest, todo []manifest.Version, 
 			return nil, fmt.Errorf("%s: %w", v.Name(), err)
 		}
 		outputs[v.Tag] = o
+		if models != nil {
+			models[v.Version] = mod
+		}
 		if api != nil {
 			apis[v.Tag] = api
 		}

@@ -26,6 +26,10 @@ type Function struct {
 	Symbol string // versioned symbol the header's macros select: cuMemAlloc_v2
 	Result Type
 	Params []Param
+	// Proto is the declaration as the header spells it, under the API
+	// name and without attributes or calling-convention macros:
+	// "CUresult cuMemAlloc(CUdeviceptr *dptr, size_t bytesize)".
+	Proto string
 }
 
 // Param is one function parameter.

@@ -29,16 +29,16 @@ func TestModelSmallHeader(t *testing.T) {
 	want := &Module{
 		CUDAVersion: 12040,
 		Functions: []Function{
-			{Name: "cuAnon", Symbol: "cuAnon", Result: result, Params: []Param{{"a", ptr(named("CUanon"))}}},
-			{Name: "cuByValue", Symbol: "cuByValue", Result: result, Params: []Param{{"loc", named("CUloc")}, {"ctx", named("CUcontext")}}},
-			{Name: "cuInit", Symbol: "cuInit", Result: result, Params: []Param{{"Flags", basic("unsigned int")}}},
+			{Name: "cuAnon", Symbol: "cuAnon", Result: result, Params: []Param{{"a", ptr(named("CUanon"))}}, Proto: "CUresult cuAnon(CUanon *a)"},
+			{Name: "cuByValue", Symbol: "cuByValue", Result: result, Params: []Param{{"loc", named("CUloc")}, {"ctx", named("CUcontext")}}, Proto: "CUresult cuByValue(CUloc loc, CUcontext ctx)"},
+			{Name: "cuInit", Symbol: "cuInit", Result: result, Params: []Param{{"Flags", basic("unsigned int")}}, Proto: "CUresult cuInit(unsigned int Flags)"},
 			// A versioned name chosen by a plain macro …
-			{Name: "cuMemAlloc", Symbol: "cuMemAlloc_v2", Result: result, Params: []Param{{"dptr", ptr(named("CUdeviceptr"))}, {"bytesize", basic("unsigned long")}}},
+			{Name: "cuMemAlloc", Symbol: "cuMemAlloc_v2", Result: result, Params: []Param{{"dptr", ptr(named("CUdeviceptr"))}, {"bytesize", basic("unsigned long")}}, Proto: "CUresult cuMemAlloc(CUdeviceptr *dptr, size_t bytesize)"},
 			// … by a macro through a per-thread-stream wrapper …
-			{Name: "cuMemcpy", Symbol: "cuMemcpy_v2", Result: result, Params: []Param{{"dst", named("CUdeviceptr")}, {"src", named("CUdeviceptr")}, {"ByteCount", basic("unsigned long")}}},
+			{Name: "cuMemcpy", Symbol: "cuMemcpy_v2", Result: result, Params: []Param{{"dst", named("CUdeviceptr")}, {"src", named("CUdeviceptr")}, {"ByteCount", basic("unsigned long")}}, Proto: "CUresult cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount)"},
 			// … and by a macro under #if CUDA_VERSION.
-			{Name: "cuOld", Symbol: "cuOld_v3", Result: result, Params: []Param{{"rec", ptr(named("CUrec"))}, {"fn", named("CUhostFn")}, {"userData", voidPtr}}},
-			{Name: "cuVoid", Symbol: "cuVoid", Result: result},
+			{Name: "cuOld", Symbol: "cuOld_v3", Result: result, Params: []Param{{"rec", ptr(named("CUrec"))}, {"fn", named("CUhostFn")}, {"userData", voidPtr}}, Proto: "CUresult cuOld(CUrec *rec, CUhostFn fn, void *userData)"},
+			{Name: "cuVoid", Symbol: "cuVoid", Result: result, Proto: "CUresult cuVoid(void)"},
 		},
 		Enums: []Enum{
 			{Name: "CUresult", Type: "int", Values: []EnumValue{{"CUDA_SUCCESS", 0}, {"CUDA_ERROR_INVALID_VALUE", 1}, {"CUDA_ERROR_NOT_READY", 600}, {"CUDA_ERROR_ALIAS", 600}}},
