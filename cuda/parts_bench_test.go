@@ -142,10 +142,10 @@ func BenchmarkLifecycleParts(b *testing.B) {
 				b.core.val.owned = true
 				b.s.h.core = &b.core
 				b.core.kind = &streamKind
-				queueLast(&streamKind, &b.s.h)
+				queueAttach(unsafe.Pointer(b), &b.s.h)
 				boxSink = b
 				err := bound()
-				unqueueLast(&b.s.h)
+				unqueueAttach(&b.s.h)
 				return err
 			}},
 			{"stream", 0, func() error {
