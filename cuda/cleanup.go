@@ -19,13 +19,6 @@ import (
 // queue until its cleanup is attached, so it is released one collection
 // later than an immediate cleanup would release it.
 
-// The first handle of a new stream, event or executable graph (a boxed
-// one, attachBoxed) waits instead in its kind's last slot (objectKind.last),
-// and goes to the queue only when the next of its kind takes the slot. A
-// loop that makes and closes such objects takes and empties the slot with
-// one atomic swap and one compare-and-swap on the kind's line, where the
-// queue would cost a lock and an unlock twice, on lines of its own.
-
 // attachBatch bounds the queue, and so the handles it keeps alive.
 const attachBatch = 256
 
@@ -41,20 +34,11 @@ var (
 	attachMu    sync.Mutex
 	attachQueue []attachJob
 	attachSpare []attachJob // the previous queue's array, for reuse
-	// attachArmed is set while a collection will flush the queue and the
-	// slots (armAttach). It is cleared before a flush looks at them, so
+	// attachArmed is set while a collection will flush the queue
+	// (armAttach). It is cleared before a flush looks at the queue, so
 	// that a handle queued after that look finds it clear and arms again.
 	attachArmed atomic.Bool
 )
-
-// boxedKinds are the kinds whose last slot the flush empties: those of
-// the objects attachBoxed makes.
-var boxedKinds = [...]lastFlusher{&streamKind, &eventKind, &graphExecKind}
-
-type lastFlusher interface {
-	flushLast()
-	pending() bool
-}
 
 // queueAttach queues the handle h embedded in owner for its cleanup.
 func queueAttach(owner unsafe.Pointer, h attacher) {
@@ -67,32 +51,6 @@ func queueAttach(owner unsafe.Pointer, h attacher) {
 	}
 	if n >= attachBatch {
 		flushAttach()
-	}
-}
-
-// queueLast puts h, the first handle of a boxed object of kind k, in k's
-// last slot; the handle it displaces goes to the queue.
-func queueLast[T any](k *objectKind[T], h *handle[T]) {
-	if old := k.last.Swap(h); old != nil {
-		queueAttach(unsafe.Pointer(old), old)
-		return
-	}
-	if !attachArmed.Load() {
-		armAttach()
-	}
-}
-
-// unqueueLast takes h out of its kind's last slot, and reports whether it
-// was there.
-func unqueueLast[T any](h *handle[T]) bool {
-	return h.core.kind.last.CompareAndSwap(h, nil)
-}
-
-// flushLast gives the handle in k's last slot, if any, its cleanup. A
-// boxed handle is at the start of its owner (attachBoxed).
-func (k *objectKind[T]) flushLast() {
-	if h := k.last.Swap(nil); h != nil {
-		h.attachCleanup(unsafe.Pointer(h))
 	}
 }
 
@@ -110,12 +68,8 @@ func unqueueAttach(h attacher) {
 	attachMu.Unlock()
 }
 
-// flushAttach attaches the cleanups of the queued handles still open, and
-// of those in the last slots.
+// flushAttach attaches the cleanups of the queued handles still open.
 func flushAttach() {
-	for _, k := range boxedKinds {
-		k.flushLast()
-	}
 	attachMu.Lock()
 	q := attachQueue
 	attachQueue, attachSpare = attachSpare[:0], nil
@@ -135,8 +89,8 @@ func flushAttach() {
 // after the next garbage collection.
 type collectionHook struct{ _ *byte }
 
-// armAttach makes the next collection flush the queue and the slots,
-// unless that is arranged already.
+// armAttach makes the next collection flush the queue, unless that is
+// arranged already.
 func armAttach() {
 	if attachArmed.CompareAndSwap(false, true) {
 		runtime.AddCleanup(new(collectionHook), afterCollection, 0)
@@ -146,18 +100,12 @@ func armAttach() {
 func afterCollection(int) {
 	attachArmed.Store(false)
 	flushAttach()
-	// What was queued or put in a slot since the flush looked arms again,
-	// here or where it was queued, which finds attachArmed clear.
+	// What was queued since the flush looked arms again, here or where it
+	// was queued, which finds attachArmed clear.
 	attachMu.Lock()
 	again := len(attachQueue) > 0
 	attachMu.Unlock()
-	for _, k := range boxedKinds {
-		again = again || k.pending()
-	}
 	if again {
 		armAttach()
 	}
 }
-
-// pending reports whether k's last slot holds a handle.
-func (k *objectKind[T]) pending() bool { return k.last.Load() != nil }

@@ -5,25 +5,17 @@ import (
 	"testing"
 )
 
-// queued is the number of handles waiting for their cleanup: in the
-// queue and in the kinds' last slots.
+// queued is the number of handles waiting for their cleanup.
 func queued() int {
 	attachMu.Lock()
-	n := len(attachQueue)
-	attachMu.Unlock()
-	for _, k := range boxedKinds {
-		if k.pending() {
-			n++
-		}
-	}
-	return n
+	defer attachMu.Unlock()
+	return len(attachQueue)
 }
 
-// A handle closed while it is the last one made of its kind, or the last
-// one queued, leaves the queue, so that a loop that makes and closes
-// objects does not grow it; one closed behind another that is still open
-// stays until the flush, which skips it, and a handle dropped without
-// Close is still finished by its cleanup.
+// A handle closed while it is the last one queued leaves the queue, so
+// that a loop that makes and closes objects does not grow it; one closed
+// behind another that is still open stays until the flush, which skips it,
+// and a handle dropped without Close is still finished by its cleanup.
 func TestClosedHandlesLeaveTheAttachQueue(t *testing.T) {
 	_, ctx := needGPU(t)
 	flushAttach()
@@ -40,8 +32,7 @@ func TestClosedHandlesLeaveTheAttachQueue(t *testing.T) {
 		t.Fatalf("%d handles wait for their cleanup after making and closing %d events and streams, want %d", n, 3*attachBatch, base)
 	}
 
-	// The third takes the last slot; the first two go to the queue, in
-	// order.
+	// The three are queued in order.
 	var evs [3]*Event
 	for i := range evs {
 		var err error
@@ -51,11 +42,11 @@ func TestClosedHandlesLeaveTheAttachQueue(t *testing.T) {
 	if n := queued(); n != base+3 {
 		t.Fatalf("%d handles wait for their cleanup, want %d", n, base+3)
 	}
-	must(t, evs[0].Close()) // neither in the slot nor last in the queue: it stays
+	must(t, evs[0].Close()) // not the last queued: it stays
 	if n := queued(); n != base+3 {
 		t.Fatalf("%d handles wait for their cleanup after closing the first, want %d", n, base+3)
 	}
-	must(t, evs[2].Close()) // in the slot
+	must(t, evs[2].Close()) // the last queued
 	if n := queued(); n != base+2 {
 		t.Fatalf("%d handles wait for their cleanup after closing the last, want %d", n, base+2)
 	}

@@ -244,7 +244,7 @@ func (r *ctxRef) context() *Context {
 	}
 	v := &Context{of: r}
 	v.h.core = r.core
-	v.h.initOps(viewBit)
+	v.h.ops.Store(viewBit)
 	if r.view.CompareAndSwap(nil, v) {
 		return v
 	}
@@ -261,4 +261,4 @@ func (r *ctxRef) release() error {
 	return r.core.release()
 }
 
-var contextKind = objectKind[ctxState]{destroy: destroyContext, live: &liveContexts}
+var contextKind = objectKind[ctxState]{destroy: destroyContext, live: &liveContexts, name: "context"}

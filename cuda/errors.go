@@ -78,14 +78,5 @@ type nilHandleError struct{}
 func (nilHandleError) Error() string        { return "handle is nil" }
 func (nilHandleError) Is(target error) bool { return target == ErrClosed }
 
-// closedError is the error of using h in op when it cannot be entered:
-// nil or closed.
-func (h *handle[T]) closedError(op string) error {
-	if h == nil {
-		return nilError(op)
-	}
-	return closedError(op)
-}
-
 // nilError is the error of using a nil handle in op.
 func nilError(op string) error { return &Error{Op: op, Err: errNilHandle} }

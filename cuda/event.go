@@ -3,7 +3,6 @@ package cuda
 import (
 	"fmt"
 	"time"
-	"unsafe"
 
 	"github.com/gocuda/gocuda/generated/cu"
 )
@@ -89,9 +88,11 @@ func NewEvent(ctx *Context, opts ...EventOption) (*Event, error) {
 	b.core.init(&eventKind)
 	b.core.val.raw, b.core.val.flags = cu.CUevent(out), flags
 	b.core.val.ctx.core = cc
-	attachBoxed(&b.e.h, &b.core)
+	attachBoxed(b, &b.e.h, &b.core)
 	return &b.e, nil
 }
+
+var _ stateCopier[eventState] = (*eventState)(nil)
 
 func (s *eventState) copyTo(d *eventState) {
 	d.raw, d.ctx.core, d.flags = s.raw, s.ctx.core, s.flags
@@ -99,15 +100,9 @@ func (s *eventState) copyTo(d *eventState) {
 
 // eventBox is a new event's first handle and its core (attachBoxed).
 type eventBox struct {
-	e    Event // first: the cleanup is attached to the allocation through it
+	e    Event
 	core shared[eventState]
 }
-
-// Within the allocator's 80-byte size class, its handle first, as streamBox.
-var (
-	_ [80 - unsafe.Sizeof(eventBox{})]byte
-	_ [0 - unsafe.Offsetof(eventBox{}.e) - unsafe.Offsetof(Event{}.h)]byte
-)
 
 func destroyEvent(st *eventState) error {
 	const op, fn = "Event.Close", "cuEventDestroy"
@@ -239,4 +234,4 @@ func Elapsed(start, end *Event) (time.Duration, error) {
 	return time.Duration(float64(ms) * float64(time.Millisecond)), nil
 }
 
-var eventKind = objectKind[eventState]{destroy: destroyEvent, drop: dropEvent, live: &liveEvents}
+var eventKind = objectKind[eventState]{destroy: destroyEvent, drop: dropEvent, live: &liveEvents, grace: hotGrace, name: "event"}

@@ -3,7 +3,6 @@ package cuda
 import (
 	"fmt"
 	"runtime"
-	"unsafe"
 
 	"github.com/gocuda/gocuda/generated/cu"
 )
@@ -325,22 +324,18 @@ func (g *Graph) Instantiate() (*GraphExec, error) {
 	b.core.init(&graphExecKind)
 	b.core.val.raw = exec
 	b.core.val.ctx.core = cc
-	attachBoxed(&b.e.h, &b.core)
+	attachBoxed(b, &b.e.h, &b.core)
 	return &b.e, nil
 }
 
 // graphExecBox is a new executable graph's first handle and its core
 // (attachBoxed).
 type graphExecBox struct {
-	e    GraphExec // first: the cleanup is attached to the allocation through it
+	e    GraphExec
 	core shared[graphExecState]
 }
 
-// Within the allocator's 80-byte size class, its handle first, as streamBox.
-var (
-	_ [80 - unsafe.Sizeof(graphExecBox{})]byte
-	_ [0 - unsafe.Offsetof(graphExecBox{}.e) - unsafe.Offsetof(GraphExec{}.h)]byte
-)
+var _ stateCopier[graphExecState] = (*graphExecState)(nil)
 
 func (s *graphExecState) copyTo(d *graphExecState) { d.raw, d.ctx.core = s.raw, s.ctx.core }
 
@@ -446,5 +441,5 @@ func updateError(op string, res cu.CUgraphExecUpdateResult, err error) error {
 	return newError(op, "cuGraphExecUpdate", fmt.Errorf("%v: %w", res, err))
 }
 
-var graphKind = objectKind[graphState]{destroy: destroyGraph, drop: dropGraph, live: &liveGraphs}
-var graphExecKind = objectKind[graphExecState]{destroy: destroyGraphExec, drop: dropGraphExec, live: &liveGraphExecs}
+var graphKind = objectKind[graphState]{destroy: destroyGraph, drop: dropGraph, live: &liveGraphs, name: "graph"}
+var graphExecKind = objectKind[graphExecState]{destroy: destroyGraphExec, drop: dropGraphExec, live: &liveGraphExecs, grace: hotGrace, name: "executable graph"}

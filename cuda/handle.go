@@ -1,9 +1,7 @@
 package cuda
 
 import (
-	"reflect"
 	"runtime"
-	"strings"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -15,17 +13,16 @@ import (
 // object. Each handle owns one reference, and so does every object made from
 // this one (a stream holds one on its context); the last release destroys.
 //
-// A boxed core and its first handle (attachBoxed) are one allocation, of
-// 80 bytes for a stream, an event or an executable graph: that allocation
-// is most of what a create and destroy add to the driver's calls
-// (BenchmarkLifecycleParts), so what all objects of a kind share is in
-// their objectKind, and a refused destroy's error waits in deferred.go.
+// A boxed core and its first handle (attachBoxed) are one allocation: an
+// allocation is most of what a create and destroy add to the driver's
+// calls (BenchmarkLifecycleParts), so what all objects of a kind share is
+// in their objectKind, and a refused destroy's error waits in deferred.go.
 type shared[T any] struct {
-	// hot is set by the first hot call on the object (hot.go), which holds
-	// no reference: its destroy must wait for a grace period first. It and
-	// val's first field, the raw driver handle, come first, so that a hot
-	// call on a boxed handle reads one cache line: the handle's words and
-	// these.
+	// hot is set by the first call on the object that holds no reference
+	// (a hot call): its destroy must wait for its kind's grace first. It
+	// and extra come before val, whose first field is the raw driver
+	// handle, so that a call on a boxed handle finds them next to the
+	// handle's words.
 	hot atomic.Uint32
 	// extra is the number of references less one, so that a new core
 	// holds its first reference without an atomic store (an exchange on
@@ -35,10 +32,7 @@ type shared[T any] struct {
 	kind  *objectKind[T]
 }
 
-// objectKind is what the cores of one kind of object share. It is four
-// words: the linker aligns a static one of 32 bytes to 32, so that it is
-// one cache line, which a create and a close of the kind's boxed objects
-// touch instead of several.
+// objectKind is what the cores of one kind of object share.
 type objectKind[T any] struct {
 	// destroy asks the driver to destroy the object; drop then gives back
 	// what the object holds (its context's reference, say). drop runs only
@@ -46,16 +40,15 @@ type objectKind[T any] struct {
 	destroy func(*T) error
 	drop    func(*T) error
 	live    *atomic.Int64 // objects of this kind the driver still holds
-	// last is the boxed first handle made last and not yet closed or
-	// given its cleanup (cleanup.go): the kinds of boxedKinds only.
-	last atomic.Pointer[handle[T]]
+	// grace returns once no call that holds no reference (a hot call) and
+	// that began before it is still in the driver. Only the kinds whose
+	// objects take such calls set it: the destroy of an object marked hot
+	// waits for it.
+	grace func()
+	// name names the kind as a user knows it ("event"), for the count of
+	// handles left to the garbage collector.
+	name string
 }
-
-// An objectKind is 32 bytes (see above; TestBoxedKindsAreOneCacheLineEach).
-var (
-	_ [32 - unsafe.Sizeof(objectKind[streamState]{})]byte
-	_ [unsafe.Sizeof(objectKind[streamState]{}) - 32]byte
-)
 
 // newShared returns a core of kind k holding one reference, for the caller
 // to fill in before it is shared.
@@ -103,12 +96,13 @@ func (c *shared[T]) release() error {
 	return c.finish()
 }
 
-// finish destroys the object whose last reference is gone. A destroy the
-// driver refused while the object still exists (during a stream capture,
-// say) is not forgotten: the object stays counted and waits for a retry.
+// finish destroys the object whose last reference is gone, after its
+// kind's grace when a hot call has marked it. A destroy the driver refused
+// while the object still exists (during a stream capture, say) is not
+// forgotten: the object stays counted and waits for a retry.
 func (c *shared[T]) finish() error {
 	if c.hot.Load() != 0 {
-		hotGrace()
+		c.kind.grace()
 	}
 	err := c.kind.destroy(&c.val)
 	if err != nil && stillHeld(err) {
@@ -164,19 +158,12 @@ const (
 // fdMutex: every method that reaches the driver holds the handle (enter,
 // exit) for the whole driver call, so the object cannot be destroyed under
 // it, and a call that starts after Close gets ErrClosed without reaching
-// the driver. The hot calls of hot.go are the exception: they check the
-// closed bit from C and are waited for by the object's destroy instead.
+// the driver. The hot calls are the exception: they check the closed bit
+// themselves and are waited for by the object's destroy instead (shared.hot).
 type handle[T any] struct {
 	core    *shared[T]
 	ops     atomic.Uint64
 	cleanup runtime.Cleanup
-}
-
-// initOps sets the flags of a handle not yet shared with another
-// goroutine: a plain store, where an atomic one would be a locked
-// instruction on amd64 in every create.
-func (h *handle[T]) initOps(flags uint64) {
-	*(*uint64)(unsafe.Pointer(&h.ops)) = flags
 }
 
 // attach makes h, embedded in *owner, the holder of one reference on core.
@@ -187,24 +174,21 @@ func attach[P any, T any](owner *P, h *handle[T], core *shared[T]) {
 	queueAttach(unsafe.Pointer(owner), h)
 }
 
-// attachBoxed is attach for the first handle of a new object when the
-// handle's owner and the core are one allocation, as an event's and a
-// stream's are (eventBox, streamBox): one allocation where a create would
-// take two, which is most of what this package adds to a short-lived
-// object's create and destroy. Clones point into that allocation and keep
-// it; so does anything else that holds the core. Once it is unreachable,
-// only this handle's reference is left, and its cleanup finishes the
-// object from a copy of the core. So the object of a first handle dropped
-// without Close lives until its clones, closed or not, are unreachable
-// too, where a separate core would let it go at the last clone's Close.
-//
-// The handle is the first field of its owner and of the box, which is
-// where its cleanup is attached (the boxes' declarations check it), and
-// core's kind is one of boxedKinds (the flush empties their slots).
-func attachBoxed[T any](h *handle[T], core *shared[T]) {
-	h.initOps(boxedBit)
+// attachBoxed is attach for the first handle of a new object whose owner
+// and core are one allocation, box, as an event's and a stream's are
+// (eventBox, streamBox): one allocation where a create would take two,
+// which is most of what this package adds to a short-lived object's create
+// and destroy. Clones point into that allocation and keep it; so does
+// anything else that holds the core. Once it is unreachable, only this
+// handle's reference is left, and its cleanup, attached to box, finishes
+// the object from a copy of the core. So the object of a first handle
+// dropped without Close lives until its clones, closed or not, are
+// unreachable too, where a separate core would let it go at the last
+// clone's Close.
+func attachBoxed[B any, T any](box *B, h *handle[T], core *shared[T]) {
+	h.ops.Store(boxedBit)
 	h.core = core
-	queueLast(core.kind, h)
+	queueAttach(unsafe.Pointer(box), h)
 }
 
 // attachCleanup gives h, embedded in owner, the cleanup that releases its
@@ -245,10 +229,10 @@ type finisher interface {
 // copy returns a core with c's object and accounting, holding the one
 // reference left when c's box is unreachable. It is made when the cleanup
 // is attached, from what does not change after the object is made
-// (stateCopier). It needs no grace period: every handle of the object
-// points into the box, and a hot call keeps its handle reachable until
-// it has left the driver, so once the box is unreachable no hot call on
-// the object is in flight.
+// (stateCopier). It needs no grace: every handle of the object points
+// into the box, and a call that holds no reference keeps its handle
+// reachable until it has left the driver, so once the box is unreachable
+// no such call on the object is in flight.
 func (c *shared[T]) copy() *shared[T] {
 	d := &shared[T]{kind: c.kind}
 	any(&c.val).(stateCopier[T]).copyTo(&d.val)
@@ -259,12 +243,6 @@ func (c *shared[T]) copy() *shared[T] {
 // destroy and drop use, which is set before the object is shared; not
 // what its methods add later, such as the context's view.
 type stateCopier[T any] interface{ copyTo(*T) }
-
-var (
-	_ stateCopier[eventState]     = (*eventState)(nil)
-	_ stateCopier[streamState]    = (*streamState)(nil)
-	_ stateCopier[graphExecState] = (*graphExecState)(nil)
-)
 
 func finishDropped(f finisher) {
 	dropped.Add(f.kindName())
@@ -282,25 +260,7 @@ func releaseDropped(r releaser) {
 }
 
 // kindName names the kind of object c holds, as a user knows it.
-func (c *shared[T]) kindName() string {
-	name := reflect.TypeFor[T]().Name()
-	switch name {
-	case "ctxState":
-		return "context"
-	case "memState":
-		return "memory"
-	case "hostState":
-		return "host buffer"
-	case "poolState":
-		return "memory pool"
-	case "graphExecState":
-		return "executable graph"
-	}
-	if i := strings.IndexByte(name, '['); i >= 0 {
-		name = name[:i]
-	}
-	return strings.TrimSuffix(name, "State")
-}
+func (c *shared[T]) kindName() string { return c.kind.name }
 
 // enter starts a call on the object: it returns the object's state, or
 // false when the handle is nil, zero or closed. Every true must be
@@ -385,26 +345,12 @@ func (h *handle[T]) close(op string) error {
 		}
 		return nil
 	}
-	switch ops := h.ops.Load(); {
-	case ops&attachedBit != 0:
+	if h.ops.Load()&attachedBit != 0 {
 		h.cleanup.Stop()
-	case ops&boxedBit != 0 && unqueueLast(h):
-	default:
+	} else {
 		unqueueAttach(h)
 	}
 	return h.core.release()
-}
-
-// live counts the driver objects this package holds, per kind.
-var liveContexts, liveStreams, liveEvents atomic.Int64
-
-// LiveHandles reports how many driver objects of each kind this package
-// holds now: every one created, retained or wrapped and not yet destroyed
-// (or released) by the driver. It exists for leak tests; the numbers count
-// driver objects, not handles, and include objects whose destroy the
-// driver refused and that wait for a retry (see ErrDeferred).
-func LiveHandles() (contexts, streams, events int) {
-	return int(liveContexts.Load()), int(liveStreams.Load()), int(liveEvents.Load())
 }
 
 // A gate is a handle as the calls on several objects hold it.
@@ -421,7 +367,7 @@ func (h *handle[T]) hold() bool {
 
 // holds is the set of handles one call on several objects holds, for the
 // whole driver call: hold each in turn, and release them all at the end.
-// The hot calls (record, query, wait, launches) hold nothing: see hot.go.
+// The hot calls hold nothing (see handle).
 type holds struct {
 	n  int
 	gs [3]gate
@@ -458,4 +404,13 @@ func (hs *holds) all(op string, args ...arg) error {
 		}
 	}
 	return nil
+}
+
+// closedError is the error of using h in op when it cannot be entered:
+// nil or closed.
+func (h *handle[T]) closedError(op string) error {
+	if h == nil {
+		return nilError(op)
+	}
+	return closedError(op)
 }

@@ -2,13 +2,13 @@ package cuda
 
 import (
 	"errors"
-	"github.com/gocuda/gocuda/internal/standin"
-	"reflect"
 	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/gocuda/gocuda/internal/standin"
 )
 
 // These tests drive the handle mechanism with a fake destroy: they need no
@@ -428,16 +428,8 @@ func BenchmarkHandleHold(b *testing.B) {
 	})
 }
 
-// testKind is a kind of object for the cores of tests.
+// testKind is a kind of object for the cores of tests, whose objects may
+// take hot calls.
 func testKind[T any](live *atomic.Int64, destroy, drop func(*T) error) *objectKind[T] {
-	return &objectKind[T]{destroy: destroy, drop: drop, live: live}
-}
-
-// The kinds of the boxed objects are one cache line each (objectKind).
-func TestBoxedKindsAreOneCacheLineEach(t *testing.T) {
-	for i, k := range boxedKinds {
-		if a := reflect.ValueOf(k).Pointer(); a%32 != 0 {
-			t.Errorf("boxedKinds[%d] is at %#x, not 32-byte aligned: it may straddle two cache lines", i, a)
-		}
-	}
+	return &objectKind[T]{destroy: destroy, drop: drop, live: live, grace: hotGrace, name: "test object"}
 }

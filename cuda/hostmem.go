@@ -228,4 +228,4 @@ func (b *HostBuffer[T]) Context() *Context {
 	return contextOf(b.handle(), func(st *hostState) *ctxRef { return &st.ctx })
 }
 
-var hostBufferKind = objectKind[hostState]{destroy: destroyHostBuffer, drop: dropHostBuffer, live: &liveHostBuffers}
+var hostBufferKind = objectKind[hostState]{destroy: destroyHostBuffer, drop: dropHostBuffer, live: &liveHostBuffers, name: "host buffer"}

@@ -5,7 +5,6 @@ import (
 	"github.com/gocuda/gocuda/internal/standin"
 	"testing"
 	"time"
-
 )
 
 // The destroy of an object that has seen a hot call waits for the hot

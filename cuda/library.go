@@ -3,7 +3,6 @@ package cuda
 import (
 	"strconv"
 	"sync"
-	"sync/atomic"
 
 	"github.com/gocuda/gocuda/generated/cu"
 )
@@ -44,10 +43,6 @@ func (o *LibraryObject[T]) handle() *handle[libState[T]] {
 	return &o.h
 }
 
-// liveLibraryObjects counts the library objects of every kind this package
-// holds.
-var liveLibraryObjects atomic.Int64
-
 // NewLibraryObject makes create's object, with the context of s current on
 // the calling thread as the library requires, and returns a handle to it
 // bound to a clone of s. destroy is called once, with the same context
@@ -74,7 +69,7 @@ func NewLibraryObject[T any](s *Stream, create func() (T, error), destroy func(T
 	}
 	// The kind is made per object: T has no package-level value. Library
 	// objects are made rarely (a handle per stream, say).
-	core := newShared(&objectKind[libState[T]]{destroy: destroyLibraryObject[T], drop: dropLibraryObject[T], live: &liveLibraryObjects})
+	core := newShared(&objectKind[libState[T]]{destroy: destroyLibraryObject[T], drop: dropLibraryObject[T], live: &liveLibraryObjects, name: "library object"})
 	core.val = libState[T]{raw: raw, stream: own, destroy: destroy}
 	return newLibraryObjectHandle(core), nil
 }

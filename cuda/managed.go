@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"sync"
-	"sync/atomic"
 	"unsafe"
 
 	"github.com/gocuda/gocuda/generated/cu"
@@ -39,8 +38,6 @@ func (m *ManagedMemory) handle() *handle[memState] {
 	}
 	return &m.h
 }
-
-var liveManagedMemory atomic.Int64
 
 // ManagedAttach is how managed memory is attached when it is allocated
 // (cuMemAllocManaged's flags).
@@ -631,4 +628,4 @@ func AccessManaged[T Element](m *ManagedMemory, fn func([]T) error) error {
 	return fn(v)
 }
 
-var managedKind = objectKind[memState]{destroy: destroyManagedMemory, drop: dropManagedMemory, live: &liveManagedMemory}
+var managedKind = objectKind[memState]{destroy: destroyManagedMemory, drop: dropManagedMemory, live: &liveManagedMemory, name: "memory"}

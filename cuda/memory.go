@@ -3,7 +3,6 @@ package cuda
 import (
 	"errors"
 	"fmt"
-	"sync/atomic"
 	"unsafe"
 
 	"github.com/gocuda/gocuda/generated/cu"
@@ -62,42 +61,6 @@ func (m *DeviceMemory) handle() *handle[memState] {
 		return nil
 	}
 	return &m.h
-}
-
-// The live counts of the kinds LiveHandles does not report.
-var liveDeviceMemory, liveHostBuffers, liveModules, liveGraphs, liveGraphExecs atomic.Int64
-
-// LiveCounts is a snapshot of the driver objects this package holds: every
-// one created and not yet released by its last handle's Close (or by the
-// cleanup of unreachable handles). It exists for leak tests.
-type LiveCounts struct {
-	Contexts, Streams, Events int
-	DeviceMemory, HostBuffers int
-	Modules                   int
-	Graphs, GraphExecs        int
-	MemPools                  int
-	ManagedMemory             int
-	// LibraryObjects counts the LibraryObjects of every library.
-	LibraryObjects int
-	// Deferred counts the objects above whose destroy the driver refused
-	// and that wait for a retry (ErrDeferred).
-	Deferred int
-}
-
-// LiveObjects returns the number of driver objects of each kind this
-// package holds now; LiveHandles is its first three fields.
-func LiveObjects() LiveCounts {
-	c, s, e := LiveHandles()
-	return LiveCounts{
-		Contexts: c, Streams: s, Events: e,
-		DeviceMemory: int(liveDeviceMemory.Load()), HostBuffers: int(liveHostBuffers.Load()),
-		Modules: int(liveModules.Load()),
-		Graphs:  int(liveGraphs.Load()), GraphExecs: int(liveGraphExecs.Load()),
-		MemPools:       int(liveMemPools.Load()),
-		ManagedMemory:  int(liveManagedMemory.Load()),
-		LibraryObjects: int(liveLibraryObjects.Load()),
-		Deferred:       int(deferredCount.Load()),
-	}
 }
 
 // invalidArg is the error of arguments refused before calling the driver.
@@ -459,4 +422,4 @@ func (m *DeviceMemory) MemsetD32Async(s *Stream, v uint32) error {
 	return m.memsetOn("DeviceMemory.MemsetD32Async", s, 4, v)
 }
 
-var deviceMemoryKind = objectKind[memState]{destroy: destroyDeviceMemory, drop: dropDeviceMemory, live: &liveDeviceMemory}
+var deviceMemoryKind = objectKind[memState]{destroy: destroyDeviceMemory, drop: dropDeviceMemory, live: &liveDeviceMemory, name: "memory"}

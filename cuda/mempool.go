@@ -1,7 +1,6 @@
 package cuda
 
 import (
-	"sync/atomic"
 	"unsafe"
 
 	"github.com/gocuda/gocuda/generated/cu"
@@ -24,8 +23,6 @@ type poolState struct {
 	dev   Device
 	owned bool // made by NewMemPool
 }
-
-var liveMemPools atomic.Int64
 
 func (p *MemPool) handle() *handle[poolState] {
 	if p == nil {
@@ -190,4 +187,4 @@ func AllocFromPool(s *Stream, pool *MemPool, bytes int) (*DeviceMemory, error) {
 	})
 }
 
-var memPoolKind = objectKind[poolState]{destroy: destroyMemPool, live: &liveMemPools}
+var memPoolKind = objectKind[poolState]{destroy: destroyMemPool, live: &liveMemPools, name: "memory pool"}

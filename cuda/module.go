@@ -251,4 +251,4 @@ func (e *notFoundError) Error() string {
 }
 func (e *notFoundError) Unwrap() error { return e.err }
 
-var moduleKind = objectKind[moduleState]{destroy: destroyModule, drop: dropModule, live: &liveModules}
+var moduleKind = objectKind[moduleState]{destroy: destroyModule, drop: dropModule, live: &liveModules, grace: hotGrace, name: "module"}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"runtime"
 	"time"
-	"unsafe"
 
 	"github.com/gocuda/gocuda/generated/cu"
 )
@@ -98,9 +97,11 @@ func newStream(op string, ctx *Context, priority int, withPriority bool) (*Strea
 	b.core.init(&streamKind)
 	b.core.val.raw, b.core.val.priority, b.core.val.owned = cu.CUstream(out), int32(priority), true
 	b.core.val.ctx.core = cc
-	attachBoxed(&b.s.h, &b.core)
+	attachBoxed(b, &b.s.h, &b.core)
 	return &b.s, nil
 }
+
+var _ stateCopier[streamState] = (*streamState)(nil)
 
 func (s *streamState) copyTo(d *streamState) {
 	d.raw, d.ctx.core, d.priority, d.owned = s.raw, s.ctx.core, s.priority, s.owned
@@ -108,16 +109,9 @@ func (s *streamState) copyTo(d *streamState) {
 
 // streamBox is a new stream's first handle and its core (attachBoxed).
 type streamBox struct {
-	s    Stream // first: the cleanup is attached to the allocation through it
+	s    Stream
 	core shared[streamState]
 }
-
-// A box must stay within the allocator's 80-byte size class (see shared),
-// and its handle come first (attachBoxed).
-var (
-	_ [80 - unsafe.Sizeof(streamBox{})]byte
-	_ [0 - unsafe.Offsetof(streamBox{}.s) - unsafe.Offsetof(Stream{}.h)]byte
-)
 
 // WrapStream returns a handle to a stream created elsewhere (by a library,
 // say) in ctx, without taking ownership: the last Close releases the
@@ -389,4 +383,4 @@ func (s *Stream) WaitEvent(e *Event) error {
 	return hotResult(op, fn, " (event)", hotStreamWaitEvent(f.streamWaitEvent, sh, eh, uintptr(sc.val.raw), uintptr(ec.val.raw)))
 }
 
-var streamKind = objectKind[streamState]{destroy: destroyStream, drop: dropStream, live: &liveStreams}
+var streamKind = objectKind[streamState]{destroy: destroyStream, drop: dropStream, live: &liveStreams, grace: hotGrace, name: "stream"}

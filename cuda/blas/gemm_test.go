@@ -16,8 +16,8 @@ import (
 	"github.com/gocuda/gocuda/cuda"
 	"github.com/gocuda/gocuda/cuda/blas"
 	"github.com/gocuda/gocuda/cuda/cudatest"
-	"github.com/gocuda/gocuda/generated/cublas"
 	"github.com/gocuda/gocuda/cuda/internal/libtest"
+	"github.com/gocuda/gocuda/generated/cublas"
 )
 
 // needHandle returns a cuBLAS handle on a new stream, skipping where there

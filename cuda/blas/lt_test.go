@@ -13,8 +13,8 @@ import (
 	"github.com/gocuda/gocuda/cuda"
 	"github.com/gocuda/gocuda/cuda/blas"
 	"github.com/gocuda/gocuda/cuda/cudatest"
-	"github.com/gocuda/gocuda/generated/cublas"
 	"github.com/gocuda/gocuda/cuda/internal/libtest"
+	"github.com/gocuda/gocuda/generated/cublas"
 )
 
 func needLt(t *testing.T) (*cuda.Context, *cuda.Stream, *blas.LtHandle) {

@@ -11,8 +11,8 @@ import (
 
 	"github.com/gocuda/gocuda/cuda"
 	"github.com/gocuda/gocuda/cuda/blas"
-	"github.com/gocuda/gocuda/generated/cublas"
 	"github.com/gocuda/gocuda/cuda/internal/libtest"
+	"github.com/gocuda/gocuda/generated/cublas"
 )
 
 // readBF16 copies a bfloat16 matrix back as float32s, after the stream.

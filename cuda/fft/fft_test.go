@@ -17,8 +17,8 @@ import (
 
 	"github.com/gocuda/gocuda/cuda"
 	"github.com/gocuda/gocuda/cuda/fft"
-	"github.com/gocuda/gocuda/generated/cufft"
 	"github.com/gocuda/gocuda/cuda/internal/libtest"
+	"github.com/gocuda/gocuda/generated/cufft"
 )
 
 // newPlan makes a plan of 1 to 3 dimensions on s, skipping where there is

@@ -17,9 +17,9 @@ import (
 	"time"
 
 	"github.com/gocuda/gocuda/cuda"
+	"github.com/gocuda/gocuda/cuda/internal/libtest"
 	"github.com/gocuda/gocuda/generated/nccl"
 	"github.com/gocuda/gocuda/internal/fakenccl"
-	"github.com/gocuda/gocuda/cuda/internal/libtest"
 )
 
 // These tests need NCCL and GPUs; they skip saying why without them

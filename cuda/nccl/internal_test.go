@@ -13,9 +13,9 @@ import (
 
 	"github.com/gocuda/gocuda/cuda"
 	"github.com/gocuda/gocuda/cuda/cudatest"
+	"github.com/gocuda/gocuda/cuda/internal/libtest"
 	"github.com/gocuda/gocuda/generated/nccl"
 	"github.com/gocuda/gocuda/internal/fakenccl"
-	"github.com/gocuda/gocuda/cuda/internal/libtest"
 )
 
 // TestMain runs against the real driver where there is one, else against

@@ -14,9 +14,9 @@ import (
 	"testing"
 
 	"github.com/gocuda/gocuda/cuda"
+	"github.com/gocuda/gocuda/cuda/internal/libtest"
 	"github.com/gocuda/gocuda/cuda/rand"
 	"github.com/gocuda/gocuda/generated/curand"
-	"github.com/gocuda/gocuda/cuda/internal/libtest"
 )
 
 // newGenerator makes a generator on s, skipping where there is no cuRAND
