@@ -17,6 +17,10 @@ OTHER_NCCL_TAGS := $(filter-out $(lastword $(NCCL_VERSION_TAGS)),$(NCCL_VERSION_
 # ones between differ from those only in bindings that the per-tag tests
 # (unit) run.
 RACE_TAGS   := $(firstword $(OTHER_TAGS)) $(lastword $(OTHER_TAGS))
+# Tests whose code no version tag changes (the layering of package cuda,
+# the completions' and the race detector's long runs): the runs of the
+# other tags skip them.
+TAG_INDEPENDENT := TestLayers|TestBlockedThenHoldsBackOnlyItsStream|TestUnwaitedCompletionUnderSeeds
 # Where GPU test binaries are built, to be carried to the GPU machine.
 GPU_BIN     ?= .gpu
 
@@ -65,12 +69,13 @@ staticcheck:
 ## unit: all tests, for every version tag; without libcuda the cuda tests run against the fake driver (internal/fakecuda)
 unit:
 	$(GO) test ./...
-	@set -e; for t in $(OTHER_TAGS); do echo "go test -tags $$t ./generated/... ./cuda/... ./internal/fakecuda/..."; $(GO) test -tags $$t ./generated/... ./cuda/... ./internal/fakecuda/...; done
+	@set -e; for t in $(OTHER_TAGS); do echo "go test -tags $$t -skip '$(TAG_INDEPENDENT)' ./generated/... ./cuda/... ./internal/fakecuda/..."; $(GO) test -tags $$t -skip '$(TAG_INDEPENDENT)' ./generated/... ./cuda/... ./internal/fakecuda/...; done
 	@set -e; for t in $(OTHER_NCCL_TAGS); do echo "go test -tags $$t ./generated/nccl ./cuda/nccl"; $(GO) test -tags $$t ./generated/nccl ./cuda/nccl; done
 
 ## test-race: the cuda tests under the race detector, for the default, oldest and newest CUDA versions (and every NCCL version for its package)
 test-race:
-	@set -e; for t in "" $(RACE_TAGS); do echo "go test -race -tags '$$t' ./cuda/... ./internal/fakecuda/..."; $(GO) test -race -tags "$$t" ./cuda/... ./internal/fakecuda/...; done
+	$(GO) test -race ./cuda/... ./internal/fakecuda/...
+	@set -e; for t in $(RACE_TAGS); do echo "go test -race -tags $$t -skip '$(TAG_INDEPENDENT)' ./cuda/... ./internal/fakecuda/..."; $(GO) test -race -tags $$t -skip '$(TAG_INDEPENDENT)' ./cuda/... ./internal/fakecuda/...; done
 	@set -e; for t in $(OTHER_NCCL_TAGS); do echo "go test -race -tags $$t ./cuda/nccl"; $(GO) test -race -tags $$t ./cuda/nccl; done
 
 ## test-cgocheck2: the packages that hand memory to C, with cgo's full pointer checks
