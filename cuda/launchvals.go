@@ -26,8 +26,11 @@ static int gocuda_launch_values(uintptr_t fn, uintptr_t mops, uintptr_t sops, ui
 import "C"
 
 import (
+	"math"
 	"runtime"
 	"unsafe"
+
+	"github.com/gocuda/gocuda/generated/cu"
 )
 
 // launchHold is what a launch holds as a hot call (hot.go): the module's
@@ -149,12 +152,29 @@ func (k *Kernel) encodeValues(op string, args []any, vals *[maxLaunchValues]uint
 	out := vals[:len(args)]
 	var sig uint64
 	for i, v := range args {
-		bits, size, why := encodeArg(v)
-		if why != argOK {
-			return argError(op, i, v, why)
+		// The numbers a launch passes most often are taken here, where
+		// the switch compiles to a few comparisons of the type word;
+		// encodeArg's longer switch, a call away, takes the rest.
+		switch x := v.(type) {
+		case uint64:
+			out[i], sig = x, sig<<4|8
+		case cu.CUdeviceptr:
+			out[i], sig = uint64(x), sig<<4|8
+		case int64:
+			out[i], sig = uint64(x), sig<<4|8
+		case float32:
+			out[i], sig = uint64(math.Float32bits(x)), sig<<4|4
+		case int32:
+			out[i], sig = uint64(uint32(x)), sig<<4|4
+		case uint32:
+			out[i], sig = uint64(x), sig<<4|4
+		default:
+			bits, size, why := encodeArg(v)
+			if why != argOK {
+				return argError(op, i, v, why)
+			}
+			out[i], sig = bits, sig<<4|uint64(size)
 		}
-		out[i] = bits
-		sig = sig<<4 | uint64(size)
 	}
 	if k.paramsKnown && sig != k.sig {
 		return k.valuesError(op, args)
