@@ -36,6 +36,11 @@ static gocuda_res gocuda_bind(uintptr_t ctx) {
 }
 
 static int gocuda_unbind(uint64_t pushed) { return gocuda_pop((int)pushed); }
+
+// The destroys of an event and a stream with no context bound
+// (destroyUnbound).
+static int gocuda_unbound_cuEventDestroy(uintptr_t fn, uintptr_t h) { return ((gocuda_cuEventDestroy_fn)fn)(h); }
+static int gocuda_unbound_cuStreamDestroy(uintptr_t fn, uintptr_t h) { return ((gocuda_cuStreamDestroy_fn)fn)(h); }
 */
 import "C"
 
@@ -220,6 +225,36 @@ func boundStreamCreatePrio(op string, e *entries, ctx cu.CUcontext, flags uint32
 func boundMemAlloc(op string, e *entries, ctx cu.CUcontext, bytes int) (uint64, error) {
 	runtime.LockOSThread()
 	return settle(op, "cuMemAlloc", C.gocuda_bound_cuMemAlloc(C.uintptr_t(e.memAlloc), cctx(ctx), C.ulong(bytes)))
+}
+
+// destroyEventUnbound and destroyStreamUnbound destroy an event or a
+// stream without binding its context: the driver finds the context from
+// the handle and destroys the object whatever context the thread has
+// current (driver 580, checked with none and with another current). For a
+// program with no context current, which every program using only this
+// package is, that saves a push and a pop: on the H200, 150-200 ns of an
+// event's create and destroy of 450. A driver that wants the context
+// current says CUDA_ERROR_INVALID_CONTEXT, and gets the bound form.
+func destroyEventUnbound(op string, e *entries, ctx cu.CUcontext, h uint64) error {
+	r := cu.CUresult(C.gocuda_unbound_cuEventDestroy(C.uintptr_t(e.eventDestroy), C.uintptr_t(h)))
+	switch r {
+	case cu.CUDA_SUCCESS:
+		return nil
+	case cu.CUDA_ERROR_INVALID_CONTEXT:
+		return boundEventDestroy(op, e, ctx, h)
+	}
+	return newError(op, "cuEventDestroy", r)
+}
+
+func destroyStreamUnbound(op string, e *entries, ctx cu.CUcontext, h uint64) error {
+	r := cu.CUresult(C.gocuda_unbound_cuStreamDestroy(C.uintptr_t(e.streamDestroy), C.uintptr_t(h)))
+	switch r {
+	case cu.CUDA_SUCCESS:
+		return nil
+	case cu.CUDA_ERROR_INVALID_CONTEXT:
+		return boundStreamDestroy(op, e, ctx, h)
+	}
+	return newError(op, "cuStreamDestroy", r)
 }
 
 func boundEventDestroy(op string, e *entries, ctx cu.CUcontext, h uint64) error {

@@ -110,7 +110,7 @@ func destroyEvent(st *eventState) error {
 	if err != nil {
 		return err
 	}
-	return boundEventDestroy(op, f, st.ctx.raw(), uint64(st.raw))
+	return destroyEventUnbound(op, f, st.ctx.raw(), uint64(st.raw))
 }
 
 func dropEvent(st *eventState) error { return st.ctx.release() }

@@ -154,7 +154,7 @@ func destroyStream(st *streamState) error {
 	if err != nil {
 		return err
 	}
-	return boundStreamDestroy(op, f, st.ctx.raw(), uint64(st.raw))
+	return destroyStreamUnbound(op, f, st.ctx.raw(), uint64(st.raw))
 }
 
 // dropStream releases the context after the stream: it must outlive it.
