@@ -162,7 +162,7 @@ func (e *LibraryError) Unwrap() error { return e.Err }
 
 // A Holder is an object of this package that a call into another library
 // can hold for its length (see LibraryObject.Call): *Stream, *Event,
-// *DeviceMemory and *Context. A nil one of these is a closed one.
+// *DeviceMemory, *Slice and *Context. A nil one of these is a closed one.
 type Holder interface {
 	gate() gate
 }

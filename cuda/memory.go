@@ -8,16 +8,37 @@ import (
 	"github.com/gocuda/gocuda/generated/cu"
 )
 
-// Element is the constraint of the typed copy helpers: the fixed-size
-// numeric types (Float16, BFloat16, Float8E4M3 and Float8E5M2 among them),
-// whose Go layout is their C layout and which hold no Go pointers, so their
-// memory may be handed to the driver as bytes. int, uint and uintptr are
-// left out on purpose: their size is the platform's, not the kernel's.
+// Element is the constraint of Slice and the typed copies: the fixed-size
+// numeric types (Float16, BFloat16, Float8E4M3 and Float8E5M2 among them,
+// and complex64 and complex128, whose layout is CUDA's cuComplex and
+// cuDoubleComplex), whose Go layout is their C layout and which hold no Go
+// pointers, so their memory may be handed to the driver as bytes. int,
+// uint and uintptr are left out on purpose: their size is the platform's,
+// not the kernel's.
 type Element interface {
 	~int8 | ~int16 | ~int32 | ~int64 |
 		~uint8 | ~uint16 | ~uint32 | ~uint64 |
-		~float32 | ~float64 | Float16 | BFloat16 | Float8E4M3 | Float8E5M2
+		~float32 | ~float64 | ~complex64 | ~complex128 |
+		Float16 | BFloat16 | Float8E4M3 | Float8E5M2
 }
+
+// Memory is device memory as the library packages (cuda/blas, cuda/rand,
+// cuda/fft, cuda/nccl) take it: a *Slice[T] of any element type, or a
+// *DeviceMemory. A nil one is a closed one.
+type Memory interface {
+	Holder
+	// Ptr is the device address of the first byte; 0 once closed.
+	Ptr() cu.CUdeviceptr
+	// Size is the size in bytes; 0 once closed.
+	Size() int
+	// Context is the memory's context; nil once closed.
+	Context() *Context
+}
+
+var (
+	_ Memory = (*DeviceMemory)(nil)
+	_ Memory = (*Slice[float32])(nil)
+)
 
 func sizeOf[T Element]() int {
 	var v T
@@ -235,6 +256,9 @@ func (m *DeviceMemory) Close() error { return m.handle().close("DeviceMemory.Clo
 // Raw returns the device address, or 0 once this handle is closed. It stays
 // owned by the handles: do not free it.
 func (m *DeviceMemory) Raw() cu.CUdeviceptr { return memRaw(m.handle()) }
+
+// Ptr is Raw, for Memory.
+func (m *DeviceMemory) Ptr() cu.CUdeviceptr { return memRaw(m.handle()) }
 
 // memRaw and memSize are Raw and Size of any handle to an allocation
 // (DeviceMemory, ManagedMemory): 0 once closed.

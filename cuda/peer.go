@@ -152,8 +152,3 @@ func EnablePeers(ctxs ...*Context) error {
 	}
 	return nil
 }
-
-// A *Slice is a Holder, so that the packages built on LibraryObject (the
-// collectives of cuda/nccl) hold the slices they pass to a library for the
-// length of the call, as they hold DeviceMemory.
-func (s *Slice[T]) gate() gate { return s.handle() }

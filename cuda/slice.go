@@ -32,6 +32,10 @@ func (s *Slice[T]) handle() *handle[memState] {
 	return &s.h
 }
 
+// A *Slice is a Holder, so that the library packages hold the slices they
+// pass to a library for the length of the call.
+func (s *Slice[T]) gate() gate { return s.handle() }
+
 func newSliceHandle[T Element](core *shared[memState], off, n int) *Slice[T] {
 	s := &Slice[T]{off: off, n: n}
 	attach(s, &s.h, core)
@@ -97,6 +101,10 @@ func (s *Slice[T]) Len() int {
 	}
 	return s.n
 }
+
+// Size returns the view's size in bytes (Len times the element's size),
+// or 0 once this handle is closed.
+func (s *Slice[T]) Size() int { return s.Len() * sizeOf[T]() }
 
 // Ptr returns the device address of the first element, or 0 once this
 // handle is closed. It stays owned by the handles: do not free it.
