@@ -1,6 +1,7 @@
 package cuda
 
 import (
+	"fmt"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -22,6 +23,9 @@ type Context struct {
 	// boxed object (attachBoxed) needs: its dropped first handle's cleanup
 	// cannot reach the view to close it, so the view must not outlive it.
 	of *ctxRef
+	// orphanOf names the kind of a closed object whose Context was asked
+	// for: the handle is closed, and its errors say whose context it was.
+	orphanOf string
 }
 
 type ctxState struct {
@@ -31,6 +35,9 @@ type ctxState struct {
 	// prio is computed on first use: it needs a driver call with the
 	// context bound, which most users of a context never need.
 	prio func() (priorityRange, error)
+	// staging holds the page-locked buffers of the stream-ordered copies
+	// of Go slices, made on first use.
+	staging *stagingPool
 }
 
 type priorityRange struct{ least, greatest int }
@@ -84,7 +91,7 @@ func NewContext(dev Device) (*Context, error) {
 
 func newContextCore(raw cu.CUcontext, dev Device, primary bool) *shared[ctxState] {
 	c := newShared(&contextKind)
-	c.val = ctxState{raw: raw, dev: dev, primary: primary}
+	c.val = ctxState{raw: raw, dev: dev, primary: primary, staging: newStagingPool()}
 	c.val.prio = sync.OnceValues(func() (priorityRange, error) {
 		var least, greatest int32
 		err := bind("Context.StreamPriorityRange", raw, func() error {
@@ -97,6 +104,11 @@ func newContextCore(raw cu.CUcontext, dev Device, primary bool) *shared[ctxState
 }
 
 func destroyContext(st *ctxState) error {
+	if st.staging.made > 0 {
+		if err := bind("Context.Close", st.raw, st.staging.free); err != nil {
+			return err
+		}
+	}
 	if st.primary {
 		return check("Context.Close", "cuDevicePrimaryCtxRelease", cu.DevicePrimaryCtxRelease(st.dev.raw))
 	}
@@ -114,9 +126,20 @@ func newContextHandle(core *shared[ctxState]) *Context {
 func (c *Context) ref(op string) (*shared[ctxState], error) {
 	core, ok := c.handle().clone()
 	if !ok {
-		return nil, c.handle().closedError(op)
+		return nil, c.closedError(op)
 	}
 	return core, nil
+}
+
+// closedError is the error of using c in op when it cannot be entered. The
+// Context of an object asked after the object's Close says so, so that
+// the error names what was closed rather than a context the caller never
+// closed.
+func (c *Context) closedError(op string) error {
+	if c != nil && c.orphanOf != "" {
+		return &Error{Op: op, Err: fmt.Errorf("the context of a closed %s: %w", c.orphanOf, ErrClosed)}
+	}
+	return c.handle().closedError(op)
 }
 
 // Clone returns another handle to the same context, to be closed on its own.
@@ -164,7 +187,7 @@ func (c *Context) Synchronize() error {
 	h := c.handle()
 	st, ok := h.enter()
 	if !ok {
-		return h.closedError(op)
+		return c.closedError(op)
 	}
 	defer h.exit()
 	return bind(op, st.raw, func() error {
@@ -180,7 +203,7 @@ func (c *Context) StreamPriorityRange() (least, greatest int, err error) {
 	h := c.handle()
 	st, ok := h.enter()
 	if !ok {
-		return 0, 0, h.closedError("Context.StreamPriorityRange")
+		return 0, 0, c.closedError("Context.StreamPriorityRange")
 	}
 	defer h.exit()
 	r, err := st.prio()
@@ -219,10 +242,26 @@ func (c *Context) Do(fn func() error) (err error) {
 func contextOf[T any](h *handle[T], ref func(*T) *ctxRef) *Context {
 	st, ok := h.enter()
 	if !ok {
-		return nil
+		return orphanContext(h)
 	}
 	defer h.exit()
 	return ref(st).context()
+}
+
+// orphanContext is the Context of an object whose handle h is closed (or
+// nil): a closed handle that names the object's kind in its errors. A nil
+// h, the handle of a nil object, gives nil, whose errors say nil.
+func orphanContext[T any](h *handle[T]) *Context {
+	if h == nil {
+		return nil
+	}
+	name := "object"
+	if h.core != nil && h.core.kind != nil {
+		name = h.core.kind.name
+	}
+	c := &Context{orphanOf: name}
+	c.h.ops.Store(closedBit)
+	return c
 }
 
 // ctxRef is an object's reference on its context: the core, and the

@@ -11,9 +11,31 @@ import (
 // does not fit is reported (bytes or elements): fit answers both for the
 // caller while it holds the memory.
 
+// waitWriters makes a synchronous copy or memset of memory see the work
+// queued before it: the synchronous calls run on the context's legacy
+// default stream, which the non-blocking streams of this package do not
+// order. Memory made on a stream waits for that stream
+// (cuStreamSynchronize); memory of two streams, or of none, for the whole
+// context (cuCtxSynchronize).
+func waitWriters(op string, st *memState, other ...*memState) error {
+	s := st.stream
+	for _, o := range other {
+		if o.stream != s {
+			s = nil
+		}
+	}
+	return bind(op, st.ctx.raw(), func() error {
+		if s != nil {
+			return check(op, "cuStreamSynchronize", cu.StreamSynchronize(s.val.raw))
+		}
+		return check(op, "cuCtxSynchronize", cu.CtxSynchronize())
+	})
+}
+
 // copySync copies n bytes between host memory and device memory h, from
-// host to device (toDevice, cuMemcpyHtoD) or back (cuMemcpyDtoH), and
-// returns when the data is there; fit gives the device address.
+// host to device (toDevice, cuMemcpyHtoD) or back (cuMemcpyDtoH), after
+// the work queued before it (waitWriters), and returns when the data is
+// there; fit gives the device address.
 func copySync(op string, h *handle[memState], toDevice bool, host unsafe.Pointer, n int, fit func(*memState) (cu.CUdeviceptr, error)) error {
 	st, ok := h.enter()
 	if !ok {
@@ -30,6 +52,9 @@ func copySync(op string, h *handle[memState], toDevice bool, host unsafe.Pointer
 	}
 	f, err := procs(op, fn)
 	if err != nil {
+		return err
+	}
+	if err := waitWriters(op, st); err != nil {
 		return err
 	}
 	if toDevice {
@@ -88,4 +113,26 @@ func copyDeviceAsync(op string, s *Stream, dh, sh *handle[memState], fit func(d,
 	return bind(op, d.ctx.raw(), func() error {
 		return check(op, "cuMemcpyDtoDAsync", cu.MemcpyDtoDAsync(dp, sp, uint64(n), ss.raw))
 	})
+}
+
+// copyGoSlice runs copy, a stream-ordered copy of n bytes between device
+// memory dh and a Go slice through the context's staging buffers (see
+// Slice.CopyFromHost), with the stream and the memory held and the
+// context bound; fits refuses a copy that does not fit first. An empty
+// copy makes no driver call.
+func copyGoSlice(op string, s *Stream, dh *handle[memState], n int, fits func() error, copy func(m *memState, pool *stagingPool, raw cu.CUstream) error) error {
+	var hs holds
+	defer hs.release()
+	sh := s.handle()
+	if err := hs.all(op, arg{"stream", sh}, arg{"slice", dh}); err != nil {
+		return err
+	}
+	ss, m := &sh.core.val, &dh.core.val
+	if err := fits(); err != nil || n == 0 {
+		return err
+	}
+	if ss.ctx.raw() != m.ctx.raw() {
+		return invalidArg(op, "the stream is of another context than the memory")
+	}
+	return bind(op, m.ctx.raw(), func() error { return copy(m, m.ctx.core.val.staging, ss.raw) })
 }

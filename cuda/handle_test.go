@@ -363,7 +363,7 @@ func TestClosedPublicHandles(t *testing.T) {
 			t.Errorf("%s = %v, want ErrClosed", op, err)
 		}
 	}
-	if s.Raw() != 0 || ev.Raw() != 0 || ctx.Raw() != 0 || s.Context() != nil || s.IsSameQueue(s) {
+	if s.Raw() != 0 || ev.Raw() != 0 || ctx.Raw() != 0 || s.Context().Raw() != 0 || s.IsSameQueue(s) {
 		t.Error("a closed handle still exposes its object")
 	}
 }

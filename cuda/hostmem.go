@@ -66,8 +66,8 @@ func physicalMemory() uint64 {
 // hostBytes checks AllocHost's size: n elements of size bytes each, whole
 // pages of them, and one page more to align the start.
 func hostBytes(op string, n, size, page int) (bytes, alloc int, err error) {
-	if n <= 0 {
-		return 0, 0, invalidArg(op, "length %d is not positive", n)
+	if n < 0 {
+		return 0, 0, invalidArg(op, "length %d is negative", n)
 	}
 	if n > (math.MaxInt-2*page)/size {
 		return 0, 0, invalidArg(op, "%d elements of %d bytes overflow the address space", n, size)
@@ -89,13 +89,16 @@ func hostBytes(op string, n, size, page int) (bytes, alloc int, err error) {
 // cu.CUDA_ERROR_INVALID_VALUE, before anything is allocated.
 func AllocHost[T Element](ctx *Context, n int) (*HostBuffer[T], error) {
 	const op = "AllocHost"
+	if n == 0 {
+		return emptyHostBuffer[T](op, ctx)
+	}
 	page := os.Getpagesize()
 	bytes, alloc, err := hostBytes(op, n, sizeOf[T](), page)
 	if err != nil {
 		return nil, err
 	}
 	if _, ok := ctx.handle().peek(); !ok {
-		return nil, ctx.handle().closedError(op)
+		return nil, ctx.closedError(op)
 	}
 	mem := make([]byte, alloc)
 	off := (page - int(uintptr(unsafe.Pointer(&mem[0]))%uintptr(page))) % page
@@ -147,7 +150,7 @@ func registerHost(op string, ctx *Context, p unsafe.Pointer, bytes int, flags ui
 func RegisterHost[T Element](ctx *Context, mem []T) (*HostBuffer[T], error) {
 	const op = "RegisterHost"
 	if len(mem) == 0 {
-		return nil, invalidArg(op, "empty memory")
+		return emptyHostBuffer[T](op, ctx)
 	}
 	bytes := len(mem) * sizeOf[T]()
 	core, err := registerHost(op, ctx, unsafe.Pointer(unsafe.SliceData(mem)), bytes, uint32(cu.CU_MEMHOSTREGISTER_PORTABLE))
@@ -163,8 +166,23 @@ func newHostBufferHandle[T Element](core *shared[hostState]) *HostBuffer[T] {
 	return b
 }
 
+// emptyHostBuffer is a buffer of no elements: nothing registered, but a
+// reference on ctx as any other buffer holds.
+func emptyHostBuffer[T Element](op string, ctx *Context) (*HostBuffer[T], error) {
+	cc, err := ctx.ref(op)
+	if err != nil {
+		return nil, err
+	}
+	core := newShared(&hostBufferKind)
+	core.val.ctx.core = cc
+	return newHostBufferHandle[T](core), nil
+}
+
 func destroyHostBuffer(st *hostState) error {
 	const op, fn = "HostBuffer.Close", "cuMemHostUnregister"
+	if st.ptr == nil { // empty: nothing registered
+		return nil
+	}
 	f, err := procs(op, fn)
 	if err != nil {
 		return err

@@ -90,7 +90,7 @@ var (
 func AllocManaged(ctx *Context, bytes int, attach ManagedAttach) (*ManagedMemory, error) {
 	const op = "AllocManaged"
 	if _, ok := ctx.handle().peek(); !ok {
-		return nil, ctx.handle().closedError(op)
+		return nil, ctx.closedError(op)
 	}
 	if bytes <= 0 {
 		return nil, invalidArg(op, "size %d is not positive", bytes)
@@ -104,7 +104,7 @@ func AllocManaged(ctx *Context, bytes int, attach ManagedAttach) (*ManagedMemory
 func AllocManagedOf[T Element](ctx *Context, n int, attach ManagedAttach) (*ManagedMemory, error) {
 	const op = "AllocManagedOf"
 	if _, ok := ctx.handle().peek(); !ok {
-		return nil, ctx.handle().closedError(op)
+		return nil, ctx.closedError(op)
 	}
 	size := sizeOf[T]()
 	if n <= 0 {

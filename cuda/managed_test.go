@@ -111,7 +111,7 @@ func TestManagedMemory(t *testing.T) {
 	must(t, err)
 	must(t, m.Close())
 	must(t, m.Close()) // again: nothing
-	if m.Raw() != 0 || m.Size() != 0 || m.Context() != nil {
+	if m.Raw() != 0 || m.Size() != 0 || m.Context().Raw() != 0 {
 		t.Fatal("a closed handle still reports its memory")
 	}
 	if _, err := ManagedSlice[float32](m); !errors.Is(err, ErrClosed) {

@@ -91,15 +91,23 @@ func invalidArg(op, format string, args ...any) error {
 }
 
 // Alloc allocates bytes of device memory in ctx (cuMemAlloc). The memory
-// is not initialized.
+// is not initialized. Zero bytes is empty memory, made without a driver
+// call. A request the device cannot meet is an error naming the size asked
+// and the device's free memory.
 func Alloc(ctx *Context, bytes int) (*DeviceMemory, error) {
-	const op = "Alloc"
-	if bytes <= 0 {
-		return nil, invalidArg(op, "size %d is not positive", bytes)
+	return alloc("Alloc", ctx, bytes)
+}
+
+func alloc(op string, ctx *Context, bytes int) (*DeviceMemory, error) {
+	if bytes < 0 {
+		return nil, invalidArg(op, "size %d is negative", bytes)
 	}
 	cc, err := ctx.ref(op)
 	if err != nil {
 		return nil, err
+	}
+	if bytes == 0 {
+		return emptyMemory(cc, nil), nil
 	}
 	f, err := procs(op, "cuMemAlloc")
 	if err != nil {
@@ -111,6 +119,7 @@ func Alloc(ctx *Context, bytes int) (*DeviceMemory, error) {
 		if p != 0 { // allocated, then the context's pop failed: nobody owns it
 			_ = boundMemFree(op, f, cc.val.raw, cu.CUdeviceptr(p))
 		}
+		err = outOfMemory(op, cc.val.raw, bytes, err)
 		_ = cc.release()
 		return nil, err
 	}
@@ -118,6 +127,51 @@ func Alloc(ctx *Context, bytes int) (*DeviceMemory, error) {
 	core.val.ptr, core.val.size = cu.CUdeviceptr(p), bytes
 	core.val.ctx.core = cc
 	return newDeviceMemoryHandle(core), nil
+}
+
+// emptyMemory is an allocation of zero bytes: no driver memory, but the
+// references (context, stream) of any other, so that its Context and its
+// stream's order work as for the rest.
+func emptyMemory(cc *shared[ctxState], stream *shared[streamState]) *DeviceMemory {
+	core := newShared(&deviceMemoryKind)
+	core.val.ctx.core, core.val.stream = cc, stream
+	return newDeviceMemoryHandle(core)
+}
+
+// outOfMemory adds to an allocation's CUDA_ERROR_OUT_OF_MEMORY the size
+// asked and what the device has free (cuMemGetInfo), which is what the
+// reader needs to act on it; any other error is returned as it is.
+func outOfMemory(op string, ctx cu.CUcontext, bytes int, err error) error {
+	if !errors.Is(err, cu.CUDA_ERROR_OUT_OF_MEMORY) {
+		return err
+	}
+	var free, total uint64
+	if bind(op, ctx, func() error { return cu.MemGetInfo(&free, &total) }) != nil {
+		return err
+	}
+	detail := fmt.Sprintf("%s asked, %s free of the device's %s", byteSize(uint64(bytes)), byteSize(free), byteSize(total))
+	var ce *Error
+	if errors.As(err, &ce) {
+		return &Error{Op: ce.Op, Func: ce.Func, Result: ce.Result, Err: fmt.Errorf("%s: %w", detail, ce.Err)}
+	}
+	return &Error{Op: op, Result: cu.CUDA_ERROR_OUT_OF_MEMORY, Err: fmt.Errorf("%s: %w", detail, err)}
+}
+
+// byteSize writes a size in bytes for a reader: exact, with its binary
+// multiple when it has one above a KiB.
+func byteSize(n uint64) string {
+	units := []string{"KiB", "MiB", "GiB", "TiB"}
+	v, u := float64(n), ""
+	for _, name := range units {
+		if v < 1024 {
+			break
+		}
+		v, u = v/1024, name
+	}
+	if u == "" {
+		return fmt.Sprintf("%d bytes", n)
+	}
+	return fmt.Sprintf("%d bytes (%.1f %s)", n, v, u)
 }
 
 // AllocFrom allocates device memory in ctx for src and copies src into it
@@ -146,11 +200,17 @@ func AllocFrom[T Element](ctx *Context, src []T) (*DeviceMemory, error) {
 // A device without memory pools gives an error matching ErrNoMemoryPools.
 func AllocAsync(s *Stream, bytes int) (*DeviceMemory, error) {
 	const op = "AllocAsync"
-	if bytes <= 0 {
+	return allocOn(op, s, bytes)
+}
+
+// allocOn is AllocAsync: stream-ordered memory of s's device's default
+// pool, of which s is the stream.
+func allocOn(op string, s *Stream, bytes int) (*DeviceMemory, error) {
+	if bytes < 0 {
 		if _, ok := s.handle().peek(); !ok {
 			return nil, s.handle().closedError(op)
 		}
-		return nil, invalidArg(op, "size %d is not positive", bytes)
+		return nil, invalidArg(op, "size %d is negative", bytes)
 	}
 	return allocAsync(op, "cuMemAllocAsync", s, bytes, nil, func(p *cu.CUdeviceptr, st cu.CUstream) error {
 		return cu.MemAllocAsync(p, uint64(bytes), st)
@@ -174,6 +234,12 @@ func allocAsync(op, fn string, s *Stream, bytes int, pool *shared[poolState], al
 	// fail.
 	cc := sst.ctx.core
 	cc.acquire()
+	if bytes == 0 {
+		if pool != nil {
+			_ = pool.release()
+		}
+		return emptyMemory(cc, sc), nil
+	}
 	var p cu.CUdeviceptr
 	err := bind(op, cc.val.raw, func() error {
 		err := alloc(&p, sst.raw)
@@ -186,6 +252,7 @@ func allocAsync(op, fn string, s *Stream, bytes int, pool *shared[poolState], al
 		}
 		return newError(op, fn, err)
 	})
+	err = outOfMemory(op, cc.val.raw, bytes, err)
 	if err != nil {
 		if p != 0 { // allocated, then the context's pop failed: nobody owns it
 			_ = bind(op, cc.val.raw, func() error { return cu.MemFreeAsync(p, sst.raw) })
@@ -211,6 +278,9 @@ func newDeviceMemoryHandle(core *shared[memState]) *DeviceMemory {
 
 func destroyDeviceMemory(st *memState) error {
 	const op = "DeviceMemory.Close"
+	if st.ptr == 0 { // empty: nothing was allocated
+		return nil
+	}
 	if st.stream != nil {
 		sraw := st.stream.val.raw
 		return bind(op, st.ctx.raw(), func() error {
@@ -291,11 +361,12 @@ func (m *DeviceMemory) Context() *Context {
 // when the data is in device memory, for work on any stream to use. dst
 // must be at least as large as src.
 //
-// Synchronous copies and memsets run on the context's legacy default
-// stream, which does not wait for streams made by NewStream (they are
-// non-blocking): a copy into memory that a kernel on such a stream may
-// still be using must come after Stream.Synchronize (or an Event), or be
-// enqueued on that stream with CopyToDeviceAsync.
+// Synchronous copies and memsets first wait for the work queued before
+// them that may use the memory: that of the memory's stream (AllocAsync,
+// AllocFromPool), or, for memory made without one (Alloc), all the work of
+// its context (cuCtxSynchronize). They never read or overwrite data a
+// kernel queued earlier is still using; on memory without a stream, they
+// also wait for unrelated work of the context.
 func CopyToDevice[T Element](dst *DeviceMemory, src []T) error {
 	n := len(src) * sizeOf[T]()
 	return copySync("CopyToDevice", dst.handle(), true, unsafe.Pointer(unsafe.SliceData(src)), n, func(st *memState) (cu.CUdeviceptr, error) {
@@ -308,8 +379,7 @@ func CopyToDevice[T Element](dst *DeviceMemory, src []T) error {
 
 // CopyFromDevice fills dst from the start of src (cuMemcpyDtoH) and returns
 // when dst holds the data. src must be at least as large as dst. Like
-// CopyToDevice it does not wait for streams made by NewStream: synchronize
-// the stream that wrote src first.
+// CopyToDevice it first waits for the work queued before it.
 func CopyFromDevice[T Element](dst []T, src *DeviceMemory) error {
 	n := len(dst) * sizeOf[T]()
 	return copySync("CopyFromDevice", src.handle(), false, unsafe.Pointer(unsafe.SliceData(dst)), n, func(st *memState) (cu.CUdeviceptr, error) {
@@ -351,7 +421,8 @@ func CopyFromDeviceAsync[T Element](s *Stream, dst *HostBuffer[T], src *DeviceMe
 
 // CopyDevice copies the whole of src to the start of dst (cuMemcpyDtoD)
 // and returns when the copy is done. dst must be at least as large as src.
-// Like CopyToDevice it does not wait for streams made by NewStream.
+// Like CopyToDevice it first waits for the work queued before it: on the
+// memories' stream when both have the same one, on the context otherwise.
 func CopyDevice(dst, src *DeviceMemory) error {
 	const op = "CopyDevice"
 	var hs holds
@@ -364,8 +435,14 @@ func CopyDevice(dst, src *DeviceMemory) error {
 	if s.size > d.size {
 		return invalidArg(op, "copy of %d bytes into device memory of %d bytes", s.size, d.size)
 	}
+	if s.size == 0 {
+		return nil
+	}
 	f, err := procs(op, "cuMemcpyDtoD")
 	if err != nil {
+		return err
+	}
+	if err := waitWriters(op, d, s); err != nil {
 		return err
 	}
 	return boundDtoD(op, d.ctx.raw(), f, d.ptr, s.ptr, s.size)
@@ -383,7 +460,8 @@ func CopyDeviceAsync(st *Stream, dst, src *DeviceMemory) error {
 }
 
 // memset is every synchronous Memset: the whole of m, as elements of
-// width bytes, on the legacy default stream, waited for.
+// width bytes, on the legacy default stream after the work queued before
+// it, waited for.
 func (m *DeviceMemory) memset(op string, width int, v uint32) error {
 	h := m.handle()
 	st, ok := h.enter()
@@ -393,6 +471,12 @@ func (m *DeviceMemory) memset(op string, width int, v uint32) error {
 	defer h.exit()
 	if st.size%width != 0 {
 		return invalidArg(op, "device memory of %d bytes is not a whole number of %d-byte elements", st.size, width)
+	}
+	if st.size == 0 {
+		return nil
+	}
+	if err := waitWriters(op, st); err != nil {
+		return err
 	}
 	return memsetSync(op, st.ctx.raw(), st.ptr, width, v, st.size/width)
 }
@@ -410,11 +494,14 @@ func (m *DeviceMemory) memsetOn(op string, s *Stream, width int, v uint32) error
 	if st.size%width != 0 {
 		return invalidArg(op, "device memory of %d bytes is not a whole number of %d-byte elements", st.size, width)
 	}
+	if st.size == 0 {
+		return nil
+	}
 	return memsetAsync(op, st.ctx.raw(), st.ptr, width, v, st.size/width, ss.raw)
 }
 
 // MemsetD8 sets every byte of m to v (cuMemsetD8) and returns when it is
-// done. Like CopyToDevice it does not wait for streams made by NewStream.
+// done. Like CopyToDevice it first waits for the work queued before it.
 func (m *DeviceMemory) MemsetD8(v uint8) error {
 	return m.memset("DeviceMemory.MemsetD8", 1, uint32(v))
 }

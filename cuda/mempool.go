@@ -176,11 +176,11 @@ func AllocFromPool(s *Stream, pool *MemPool, bytes int) (*DeviceMemory, error) {
 	}
 	pc, ok := pool.handle().clone()
 	if !ok {
-		return nil, s.handle().closedError(op + " (pool)")
+		return nil, pool.handle().closedError(op + " (pool)")
 	}
-	if bytes <= 0 {
+	if bytes < 0 {
 		_ = pc.release()
-		return nil, invalidArg(op, "size %d is not positive", bytes)
+		return nil, invalidArg(op, "size %d is negative", bytes)
 	}
 	return allocAsync(op, "cuMemAllocFromPoolAsync", s, bytes, pc, func(p *cu.CUdeviceptr, st cu.CUstream) error {
 		return cu.MemAllocFromPoolAsync(p, uint64(bytes), pc.val.raw, st)

@@ -37,30 +37,34 @@ func memsetAsync(op string, ctx cu.CUcontext, p cu.CUdeviceptr, width int, v uin
 	})
 }
 
-// memsetHalvesSync sets n 8-byte elements at p, whose 32-bit halves are lo
-// and hi, in ctx and returns when it is done: each half is a column of
-// cuMemsetD2D32, one 32-bit value per 8-byte row (the driver wants the
-// pointer and the pitch 4-byte aligned, which 8-byte elements are), then
-// the legacy stream's synchronize as with memsetSync.
-func memsetHalvesSync(op string, ctx cu.CUcontext, p cu.CUdeviceptr, lo, hi uint32, n int) error {
+// memsetColumnsSync sets n elements of 4·len(words) bytes at p, whose
+// 32-bit words are words, in ctx and returns when it is done: each word is
+// a column of cuMemsetD2D32, one 32-bit value per element-wide row (the
+// driver wants the pointer and the pitch 4-byte aligned, which 8- and
+// 16-byte elements are), then the legacy stream's synchronize as with
+// memsetSync.
+func memsetColumnsSync(op string, ctx cu.CUcontext, p cu.CUdeviceptr, words []uint32, n int) error {
+	pitch := uint64(4 * len(words))
 	return bind(op, ctx, func() error {
-		if err := cu.MemsetD2D32(p, 8, lo, 1, uint64(n)); err != nil {
-			return newError(op, "cuMemsetD2D32", err)
-		}
-		if err := cu.MemsetD2D32(p+4, 8, hi, 1, uint64(n)); err != nil {
-			return newError(op, "cuMemsetD2D32", err)
+		for i, w := range words {
+			if err := cu.MemsetD2D32(p+cu.CUdeviceptr(4*i), pitch, w, 1, uint64(n)); err != nil {
+				return newError(op, "cuMemsetD2D32", err)
+			}
 		}
 		return check(op, "cuStreamSynchronize", cu.StreamSynchronize(cu.CUstream(cu.CU_STREAM_LEGACY)))
 	})
 }
 
-// memsetHalvesAsync enqueues memsetHalvesSync's two columns on s, a stream
+// memsetColumnsAsync enqueues memsetColumnsSync's columns on s, a stream
 // of ctx.
-func memsetHalvesAsync(op string, ctx cu.CUcontext, p cu.CUdeviceptr, lo, hi uint32, n int, s cu.CUstream) error {
+func memsetColumnsAsync(op string, ctx cu.CUcontext, p cu.CUdeviceptr, words []uint32, n int, s cu.CUstream) error {
+	pitch := uint64(4 * len(words))
 	return bind(op, ctx, func() error {
-		if err := cu.MemsetD2D32Async(p, 8, lo, 1, uint64(n), s); err != nil {
-			return newError(op, "cuMemsetD2D32Async", err)
+		for i, w := range words {
+			if err := cu.MemsetD2D32Async(p+cu.CUdeviceptr(4*i), pitch, w, 1, uint64(n), s); err != nil {
+				return newError(op, "cuMemsetD2D32Async", err)
+			}
 		}
-		return check(op, "cuMemsetD2D32Async", cu.MemsetD2D32Async(p+4, 8, hi, 1, uint64(n), s))
+		return nil
 	})
 }

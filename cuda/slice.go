@@ -61,18 +61,51 @@ func SliceOf[T Element](m *DeviceMemory) (*Slice[T], error) {
 	return newSliceHandle[T](core, 0, st.size/size), nil
 }
 
-// AllocSlice allocates device memory for n elements of T in ctx
-// (cuMemAlloc). The memory is not initialized.
-func AllocSlice[T Element](ctx *Context, n int) (*Slice[T], error) {
+// Allocator is where AllocSlice and AllocSliceFrom make memory: a *Stream
+// or a *Context.
+//
+// On a stream, the memory comes from the default memory pool of the
+// stream's device in stream order (cuMemAllocAsync): work queued on the
+// stream after the call may use it, the synchronous copies and fills wait
+// for that stream's work (and only that stream's), and the last Close
+// frees it on the stream (cuMemFreeAsync), after the work queued there
+// before that Close. This is the memory for a program's streams.
+//
+// In a context, it is plain device memory (cuMemAlloc): the synchronous
+// copies and fills wait for all the work of the context, and the last
+// Close frees it at once, so work on any stream that still uses it must be
+// finished first.
+type Allocator interface {
+	// allocate makes bytes of device memory here.
+	allocate(op string, bytes int) (*DeviceMemory, error)
+}
+
+func (s *Stream) allocate(op string, bytes int) (*DeviceMemory, error) {
+	return allocOn(op, s, bytes)
+}
+
+func (c *Context) allocate(op string, bytes int) (*DeviceMemory, error) {
+	return alloc(op, c, bytes)
+}
+
+// AllocSlice allocates device memory for n elements of T on a stream or in
+// a context (see Allocator). The memory is not initialized: Fill it, or
+// use AllocSliceFrom. A length of 0 is an empty slice, made without a
+// driver call.
+func AllocSlice[T Element](on Allocator, n int) (*Slice[T], error) {
 	const op = "AllocSlice"
-	if _, ok := ctx.handle().peek(); !ok {
-		return nil, ctx.handle().closedError(op)
+	return allocSlice[T](op, on, n)
+}
+
+func allocSlice[T Element](op string, on Allocator, n int) (*Slice[T], error) {
+	if on == nil {
+		return nil, invalidArg(op, "no stream or context to allocate on")
 	}
 	size := sizeOf[T]()
-	if n <= 0 || n > math.MaxInt/size {
-		return nil, invalidArg(op, "length %d of %d-byte elements is not positive or overflows", n, size)
+	if n < 0 || n > math.MaxInt/size {
+		return nil, invalidArg(op, "length %d of %d-byte elements is negative or overflows", n, size)
 	}
-	m, err := Alloc(ctx, n*size)
+	m, err := on.allocate(op, n*size)
 	if err != nil {
 		return nil, err
 	}
@@ -80,14 +113,22 @@ func AllocSlice[T Element](ctx *Context, n int) (*Slice[T], error) {
 	return SliceOf[T](m)
 }
 
-// AllocSliceFrom allocates device memory in ctx for src and copies src into
-// it (cuMemAlloc, cuMemcpyHtoD).
-func AllocSliceFrom[T Element](ctx *Context, src []T) (*Slice[T], error) {
-	s, err := AllocSlice[T](ctx, len(src))
+// AllocSliceFrom allocates device memory on a stream or in a context (see
+// Allocator) and copies src into it. On a stream the copy is in stream
+// order (CopyFromHost) and src may be reused as soon as AllocSliceFrom
+// returns; in a context it is synchronous (CopyFrom).
+func AllocSliceFrom[T Element](on Allocator, src []T) (*Slice[T], error) {
+	const op = "AllocSliceFrom"
+	s, err := allocSlice[T](op, on, len(src))
 	if err != nil {
 		return nil, err
 	}
-	if err := s.CopyFrom(src); err != nil {
+	if st, ok := on.(*Stream); ok {
+		err = s.CopyFromHost(st, src)
+	} else {
+		err = s.CopyFrom(src)
+	}
+	if err != nil {
 		_ = s.Close()
 		return nil, err
 	}
@@ -170,9 +211,10 @@ func (s *Slice[T]) addr(st *memState, i int) cu.CUdeviceptr {
 }
 
 // CopyFrom copies src to the start of s (cuMemcpyHtoD) and returns when
-// the data is in device memory; len(src) must be at most s.Len(). Like
-// CopyToDevice it runs on the legacy default stream, which does not wait
-// for streams made by NewStream.
+// the data is in device memory; len(src) must be at most s.Len(). It first
+// waits for the work queued before it that may use s: on the slice's
+// stream, or the whole context for memory made without one (see
+// Allocator).
 func (s *Slice[T]) CopyFrom(src []T) error {
 	return copySync("Slice.CopyFrom", s.handle(), true, unsafe.Pointer(unsafe.SliceData(src)), len(src)*sizeOf[T](), func(st *memState) (cu.CUdeviceptr, error) {
 		if len(src) > s.n {
@@ -183,14 +225,54 @@ func (s *Slice[T]) CopyFrom(src []T) error {
 }
 
 // CopyTo fills dst from the start of s (cuMemcpyDtoH) and returns when dst
-// holds the data; len(dst) must be at most s.Len(). Like CopyFromDevice it
-// does not wait for streams made by NewStream.
+// holds the data; len(dst) must be at most s.Len(). Like CopyFrom it first
+// waits for the work queued before it.
 func (s *Slice[T]) CopyTo(dst []T) error {
 	return copySync("Slice.CopyTo", s.handle(), false, unsafe.Pointer(unsafe.SliceData(dst)), len(dst)*sizeOf[T](), func(st *memState) (cu.CUdeviceptr, error) {
 		if len(dst) > s.n {
 			return 0, invalidArg("Slice.CopyTo", "copy of %d elements from a slice of %d", len(dst), s.n)
 		}
 		return s.addr(st, 0), nil
+	})
+}
+
+// CopyFromHost enqueues on st a copy of src to the start of s, and returns
+// once src has been read: the caller may change or drop src at once, and
+// work queued on st after the call sees the data. len(src) must be at most
+// s.Len(); st must be a stream of s's context.
+//
+// Go memory cannot be copied by the device asynchronously, so src goes
+// through page-locked buffers of the context's own, in chunks of a few
+// MiB (cuMemcpyHtoDAsync from them): a large copy waits for the chunks
+// before it to leave those buffers, and the memory the buffers take is
+// given back when the context is destroyed.
+func (s *Slice[T]) CopyFromHost(st *Stream, src []T) error {
+	const op = "Slice.CopyFromHost"
+	n := len(src) * sizeOf[T]()
+	return copyGoSlice(op, st, s.handle(), n, func() error {
+		if len(src) > s.n {
+			return invalidArg(op, "copy of %d elements into a slice of %d", len(src), s.n)
+		}
+		return nil
+	}, func(m *memState, pool *stagingPool, raw cu.CUstream) error {
+		return pool.copyIn(op, raw, s.addr(m, 0), unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(src))), n))
+	})
+}
+
+// CopyToHost enqueues on st a copy filling dst from the start of s, and
+// returns once dst holds it: after the work queued on st before the call.
+// len(dst) must be at most s.Len(); st must be a stream of s's context.
+// The data comes through the page-locked buffers of CopyFromHost.
+func (s *Slice[T]) CopyToHost(st *Stream, dst []T) error {
+	const op = "Slice.CopyToHost"
+	n := len(dst) * sizeOf[T]()
+	return copyGoSlice(op, st, s.handle(), n, func() error {
+		if len(dst) > s.n {
+			return invalidArg(op, "copy of %d elements from a slice of %d", len(dst), s.n)
+		}
+		return nil
+	}, func(m *memState, pool *stagingPool, raw cu.CUstream) error {
+		return pool.copyOut(op, raw, unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(dst))), n), s.addr(m, 0))
 	})
 }
 
@@ -221,8 +303,9 @@ func (s *Slice[T]) CopyToAsync(st *Stream, dst *HostBuffer[T]) error {
 
 // CopySlice copies the whole of src to the start of dst (cuMemcpyDtoD) and
 // returns when the copy is done; src.Len() must be at most dst.Len(). The
-// two may be views of one allocation, but must not overlap. Like
-// CopyDevice it does not wait for streams made by NewStream.
+// two may be views of one allocation, but must not overlap. Like CopyFrom
+// it first waits for the work queued before it: on the slices' stream
+// when both have the same one, on the context otherwise.
 func CopySlice[T Element](dst, src *Slice[T]) error {
 	const op = "CopySlice"
 	var hs holds
@@ -237,6 +320,9 @@ func CopySlice[T Element](dst, src *Slice[T]) error {
 	}
 	f, err := procs(op, "cuMemcpyDtoD")
 	if err != nil {
+		return err
+	}
+	if err := waitWriters(op, d, s); err != nil {
 		return err
 	}
 	return boundDtoD(op, d.ctx.raw(), f, dst.addr(d, 0), src.addr(s, 0), src.n*sizeOf[T]())
@@ -268,18 +354,27 @@ func checkSliceCopy[T Element](op string, dst, src *Slice[T]) error {
 }
 
 // fillPattern is how Fill sets n elements: count memset elements of
-// width bytes (1, 2 or 4) to bits, or, with width 8, n 8-byte elements
-// whose low and high 32-bit halves are bits and hi.
+// width bytes (1, 2 or 4) to bits, or, with width 8 or 16, count elements
+// of that many bytes whose 32-bit words are bits, hi and, for 16, more.
 type fillPattern struct {
 	width    int
 	bits, hi uint32
+	more     [2]uint32
 	count    int
 }
 
+// words is the 32-bit words of a wide pattern's element.
+func (f *fillPattern) words() []uint32 {
+	w := []uint32{f.bits, f.hi, f.more[0], f.more[1]}
+	return w[:f.width/4]
+}
+
 // fillPlan picks the memset that sets n elements to v. The driver has no
-// 8-byte memset: an 8-byte v of one repeated byte, or of two equal halves
-// (0, -1, and many more), is a plain memset of 8n bytes or 2n words, and
-// any other is two columns of 32-bit values (memsetHalvesSync).
+// memset wider than 4 bytes: an 8-byte v of one repeated byte, or of two
+// equal halves (0, -1, and many more), is a plain memset of 8n bytes or 2n
+// words, and any other is two columns of 32-bit values
+// (memsetColumnsSync); a 16-byte v of two equal halves is the 8-byte
+// plan of those halves for 2n elements, and any other four columns.
 func fillPlan[T Element](v T, n int) fillPattern {
 	switch sizeOf[T]() {
 	case 1:
@@ -288,6 +383,13 @@ func fillPlan[T Element](v T, n int) fillPattern {
 		return fillPattern{width: 2, bits: uint32(*(*uint16)(unsafe.Pointer(&v))), count: n}
 	case 4:
 		return fillPattern{width: 4, bits: *(*uint32)(unsafe.Pointer(&v)), count: n}
+	case 16:
+		h := *(*[2]uint64)(unsafe.Pointer(&v))
+		if h[0] == h[1] {
+			return fillPlan(h[0], 2*n)
+		}
+		return fillPattern{width: 16, bits: uint32(h[0]), hi: uint32(h[0] >> 32),
+			more: [2]uint32{uint32(h[1]), uint32(h[1] >> 32)}, count: n}
 	}
 	b := *(*uint64)(unsafe.Pointer(&v))
 	lo, hi := uint32(b), uint32(b>>32)
@@ -301,11 +403,11 @@ func fillPlan[T Element](v T, n int) fillPattern {
 }
 
 // Fill sets every element of s to v (cuMemsetD8, D16 or D32 for 1-, 2- and
-// 4-byte elements) and returns when it is done. The driver has no 8-byte
-// memset: 8-byte elements take cuMemsetD8 when v's bytes are all equal,
-// cuMemsetD32 when its two 32-bit halves are, and otherwise two
-// cuMemsetD2D32, one per half, with a pitch of 8 bytes. Like CopyToDevice
-// it does not wait for streams made by NewStream.
+// 4-byte elements) and returns when it is done. The driver has no memset
+// wider than 4 bytes: 8- and 16-byte elements take cuMemsetD8 or D32 when
+// v repeats a byte or a word, and otherwise one cuMemsetD2D32 per 32-bit
+// word of the element, with the element's size as the pitch. Like
+// CopyFrom it first waits for the work queued before it.
 func (s *Slice[T]) Fill(v T) error {
 	const op = "Slice.Fill"
 	h := s.handle()
@@ -317,16 +419,19 @@ func (s *Slice[T]) Fill(v T) error {
 	if s.n == 0 {
 		return nil
 	}
+	if err := waitWriters(op, st); err != nil {
+		return err
+	}
 	f := fillPlan(v, s.n)
-	if f.width == 8 {
-		return memsetHalvesSync(op, st.ctx.raw(), s.addr(st, 0), f.bits, f.hi, f.count)
+	if f.width > 4 {
+		return memsetColumnsSync(op, st.ctx.raw(), s.addr(st, 0), f.words(), f.count)
 	}
 	return memsetSync(op, st.ctx.raw(), s.addr(st, 0), f.width, f.bits, f.count)
 }
 
 // FillAsync enqueues on st setting every element of s to v
-// (cuMemsetD8Async, D16Async, D32Async or, for 8-byte elements whose
-// halves differ, two cuMemsetD2D32Async), under Fill's rules.
+// (cuMemsetD8Async, D16Async, D32Async or, for wider elements, the
+// cuMemsetD2D32Async columns of Fill), under Fill's rules.
 func (s *Slice[T]) FillAsync(st *Stream, v T) error {
 	const op = "Slice.FillAsync"
 	var hs holds
@@ -340,8 +445,8 @@ func (s *Slice[T]) FillAsync(st *Stream, v T) error {
 		return nil
 	}
 	f := fillPlan(v, s.n)
-	if f.width == 8 {
-		return memsetHalvesAsync(op, m.ctx.raw(), s.addr(m, 0), f.bits, f.hi, f.count, ss.raw)
+	if f.width > 4 {
+		return memsetColumnsAsync(op, m.ctx.raw(), s.addr(m, 0), f.words(), f.count, ss.raw)
 	}
 	return memsetAsync(op, m.ctx.raw(), s.addr(m, 0), f.width, f.bits, f.count, ss.raw)
 }

@@ -383,4 +383,34 @@ func (s *Stream) WaitEvent(e *Event) error {
 	return hotResult(op, fn, " (event)", hotStreamWaitEvent(f.streamWaitEvent, sh, eh, uintptr(sc.val.raw), uintptr(ec.val.raw)))
 }
 
+// WaitFor makes work enqueued on s after this call wait until the work
+// enqueued on other before it has finished, through an event of its own
+// (cuEventRecord on other, cuStreamWaitEvent on s); it does not block the
+// caller. It is WaitEvent for a program that keeps no event: each call
+// creates and destroys one, a few microseconds, so a loop that orders two
+// streams many times a second keeps an Event instead.
+func (s *Stream) WaitFor(other *Stream) error {
+	const op = "Stream.WaitFor"
+	if _, ok := s.handle().peek(); !ok {
+		return s.handle().closedError(op)
+	}
+	oc := other.Context()
+	if oc == nil || oc.orphanOf != "" {
+		return other.handle().closedError(op + " (other)")
+	}
+	e, err := NewEvent(oc)
+	if err != nil {
+		return err
+	}
+	if err := e.Record(other); err != nil {
+		_ = e.Close()
+		return err
+	}
+	if err := s.WaitEvent(e); err != nil {
+		_ = e.Close()
+		return err
+	}
+	return e.Close()
+}
+
 var streamKind = objectKind[streamState]{destroy: destroyStream, drop: dropStream, live: &liveStreams, grace: hotGrace, name: "stream"}
