@@ -41,6 +41,16 @@ func TestExamplesOnGPU(t *testing.T) {
 		// the fake driver registers Go versions of its kernels.
 		ready func(t *testing.T)
 	}{
+		{"pipeline", Example_pipeline, "[10 20 30 40]\n", func(t *testing.T) {
+			exampleDevice(t, 0, 0)
+			needNVRTC(t)
+			fakeKernel(t, "scale", scaleGo)
+		}},
+		{"twoStreams", Example_twoStreams, "[4 6 8]\n", func(t *testing.T) {
+			exampleDevice(t, 0, 0)
+			needNVRTC(t)
+			fakePipelineKernels(t)
+		}},
 		{"AllocManaged", ExampleAllocManaged, "1 3 2.097151e+06\n", func(t *testing.T) {
 			managedGPU(t)
 			needNVRTC(t)
@@ -192,4 +202,58 @@ func captureStdout(t *testing.T, f func()) string {
 	defer restore() // where f ends the test's goroutine (t.FailNow)
 	f()
 	return restore()
+}
+
+// scaleGo is Example_pipeline's kernel for the fake driver.
+var scaleGo = cudatest.Kernel{Thread: func(t *cudatest.Thread) {
+	x, a, n := t.Param(0).Ptr(), t.Param(1).Float32(), t.Param(2).Uint32()
+	if i := t.GlobalX(); i < int(n) {
+		cudatest.Store(x, i, a*cudatest.Load[float32](x, i))
+	}
+}}
+
+// fakePipelineKernels registers Example_twoStreams' kernels on the fake
+// driver.
+func fakePipelineKernels(t *testing.T) {
+	fakeKernel(t, "produce", cudatest.Kernel{Thread: func(t *cudatest.Thread) {
+		x, y, n := t.Param(0).Ptr(), t.Param(1).Ptr(), t.Param(2).Uint32()
+		if i := t.GlobalX(); i < int(n) {
+			cudatest.Store(y, i, cudatest.Load[float32](x, i)+1)
+		}
+	}})
+	fakeKernel(t, "consume", cudatest.Kernel{Thread: func(t *cudatest.Thread) {
+		y, z, n := t.Param(0).Ptr(), t.Param(1).Ptr(), t.Param(2).Uint32()
+		if i := t.GlobalX(); i < int(n) {
+			cudatest.Store(z, i, 2*cudatest.Load[float32](y, i))
+		}
+	}})
+}
+
+// TestTwoStreamsWithoutWaitIsARace: the two-stream example without its
+// WaitFor is reported by the fake driver's race detector, naming the
+// producer's write and the consumer's read; with it, nothing is.
+func TestTwoStreamsWithoutWaitIsARace(t *testing.T) {
+	if !cudatest.Active() {
+		t.Skip("the race detector is the fake driver's: this run uses a real one")
+	}
+	exampleDevice(t, 0, 0)
+	needNVRTC(t)
+	fakePipelineKernels(t)
+	_ = cudatest.TakeRaces()
+	if _, err := twoStreams([]float32{1, 2, 3}, true); err != nil {
+		t.Fatal(err)
+	}
+	if races := cudatest.TakeRaces(); len(races) != 0 {
+		t.Fatalf("with WaitFor: %d races, first %s", len(races), races[0].Summary())
+	}
+	if _, err := twoStreams([]float32{1, 2, 3}, false); err != nil {
+		t.Fatal(err)
+	}
+	races := cudatest.TakeRaces()
+	if len(races) == 0 {
+		t.Fatal("without WaitFor: no race reported")
+	}
+	if sum := races[0].Summary(); !strings.Contains(sum, "kernel") {
+		t.Errorf("race report %q does not name the kernels", sum)
+	}
 }

@@ -45,6 +45,29 @@ func NewStream(ctx *Context) (*Stream, error) {
 	return newStream("NewStream", ctx, 0, false)
 }
 
+// OpenStream returns a new stream on the primary context of the device of
+// the given ordinal (0 for the first GPU): GetDevice, PrimaryContext and
+// NewStream in one call, for programs that use one device. The stream holds
+// the context: its Context method gives it, for LoadModule and the like,
+// and the stream's last Close releases both.
+func OpenStream(device int) (*Stream, error) {
+	const op = "OpenStream"
+	dev, err := GetDevice(device)
+	if err != nil {
+		return nil, err
+	}
+	ctx, err := PrimaryContext(dev)
+	if err != nil {
+		return nil, err
+	}
+	s, err := newStream(op, ctx, 0, false)
+	if cerr := ctx.Close(); err == nil && cerr != nil {
+		_ = s.Close()
+		return nil, cerr
+	}
+	return s, err
+}
+
 // NewStreamWithPriority is NewStream with a scheduling priority: lower
 // numbers are higher priorities, and the valid ones are those of
 // ctx.StreamPriorityRange. An out-of-range priority is an error matching
