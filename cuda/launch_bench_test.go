@@ -133,9 +133,9 @@ func BenchmarkLaunchGoSide(b *testing.B) {
 	mod := newModuleHandle(nopCore(&live, func(st *moduleState) { st.raw = 0x1 }))
 	b.Cleanup(func() { mod.Close() })
 	k1 := &Kernel{mod: mod, raw: 0x2, name: "empty1"}
-	k1.setParams([]uint32{8})
+	k1.setParams(naturalLayout([]uint32{8}))
 	k16 := &Kernel{mod: mod, raw: 0x3, name: "empty16"}
-	k16.setParams(slices.Repeat([]uint32{8}, 16))
+	k16.setParams(naturalLayout(slices.Repeat([]uint32{8}, 16)))
 	mem, err := Alloc(ctx, 256)
 	must(b, err)
 	b.Cleanup(func() { mem.Close() })
@@ -143,7 +143,7 @@ func BenchmarkLaunchGoSide(b *testing.B) {
 	must(b, err)
 	b.Cleanup(func() { sl.Close() })
 	kmix := &Kernel{mod: mod, raw: 0x4, name: "mix16"}
-	kmix.setParams([]uint32{8, 8, 8, 4, 4, 4, 4, 8, 8, 4, 4, 1, 2, 8, 4, 4})
+	kmix.setParams(naturalLayout([]uint32{8, 8, 8, 4, 4, 4, 4, 8, 8, 4, 4, 1, 2, 8, 4, 4}))
 	args, err := k1.NewArgs(uint64(0))
 	must(b, err)
 	b.Cleanup(func() { args.Close() })

@@ -213,7 +213,7 @@ func fakeKernel(t *testing.T, known bool) (*Kernel, *Module) {
 	mod := newModuleHandle(nopCore(&live, func(st *moduleState) { st.raw = 0x1 }))
 	k := &Kernel{mod: mod, raw: 0x2, name: "vadd"}
 	if known {
-		k.setParams([]uint32{8, 8, 8, 4})
+		k.setParams(naturalLayout([]uint32{8, 8, 8, 4}))
 	}
 	t.Cleanup(func() { mod.Close() })
 	return k, mod
@@ -421,17 +421,35 @@ func TestEncodeValues(t *testing.T) {
 	}
 	for _, params := range [][]uint32{{8, 8, 8, 16}, {8, 8, 8, 3}, make([]uint32, maxLaunchValues+1)} {
 		k, _ := fakeKernel(t, false)
-		k.setParams(params)
+		k.setParams(naturalLayout(params))
 		args := sixteen[:min(len(params), maxLaunchValues)]
 		if err := k.encodeValues("test", args, &vals); !errors.Is(err, ErrKernelArgs) {
 			t.Errorf("parameters of %v bytes, %d values: %v, want ErrKernelArgs", params, len(args), err)
 		}
 	}
 	full, _ := fakeKernel(t, false)
-	full.setParams(slices.Repeat([]uint32{8}, maxLaunchValues))
+	full.setParams(naturalLayout(slices.Repeat([]uint32{8}, maxLaunchValues)))
 	must(t, full.encodeValues("test", sixteen, &vals))
 	sixteen[15] = float32(1)
 	if err := full.encodeValues("test", sixteen, &vals); !errors.Is(err, ErrKernelArgs) || !strings.Contains(err.Error(), "argument 15") {
 		t.Errorf("16 values, the last of 4 bytes for 8: %v, want ErrKernelArgs naming argument 15", err)
 	}
+}
+
+// naturalLayout lays out parameters of the sizes given as the fake driver
+// does for a kernel registered with its sizes: each at a multiple of its
+// size where that is a power of two below 8, else of 8.
+func naturalLayout(sizes []uint32) paramLayout {
+	p := paramLayout{sizes: sizes, offsets: make([]uint32, len(sizes))}
+	off := uint32(0)
+	for i, s := range sizes {
+		align := uint32(8)
+		if s > 0 && s < 8 && s&(s-1) == 0 {
+			align = s
+		}
+		off = (off + align - 1) / align * align
+		p.offsets[i] = off
+		off += s
+	}
+	return p
 }

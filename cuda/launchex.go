@@ -16,16 +16,17 @@ enum { gocudaMaxExValues = 16 };
 // as 64-bit words, so that cgo sees memory without pointers and checks
 // nothing, which would move the array to the heap) and either prepared,
 // the address of a kernelParams array in C memory, or n values in 64-bit
-// slots, as gocuda_launch_values takes them.
+// slots, as gocuda_launch_values takes them, or, where offs is given, at
+// offs[i] bytes into vals, as gocuda_launch_packed takes them.
 static int gocuda_launch_ex(uintptr_t fn, uintptr_t mops, uintptr_t sops, uintptr_t f, unsigned gx, unsigned gy, unsigned gz,
 		unsigned bx, unsigned by, unsigned bz, unsigned shmem, uintptr_t stream,
-		const uint64_t *attrs, unsigned nattrs, uintptr_t prepared, const uint64_t *vals, int n) {
+		const uint64_t *attrs, unsigned nattrs, uintptr_t prepared, const uint64_t *vals, const uint32_t *offs, int n) {
 	gocuda_CUlaunchConfig cfg = {gx, gy, gz, bx, by, bz, shmem, stream, nattrs ? (void *)attrs : 0, nattrs};
 	void **params = (void **)prepared;
 	void *p[gocudaMaxExValues];
 	if (params == 0 && n > 0) {
 		for (int i = 0; i < n; i++)
-			p[i] = (void *)&vals[i];
+			p[i] = offs ? (void *)((char *)vals + offs[i]) : (void *)&vals[i];
 		params = p;
 	}
 	return gocuda_hot_cuLaunchKernelEx(fn, mops, sops, &cfg, f, params, 0);
@@ -370,7 +371,8 @@ func (k *Kernel) AllowNonPortableClusterSize(allow bool) error {
 // arguments, it allocates nothing, attributes included (a Raw slice the
 // caller makes on its stack stays there).
 //
-// Before the driver, it refuses a cluster that does not divide the grid or
+// Before the driver, it refuses a shape beyond the kernel's limits, as
+// Launch does, a cluster that does not divide the grid or
 // has more than PortableClusterSize blocks while the kernel has not opted
 // in to more (errors matching cu.CUDA_ERROR_INVALID_CLUSTER_SIZE), and a
 // cooperative grid larger than can be resident at once (matching
@@ -429,7 +431,7 @@ func (k *Kernel) launchExWith(op string, h launchHold, cfg *LaunchConfig, attrs 
 	}
 	if a != nil {
 		if a.k != k {
-			if err := k.checkSizes(op, a.sizes, nil); err != nil {
+			if err := k.checkSizes(op, a.sizes, a.aligns, nil); err != nil {
 				return err
 			}
 		}
@@ -437,27 +439,49 @@ func (k *Kernel) launchExWith(op string, h launchHold, cfg *LaunchConfig, attrs 
 		if len(a.sizes) > 0 {
 			params = a.mem
 		}
-		return k.launchEx(op, h, cfg, &la, params, nil, 0)
+		return k.launchEx(op, h, cfg, &la, params, nil, nil, 0)
 	}
 	if len(args) > maxLaunchValues {
 		a, err := k.newArgs(op, args, false)
 		if err != nil {
 			return err
 		}
-		err = k.launchEx(op, h, cfg, &la, a.mem, nil, 0)
+		err = k.launchEx(op, h, cfg, &la, a.mem, nil, nil, 0)
 		C.free(a.mem)
 		return err
 	}
 	var vals [maxLaunchValues]uint64
 	if err := k.encodeValues(op, args, &vals); err != nil {
+		if err == errByValue {
+			return k.launchExPacked(op, h, cfg, &la, args)
+		}
 		return err
 	}
-	return k.launchEx(op, h, cfg, &la, nil, &vals[0], len(args))
+	return k.launchEx(op, h, cfg, &la, nil, &vals[0], nil, len(args))
+}
+
+// launchExPacked is launchExWith for arguments of which some pass by value.
+func (k *Kernel) launchExPacked(op string, h launchHold, cfg *LaunchConfig, la *launchAttrs, args []any) error {
+	var p packedArgs
+	if err := k.packArgs(op, args, &p); err != nil {
+		if err != errPackedFull {
+			return err
+		}
+		a, err := k.newArgs(op, args, false)
+		if err != nil {
+			return err
+		}
+		err = k.launchEx(op, h, cfg, la, a.mem, nil, nil, 0)
+		C.free(a.mem)
+		return err
+	}
+	return k.launchEx(op, h, cfg, la, nil, &p.buf[0], &p.offs[0], len(args))
 }
 
 // launchEx checks what needs the driver and launches, with params (a
-// prepared kernelParams array in C memory) or n values at vals.
-func (k *Kernel) launchEx(op string, h launchHold, cfg *LaunchConfig, la *launchAttrs, params unsafe.Pointer, vals *uint64, n int) error {
+// prepared kernelParams array in C memory) or n values at vals: in 8-byte
+// slots, or at the offsets offs where given.
+func (k *Kernel) launchEx(op string, h launchHold, cfg *LaunchConfig, la *launchAttrs, params unsafe.Pointer, vals *uint64, offs *uint32, n int) error {
 	f, err := procs(op, "cuLaunchKernelEx")
 	if err != nil {
 		return err
@@ -473,7 +497,7 @@ func (k *Kernel) launchEx(op string, h launchHold, cfg *LaunchConfig, la *launch
 	r := C.gocuda_launch_ex(C.uintptr_t(f.launchEx), mops, sops, C.uintptr_t(k.raw),
 		C.uint(g.X), C.uint(g.Y), C.uint(g.Z), C.uint(b.X), C.uint(b.Y), C.uint(b.Z),
 		C.uint(cfg.SharedMemBytes), C.uintptr_t(h.sh.core.val.raw),
-		(*C.uint64_t)(unsafe.Pointer(unsafe.SliceData(la.a))), C.uint(la.n), C.uintptr_t(uintptr(params)), (*C.uint64_t)(vals), C.int(n))
+		(*C.uint64_t)(unsafe.Pointer(unsafe.SliceData(la.a))), C.uint(la.n), C.uintptr_t(uintptr(params)), (*C.uint64_t)(vals), (*C.uint32_t)(offs), C.int(n))
 	h.keepAlive()
 	return hotResult(op, "cuLaunchKernelEx", " (stream)", int32(r))
 }

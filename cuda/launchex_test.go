@@ -43,7 +43,7 @@ func fakeDriverKernel(t *testing.T, ctx *Context, f fakecuda.Function) (*Kernel,
 	for _, s := range f.Params {
 		sizes = append(sizes, uint32(s))
 	}
-	k.setParams(sizes)
+	k.setParams(naturalLayout(sizes))
 	return k, lib
 }
 

@@ -6,6 +6,7 @@ package cuda
 // copies them before it returns, and never calls back into Go.
 #cgo noescape gocuda_launch_values
 #cgo nocallback gocuda_launch_values
+#include <stdlib.h>
 #include "zfused.h"
 
 enum { maxLaunchValues = 16 };
@@ -22,10 +23,23 @@ static int gocuda_launch_values(uintptr_t fn, uintptr_t mops, uintptr_t sops, ui
 		params[i] = (void *)&vals[i];
 	return gocuda_hot_cuLaunchKernel(fn, mops, sops, f, gx, gy, gz, bx, by, bz, shmem, stream, n ? params : 0, 0);
 }
+
+// gocuda_launch_packed is gocuda_launch_values for arguments of any size:
+// argument i is at offs[i] bytes into buf.
+#cgo noescape gocuda_launch_packed
+#cgo nocallback gocuda_launch_packed
+static int gocuda_launch_packed(uintptr_t fn, uintptr_t mops, uintptr_t sops, uintptr_t f, unsigned gx, unsigned gy, unsigned gz,
+		unsigned bx, unsigned by, unsigned bz, unsigned shmem, uintptr_t stream, const uint64_t *buf, const uint32_t *offs, int n) {
+	void *params[maxLaunchValues];
+	for (int i = 0; i < n; i++)
+		params[i] = (char *)buf + offs[i];
+	return gocuda_hot_cuLaunchKernel(fn, mops, sops, f, gx, gy, gz, bx, by, bz, shmem, stream, n ? params : 0, 0);
+}
 */
 import "C"
 
 import (
+	"errors"
 	"math"
 	"runtime"
 	"unsafe"
@@ -59,7 +73,15 @@ func (k *Kernel) checkLaunch(op string, s *Stream, cfg LaunchConfig) (launchHold
 	if _, ok := sh.peek(); !ok {
 		return h, sh.closedError(op + " (stream)")
 	}
-	return h, checkConfig(op, cfg)
+	if err := checkConfig(op, cfg); err != nil {
+		return h, err
+	}
+	// The limits, once known, are checked here in a few comparisons; the
+	// first launch, and one that exceeds them, go out of line.
+	if l := k.limits.Load(); l == nil || !l.fits(&cfg) {
+		return h, k.checkShape(op, &cfg)
+	}
+	return h, nil
 }
 
 func (h launchHold) ops() (C.uintptr_t, C.uintptr_t) { return opsAddr(h.mh), opsAddr(h.sh) }
@@ -90,10 +112,20 @@ const maxLaunchValues = 16
 // does (cuLaunchKernel). It returns once the launch is enqueued; errors of
 // the kernel's execution show at a later synchronization. Up to 16
 // arguments it allocates nothing (the values the compiler can box without
-// allocating: numbers, *DeviceMemory); more are copied to C memory at each
-// call. NewArgs and LaunchArgs save the encoding too. A *DeviceMemory
-// argument gives its address and is not held: as with any work enqueued,
-// the memory must stay allocated until the kernel has run.
+// allocating: numbers, *DeviceMemory, structs and arrays a caller passes
+// directly), structs and arrays passed by value included while all the
+// arguments take at most 1 KiB; more are copied to C memory at each call.
+// NewArgs and LaunchArgs save the encoding too. A *DeviceMemory argument
+// gives its address and is not held: as with any work enqueued, the
+// memory must stay allocated until the kernel has run.
+//
+// Before the driver, it refuses a shape beyond the limits of the kernel
+// and its device, naming the limit (errors matching
+// cu.CUDA_ERROR_INVALID_VALUE): threads per block (the device's, or the
+// kernel's own where its registers or launch bounds lower it), block and
+// grid dimensions, and dynamic shared memory beyond the kernel's limit,
+// which Kernel.SetMaxDynamicSharedMemory raises. The limits are asked of
+// the driver at the kernel's first launch and kept.
 func (k *Kernel) Launch(s *Stream, cfg LaunchConfig, args ...any) error {
 	const op = "Kernel.Launch"
 	if len(args) > maxLaunchValues {
@@ -108,6 +140,9 @@ func (k *Kernel) Launch(s *Stream, cfg LaunchConfig, args ...any) error {
 	// word and checks every size in the same pass).
 	var vals [maxLaunchValues]uint64
 	if err := k.encodeValues(op, args, &vals); err != nil {
+		if err == errByValue {
+			return k.launchPacked(op, h, cfg, args)
+		}
 		return err
 	}
 	fn, err := launchEntry(op)
@@ -119,6 +154,88 @@ func (k *Kernel) Launch(s *Stream, cfg LaunchConfig, args ...any) error {
 	r := C.gocuda_launch_values(C.uintptr_t(fn), mops, sops, C.uintptr_t(k.raw),
 		C.uint(g.X), C.uint(g.Y), C.uint(g.Z), C.uint(b.X), C.uint(b.Y), C.uint(b.Z),
 		C.uint(cfg.SharedMemBytes), C.uintptr_t(h.sh.core.val.raw), (*C.uint64_t)(&vals[0]), C.int(len(args)))
+	h.keepAlive()
+	return hotResult(op, "cuLaunchKernel", " (stream)", int32(r))
+}
+
+// packedBytes is how many bytes of arguments Launch and LaunchEx pass from
+// the stack when some pass by value (structs, arrays); more are copied to
+// C memory at each call, as for more than maxLaunchValues arguments.
+const packedBytes = 1024
+
+// packedArgs are arguments of any size, each at an offset of buf that is a
+// multiple of 8 (the largest alignment of a Go type here).
+type packedArgs struct {
+	buf  [packedBytes / 8]uint64
+	offs [maxLaunchValues]uint32
+}
+
+// errPackedFull is packArgs's answer for arguments that do not fit a
+// packedArgs.
+var errPackedFull = errors.New("arguments larger than a packedArgs")
+
+// packArgs encodes up to maxLaunchValues arguments of any kind into p and
+// checks them against k's parameters where known: sizes, and the offsets
+// of the values passed by their bytes against their alignment. It returns
+// errPackedFull for arguments that do not fit.
+func (k *Kernel) packArgs(op string, args []any, p *packedArgs) error {
+	var sizes [maxLaunchValues]uint32
+	var aligns [maxLaunchValues]uint8
+	buf := unsafe.Slice((*byte)(unsafe.Pointer(&p.buf[0])), packedBytes)
+	end := uint32(0)
+	for i, v := range args {
+		bits, size, why := encodeArg(v)
+		switch why {
+		case argOK:
+			if end+8 > packedBytes {
+				return errPackedFull
+			}
+			writeArg(unsafe.Pointer(&buf[end]), bits, size)
+			p.offs[i], sizes[i] = end, uint32(size)
+			end += 8
+		case argByValue:
+			l, err := byValueArg(op, i, v)
+			if err != nil {
+				return err
+			}
+			if uint64(end)+uint64(l.size) > packedBytes {
+				return errPackedFull
+			}
+			copy(buf[end:end+l.size], unsafe.Slice((*byte)(argBytes(&args[i])), l.size))
+			p.offs[i], sizes[i], aligns[i] = end, l.size, uint8(l.align)
+			end += (l.size + 7) &^ 7
+		default:
+			return argError(op, i, v, why)
+		}
+	}
+	return k.checkSizes(op, sizes[:len(args)], aligns[:len(args)], args)
+}
+
+// launchPacked is Launch for arguments of which some pass by value.
+func (k *Kernel) launchPacked(op string, h launchHold, cfg LaunchConfig, args []any) error {
+	var p packedArgs
+	if err := k.packArgs(op, args, &p); err != nil {
+		if err != errPackedFull {
+			return err
+		}
+		a, err := k.newArgs(op, args, false)
+		if err != nil {
+			return err
+		}
+		err = k.hotParams(op, h, cfg, a)
+		C.free(a.mem)
+		return err
+	}
+	fn, err := launchEntry(op)
+	if err != nil {
+		return err
+	}
+	mops, sops := h.ops()
+	g, b := cfg.Grid.norm(), cfg.Block.norm()
+	r := C.gocuda_launch_packed(C.uintptr_t(fn), mops, sops, C.uintptr_t(k.raw),
+		C.uint(g.X), C.uint(g.Y), C.uint(g.Z), C.uint(b.X), C.uint(b.Y), C.uint(b.Z),
+		C.uint(cfg.SharedMemBytes), C.uintptr_t(h.sh.core.val.raw),
+		(*C.uint64_t)(&p.buf[0]), (*C.uint32_t)(&p.offs[0]), C.int(len(args)))
 	h.keepAlive()
 	return hotResult(op, "cuLaunchKernel", " (stream)", int32(r))
 }
@@ -143,11 +260,16 @@ func (k *Kernel) hotParams(op string, h launchHold, cfg LaunchConfig, a *Args) e
 	return hotResult(op, "cuLaunchKernel", " (stream)", int32(r))
 }
 
+// errByValue is encodeValues's answer for arguments of which some pass by
+// their bytes, which the caller then packs (packArgs).
+var errByValue = errors.New("arguments passed by value")
+
 // encodeValues is Launch's encoding of up to maxLaunchValues
 // arguments into vals, checked against k's parameter sizes where known.
 // The sizes are packed into one word as they come, compared once with the
 // kernel's (sizeSig), so that a launch that fits costs little more than
 // the copy; valuesError works out what is wrong only when something is.
+// Arguments of which some pass by value give errByValue.
 func (k *Kernel) encodeValues(op string, args []any, vals *[maxLaunchValues]uint64) error {
 	out := vals[:len(args)]
 	var sig uint64
@@ -171,6 +293,9 @@ func (k *Kernel) encodeValues(op string, args []any, vals *[maxLaunchValues]uint
 		default:
 			bits, size, why := encodeArg(v)
 			if why != argOK {
+				if why == argByValue {
+					return errByValue
+				}
 				return argError(op, i, v, why)
 			}
 			out[i], sig = bits, sig<<4|uint64(size)
@@ -208,15 +333,15 @@ func sizeSig(params []uint32) uint64 {
 // valuesError is the error of arguments that do not fit k: the first one
 // that is no kernel argument, else the mismatch checkSizes describes.
 func (k *Kernel) valuesError(op string, args []any) error {
-	sizes := make([]uint8, len(args))
+	sizes := make([]uint32, len(args))
 	for i, v := range args {
 		_, size, why := encodeArg(v)
 		if why != argOK {
 			return argError(op, i, v, why)
 		}
-		sizes[i] = size
+		sizes[i] = uint32(size)
 	}
-	if err := k.checkSizes(op, sizes, args); err != nil {
+	if err := k.checkSizes(op, sizes, nil, args); err != nil {
 		return err
 	}
 	// Only an argument that changed between the two passes (device memory

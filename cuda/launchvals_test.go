@@ -32,9 +32,9 @@ func TestLaunchValuesNoAlloc(t *testing.T) {
 	useEntries(t, func(e *entries) { e.launch, e.launchEx = rec, recEx })
 
 	k1, _ := fakeKernel(t, false)
-	k1.setParams([]uint32{8})
+	k1.setParams(naturalLayout([]uint32{8}))
 	k16, _ := fakeKernel(t, false)
-	k16.setParams([]uint32{8, 8, 8, 8, 4, 4, 4, 2, 2, 1, 1, 8, 8, 2, 4, 8})
+	k16.setParams(naturalLayout([]uint32{8, 8, 8, 8, 4, 4, 4, 2, 2, 1, 1, 8, 8, 2, 4, 8}))
 	cfg := LaunchConfig{Grid: Dim3{X: 4}, Block: Dim3{X: 32}}
 	cluster := LaunchAttributes{Cluster: Dim3{X: 2}}
 

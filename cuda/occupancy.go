@@ -98,7 +98,16 @@ func (k *Kernel) SetMaxDynamicSharedMemory(bytes int) error {
 			return invalidArg(op, "%d bytes of dynamic shared memory: the device allows a block %d bytes, of which kernel %s uses %d statically, leaving %d",
 				bytes, optin, k.name, static, limit)
 		}
-		return check(op, "cuFuncSetAttribute", cu.FuncSetAttribute(k.raw, cu.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, int32(bytes)))
+		if err := check(op, "cuFuncSetAttribute", cu.FuncSetAttribute(k.raw, cu.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, int32(bytes))); err != nil {
+			return err
+		}
+		// The launches' check of the shape takes the new limit.
+		if l := k.limits.Load(); l != nil {
+			n := *l
+			n.dynShared = uint32(bytes)
+			k.limits.Store(&n)
+		}
+		return nil
 	})
 }
 

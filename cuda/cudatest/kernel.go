@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"reflect"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -358,6 +359,51 @@ func (p Param) Float32() float32 {
 }
 func (p Param) Float64() float64 {
 	return math.Float64frombits(binary.LittleEndian.Uint64(p.sized(8, "float64")))
+}
+
+// ParamValue returns the bytes of p as a T: a struct or array passed by
+// value (cuda's Kernel.Launch passes a Go struct of fixed-size numbers as
+// its bytes), read as the Go type the launch passed. A T of another size
+// than the parameter, or one that holds pointers, strings, slices, maps,
+// interfaces, channels or functions (the bytes of device memory are none
+// of these), fails the launch.
+func ParamValue[T any](p Param) T {
+	var v T
+	t := reflect.TypeFor[T]()
+	if !pointerFree(t) {
+		p.l.fail(cu.CUDA_ERROR_LAUNCH_FAILED, "parameter %d read as a %v, which holds pointers", p.i, t)
+	}
+	n := int(unsafe.Sizeof(v))
+	copy(unsafe.Slice((*byte)(unsafe.Pointer(&v)), n), p.sized(n, t.String()))
+	return v
+}
+
+// pointerFrees caches pointerFree per type, so that a kernel reading its
+// parameters in a loop does not walk the type (or allocate) each time.
+var pointerFrees sync.Map // reflect.Type → bool
+
+// pointerFree reports whether a value of t is only bytes: numbers, bools,
+// and arrays and structs of them.
+func pointerFree(t reflect.Type) bool {
+	if ok, found := pointerFrees.Load(t); found {
+		return ok.(bool)
+	}
+	ok := true
+	switch t.Kind() {
+	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
+		reflect.Float32, reflect.Float64, reflect.Complex64, reflect.Complex128:
+	case reflect.Array:
+		ok = pointerFree(t.Elem())
+	case reflect.Struct:
+		for i := range t.NumField() {
+			ok = ok && pointerFree(t.Field(i).Type)
+		}
+	default:
+		ok = false
+	}
+	pointerFrees.Store(t, ok)
+	return ok
 }
 
 // Ptr returns the parameter as a device pointer of the launch.

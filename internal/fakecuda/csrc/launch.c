@@ -125,6 +125,17 @@ struct func *func_new(void) {
 	return f;
 }
 
+// max_threads is f's CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: the device's
+// 1024, or fewer where a block of them would need more registers than a
+// multiprocessor has (a warp's registers taken in units of 256, as the
+// driver allocates them), as the driver lowers it. Under the lock.
+static int max_threads(const struct func *f) {
+	if (f->regs <= 0)
+		return 1024;
+	int warps = SM_REGS / ((f->regs * 32 + 255) / 256 * 256);
+	return warps * 32 < 1024 ? warps * 32 : 1024;
+}
+
 // fakecuda_function_new makes a function using regs registers per thread
 // and static_shared bytes of static shared memory per block, with nparams
 // parameters of the sizes given (at most 32, each 1 to 8 bytes; the
@@ -192,7 +203,7 @@ EXPORT CUresult cuFuncGetAttribute(int *value, int attrib, uint64_t hfunc) {
 		return r;
 	switch (attrib) {
 	case FA_MAX_THREADS_PER_BLOCK:
-		*value = 1024;
+		*value = max_threads(f);
 		break;
 	case FA_SHARED_SIZE_BYTES:
 		*value = f->static_shared;
@@ -251,11 +262,12 @@ EXPORT CUresult cuFuncSetAttribute(uint64_t hfunc, int attrib, int value) {
 
 static int min_int(int a, int b) { return a < b ? a : b; }
 
+
 // occupancy is how many blocks of f fit on a multiprocessor: the least of
 // the limits of blocks, threads (whole warps), registers and shared
 // memory, without the driver's allocation granularities. Under the lock.
 static int occupancy(const struct func *f, int threads, size_t dyn) {
-	if (threads < 1 || threads > 1024 || dyn > (size_t)f->max_dyn_shared)
+	if (threads < 1 || threads > max_threads(f) || dyn > (size_t)f->max_dyn_shared)
 		return 0;
 	int warps = (threads + 31) / 32;
 	int n = min_int(SM_BLOCKS, SM_THREADS / (warps * 32));
@@ -520,7 +532,7 @@ static CUresult launch(const launch_config *cfg, uint64_t hfunc, void **params, 
 	for (int d = 0; d < 3; d++)
 		if (cfg->grid[d] == 0 || cfg->grid[d] > max_grid[d] || cfg->block[d] == 0 || cfg->block[d] > max_block[d])
 			r = CUDA_ERROR_INVALID_VALUE;
-	if (r == CUDA_SUCCESS && (uint64_t)cfg->block[0] * cfg->block[1] * cfg->block[2] > 1024)
+	if (r == CUDA_SUCCESS && (uint64_t)cfg->block[0] * cfg->block[1] * cfg->block[2] > (uint64_t)max_threads(f))
 		r = CUDA_ERROR_INVALID_VALUE;
 	if (r == CUDA_SUCCESS && cfg->shmem > (unsigned)f->max_dyn_shared)
 		r = CUDA_ERROR_INVALID_VALUE;
