@@ -127,9 +127,9 @@ func twoStreams(in []float32, wait bool) ([]float32, error) {
 	if err := z.CopyTo(out); err != nil { // waits for s2, z's stream
 		return nil, err
 	}
-	// y is freed on s1 by its deferred Close: s2's reads of it are done,
-	// since CopyTo waited for s2.
-	return out, nil
+	// With the wait, s1's work is done too; without it, the producer may
+	// still be queued on s1, and must run before its module is unloaded.
+	return out, s1.Synchronize()
 }
 
 // Two streams: a producer on one, a consumer on the other, ordered by

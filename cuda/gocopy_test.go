@@ -61,7 +61,7 @@ func TestGoSliceCopiesOnAStream(t *testing.T) {
 		b[0] = -1
 		z, err := AllocSlice[float32](s, n)
 		must(t, err)
-		must(t, k.Launch(s, lin(n, 128), x, y, z, uint32(n)))
+		must(t, k.Launch(s, Linear(n, 128), x, y, z, uint32(n)))
 		got := make([]float32, n)
 		must(t, z.CopyToHost(s, got))
 		if !slices.Equal(got, want) {
@@ -70,7 +70,7 @@ func TestGoSliceCopiesOnAStream(t *testing.T) {
 		}
 		// The synchronous copy of memory made on s waits for s: no
 		// Synchronize between the launch and it.
-		must(t, k.Launch(s, lin(n, 128), z, y, x, uint32(n)))
+		must(t, k.Launch(s, Linear(n, 128), z, y, x, uint32(n)))
 		clear(got)
 		must(t, x.CopyTo(got))
 		for i := range got {
@@ -116,7 +116,7 @@ func TestSyncCopyOfContextMemoryWaitsForTheContext(t *testing.T) {
 	z, err := AllocSlice[float32](ctx, n)
 	must(t, err)
 	defer z.Close()
-	must(t, k.Launch(s, lin(n, 256), x, x, z, uint32(n)))
+	must(t, k.Launch(s, Linear(n, 256), x, x, z, uint32(n)))
 	got := make([]float32, n)
 	must(t, z.CopyTo(got))
 	for i := range got {
@@ -124,7 +124,7 @@ func TestSyncCopyOfContextMemoryWaitsForTheContext(t *testing.T) {
 			t.Fatalf("element %d is %v, want %v", i, got[i], 2*a[i])
 		}
 	}
-	must(t, k.Launch(s, lin(n, 256), x, x, z, uint32(n)))
+	must(t, k.Launch(s, Linear(n, 256), x, x, z, uint32(n)))
 	must(t, z.Fill(7)) // waits for the launch before it overwrites
 	must(t, z.CopyTo(got))
 	if got[0] != 7 || got[n-1] != 7 {
@@ -296,8 +296,4 @@ func TestFillWideElements(t *testing.T) {
 	if f := fillPlan(complex(2.0, 2.0), 3); f.width != 8 || f.count != 6 || f.hi != 0x40000000 {
 		t.Errorf("fillPlan of a 16-byte value of two equal float64 = %+v, want the 8-byte plan of 2.0 for 6 elements", f)
 	}
-}
-
-func lin(n, block int) LaunchConfig {
-	return LaunchConfig{Grid: Dim3{X: Blocks(n, block)}, Block: Dim3{X: uint32(block)}}
 }

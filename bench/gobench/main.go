@@ -41,7 +41,7 @@ var errNotDone = errors.New("event not done after synchronize")
 
 var cpuProfile = flag.String("cpuprofile", "", "write a CPU profile of the run to this file")
 
-var impl = flag.String("impl", "raw", "raw (package cu), cuda (package cuda), pair (cuda against raw, interleaved), overhead (raw against a C loop in the same process, interleaved), bindcost (what binding a context costs in the driver and in package cuda), alloc (what the one allocation of a new handle adds to a stream's and an event's create+destroy), nvrtc (an NVRTC compile from C, the raw bindings and cuda/nvrtc, interleaved; no PTX file) or gemm (cuBLAS GEMMs from a C loop and from the raw bindings, interleaved; no PTX file; see the -gemm flags)")
+var impl = flag.String("impl", "raw", "raw (package cu), cuda (package cuda), pair (cuda against raw, interleaved), overhead (raw against a C loop in the same process, interleaved), bindcost (what binding a context costs in the driver and in package cuda), alloc (what the one allocation of a new handle adds to a stream's and an event's create+destroy), nvrtc (an NVRTC compile from C, the raw bindings and cuda/nvrtc, interleaved; no PTX file) gocopy (stream-ordered copies of Go slices against a page-locked staging loop and the driver's pageable copy, interleaved; no PTX file) or gemm (cuBLAS GEMMs from a C loop and from the raw bindings, interleaved; no PTX file; see the -gemm flags)")
 
 func report(op string, v float64, unit string) {
 	fmt.Printf("RESULT impl=go-%s op=%s value=%.3f unit=%s\n", *impl, op, v, unit)
@@ -72,7 +72,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "gobench: -ops:", err)
 		os.Exit(2)
 	}
-	noPTX := *impl == "nvrtc" || *impl == "gemm"
+	noPTX := *impl == "nvrtc" || *impl == "gemm" || *impl == "gocopy"
 	if flag.NArg() != 1 && !noPTX {
 		fmt.Fprintln(os.Stderr, "usage: gobench [-impl raw|cuda|pair|overhead|bindcost|alloc] empty.ptx | gobench -impl nvrtc | gobench -impl gemm [-gemm-sizes 4096,8192] [-gemm-types f32,tf32,bf16,bf16lt,fp8] [-gemm-samples n] [-gemm-ms ms]")
 		os.Exit(2)
@@ -86,6 +86,9 @@ func main() {
 	switch *impl {
 	case "nvrtc":
 		runNVRTC()
+		return
+	case "gocopy":
+		runGoCopy()
 		return
 	case "gemm":
 		runGEMM()

@@ -41,10 +41,10 @@ func consume(t *cudatest.Thread) {
 	}
 }
 
-// pipeline is the code under test: it loads a module, allocates, copies
-// its input to the device, runs the producer on one stream and the
-// consumer on another, and copies the result back. wait says whether the
-// consumer's stream waits for the producer's event: the synchronization
+// pipeline is the code under test: it loads a module, copies its input to
+// the device on one stream, runs the producer there and the consumer on
+// another, and copies the result back. wait says whether the consumer's
+// stream waits for the producer's (Stream.WaitFor): the synchronization
 // that is easy to forget, and that a GPU forgives most of the time.
 func pipeline(ctx *cuda.Context, in []float32, wait bool) ([]float32, error) {
 	mod, err := cuda.LoadModule(ctx, []byte(pipelinePTX))
@@ -60,17 +60,6 @@ func pipeline(ctx *cuda.Context, in []float32, wait bool) ([]float32, error) {
 	if err != nil {
 		return nil, err
 	}
-	var bufs [3]*cuda.DeviceMemory
-	for i := range bufs {
-		if bufs[i], err = cuda.Alloc(ctx, 4*len(in)); err != nil {
-			return nil, err
-		}
-		defer bufs[i].Close()
-	}
-	x, y, z := bufs[0], bufs[1], bufs[2]
-	if err := cuda.CopyToDevice(x, in); err != nil {
-		return nil, err
-	}
 	s1, err := cuda.NewStream(ctx)
 	if err != nil {
 		return nil, err
@@ -81,43 +70,47 @@ func pipeline(ctx *cuda.Context, in []float32, wait bool) ([]float32, error) {
 		return nil, err
 	}
 	defer s2.Close()
-	done, err := cuda.NewEvent(ctx)
+	n := len(in)
+	x, err := cuda.AllocSliceFrom(s1, in)
 	if err != nil {
 		return nil, err
 	}
-	defer done.Close()
+	defer x.Close()
+	y, err := cuda.AllocSlice[float32](s1, n)
+	if err != nil {
+		return nil, err
+	}
+	defer y.Close()
+	z, err := cuda.AllocSlice[float32](s2, n)
+	if err != nil {
+		return nil, err
+	}
+	defer z.Close()
 
-	n := len(in)
-	cfg := cuda.LaunchConfig{Grid: cuda.Dim3{X: cuda.Blocks(n, 128)}, Block: cuda.Dim3{X: 128}}
+	cfg := cuda.Linear(n, 128)
 	if err := prod.Launch(s1, cfg, x, y, uint32(n)); err != nil {
 		return nil, err
 	}
-	if err := done.Record(s1); err != nil {
-		return nil, err
-	}
 	if wait {
-		if err := s2.WaitEvent(done); err != nil {
+		if err := s2.WaitFor(s1); err != nil {
 			return nil, err
 		}
 	}
 	if err := cons.Launch(s2, cfg, y, z, uint32(n)); err != nil {
 		return nil, err
 	}
-	// Both streams finish before the deferred frees: the producer may
-	// still be running when the consumer's stream is done.
-	if err := s2.Synchronize(); err != nil {
-		return nil, err
-	}
-	if err := s1.Synchronize(); err != nil {
-		return nil, err
-	}
 	out := make([]float32, n)
-	return out, cuda.CopyFromDevice(out, z)
+	if err := z.CopyTo(out); err != nil { // waits for z's stream, s2
+		return nil, err
+	}
+	// Without the wait, the producer may still be queued on s1: it must
+	// run before its module is unloaded.
+	return out, s1.Synchronize()
 }
 
 // Code that launches kernels on two streams runs unchanged on the fake
 // driver, with Go versions of its kernels: the consumer that does not
-// wait for the producer's event is reported (a test would call
+// wait for the producer's stream is reported (a test would call
 // cudatest.CheckRaces(t) first, and fail with the report: both launches
 // and where in the code each was queued), and once it waits, the code is
 // clean and its results are right.
@@ -147,12 +140,12 @@ func Example_kernelPipeline() {
 			log.Fatal(err)
 		}
 		if races := cudatest.TakeRaces(); len(races) > 0 {
-			fmt.Printf("WaitEvent %v: %s\n", wait, races[0].Summary())
+			fmt.Printf("WaitFor %v: %s\n", wait, races[0].Summary())
 			continue
 		}
-		fmt.Printf("WaitEvent %v: no race; out[0:3] = %v, out[999] = %v\n", wait, out[:3], out[999])
+		fmt.Printf("WaitFor %v: no race; out[0:3] = %v, out[999] = %v\n", wait, out[:3], out[999])
 	}
 	// Output:
-	// WaitEvent false: CUDA data race: write by kernel (cuLaunchKernel) and read by kernel (cuLaunchKernel), unordered, on 4000 bytes of device memory
-	// WaitEvent true: no race; out[0:3] = [2 4 6], out[999] = 2000
+	// WaitFor false: CUDA data race: write by kernel (cuLaunchKernel) and read by kernel (cuLaunchKernel), unordered, on 4000 bytes of device memory
+	// WaitFor true: no race; out[0:3] = [2 4 6], out[999] = 2000
 }
