@@ -3,10 +3,28 @@
 // events, memory, modules and kernels, and graphs, as shared,
 // goroutine-safe handles.
 //
+// A whole program: a Go slice to the GPU, a kernel compiled from CUDA C
+// at run time (package cuda/nvrtc), the slice back (Example_pipeline):
+//
+//	s, err := cuda.OpenStream(0)              // device 0's primary context, a stream on it
+//	defer s.Close()
+//	res, err := nvrtc.Compile(src)            // CUDA C++ to PTX
+//	mod, err := cuda.LoadModule(s.Context(), res.PTX)
+//	defer mod.Close()
+//	k, err := mod.Function("scale")
+//	x, err := cuda.AllocSliceFrom(s, data)    // a *Slice[float32] on s; data may be reused at once
+//	defer x.Close()                           // freed on s, after the work queued there
+//	err = k.Launch(s, cuda.Linear(len(data), 256), x, float32(10), uint32(len(data)))
+//	err = x.CopyTo(data)                      // waits for s: no Synchronize to remember
+//
+// Work on two streams is ordered with Stream.WaitFor (or an Event and
+// Stream.WaitEvent); package cuda/cudatest runs such code without a GPU
+// and reports the orders a program forgot (Example_twoStreams).
+//
 // # Shared handles
 //
-// Context, Stream, Event, DeviceMemory, HostBuffer, Module, Graph and
-// GraphExec are handles to one driver object each. Clone returns another
+// Context, Stream, Event, Slice, DeviceMemory, HostBuffer, Module, Graph
+// and GraphExec are handles to one driver object each. Clone returns another
 // handle to the same object; every handle is closed once with Close, and
 // the object is destroyed (or, for a primary context, released) when the
 // last handle is closed. So two subsystems can enqueue on one stream and
@@ -48,26 +66,51 @@
 //
 // # Memory
 //
-// Alloc makes DeviceMemory; the generic CopyToDevice and CopyFromDevice
-// copy Go slices of fixed-size numbers (the Element constraint) to and from
-// it, and the Memset methods fill it. Synchronous copies and memsets return
-// when they are done; they run on the legacy default stream, which does not
-// wait for the non-blocking streams NewStream makes: synchronize those
-// first.
+// Slice[T] is device memory of elements of T (the Element constraint:
+// fixed-size numbers, complex64 and complex128, the narrow floats), with
+// lengths and offsets in elements. AllocSlice and AllocSliceFrom make one
+// on a stream or in a context (see Allocator): on a stream (the usual
+// choice) it comes from the device's memory pool in stream order, its
+// copies and fills wait for that stream's work, and its last Close frees
+// it on the stream after that work. Sub makes views that keep the
+// allocation alive; a *Slice is a kernel argument, and the library
+// packages (cuda/blas, cuda/rand, cuda/fft, cuda/nccl) take it, views
+// included (Memory). A length of 0 is an empty slice, made, copied and
+// filled without a driver call.
 //
-// Asynchronous copies (CopyToDeviceAsync, CopyFromDeviceAsync) take a
-// HostBuffer, never a Go slice: the driver reads or writes the host memory
-// after the call returns, which cgo's pointer rules allow only for pinned
-// Go memory, and only page-locked memory is copied asynchronously.
-// AllocHost makes a HostBuffer of Go memory, pinned (runtime.Pinner) and
-// page-locked (cuMemHostRegister), with a typed view, Slice, that stays
-// ordinary Go memory after the buffer is closed or dropped; RegisterHost
-// page-locks memory from outside the Go heap (syscall.Mmap). Sizes that
-// overflow are errors before the driver. AllocAsync allocates in stream
-// order (cuMemAllocAsync) on devices with memory pools, and its last Close
-// frees in that order. AllocFromPool does the same from a MemPool of one's
-// own (NewMemPool), with its release threshold, trimming and usage
-// counters; DefaultMemPool is the device's.
+// Go slices move to and from a Slice in two ways:
+//
+//   - CopyFrom, CopyTo and Fill return when they are done, after the
+//     work queued before them that may use the memory: the slice's
+//     stream's, or, for memory made in a context, the whole context's.
+//     A kernel still running on a stream is never read stale, nor
+//     overwritten.
+//   - CopyFromHost and CopyToHost are in the order of a stream given to
+//     them: CopyFromHost returns as soon as the Go slice has been read (it
+//     may be changed or dropped at once), CopyToHost once the Go slice
+//     holds the data. Go memory cannot take part in an asynchronous copy,
+//     so they go through page-locked buffers of the context's own, in
+//     chunks that overlap the CPU's copy with the DMA.
+//
+// CopySlice and CopySliceAsync copy between slices, Fill and FillAsync
+// set every element (any element size; the driver's memsets are of 1, 2
+// and 4 bytes), and CopySlicePeer copies between devices.
+//
+// Allocation failures say what was asked and what the device has free.
+// DeviceMemory is the same memory untyped, in bytes, for raw interop (Raw
+// gives the device address to package cu; SliceOf views it as a Slice);
+// its free functions (CopyToDevice, CopyFromDevice, the Memset methods)
+// follow the rules above.
+//
+// Asynchronous copies of one's own page-locked memory take a HostBuffer
+// (Slice.CopyFromAsync, CopyToAsync): AllocHost makes one of Go memory,
+// pinned (runtime.Pinner) and page-locked (cuMemHostRegister), with a
+// typed view, Slice, that stays ordinary Go memory after the buffer is
+// closed or dropped; RegisterHost page-locks memory from outside the Go
+// heap (syscall.Mmap). Sizes that overflow are errors before the driver.
+// AllocFromPool allocates in stream order from a MemPool of one's own
+// (NewMemPool), with its release threshold, trimming and usage counters;
+// DefaultMemPool is the device's.
 //
 // AllocManaged makes ManagedMemory (cuMemAllocManaged): one address for
 // the host and every device, whose pages the driver migrates; Prefetch
@@ -84,12 +127,16 @@
 // LoadModule loads PTX, a cubin or a fatbin (cuModuleLoadDataEx); when the
 // JIT compiler fails, the error carries its log (JITError). Module.Function
 // returns a Kernel. Kernel.Launch takes the arguments as Go values
-// (fixed-size numbers, cu.CUdeviceptr, *DeviceMemory) and copies them to C
-// memory; Kernel.NewArgs prepares them once for Kernel.LaunchArgs, which
+// (fixed-size numbers, cu.CUdeviceptr, *Slice, *DeviceMemory, and structs
+// of fixed-size numbers by value) and copies them to C memory; Kernel.NewArgs prepares them once for Kernel.LaunchArgs, which
 // allocates nothing, with SetArg to change one between launches. With CUDA
 // 12.4 or later (cuFuncGetParamInfo) the arguments' number and sizes are
 // checked against the kernel's parameters before the launch (ErrKernelArgs).
-// Blocks sizes a one-dimensional grid; where no grid fits (an empty or
+// A launch's shape is checked against the device's and the kernel's
+// limits (threads per block, block and grid dimensions, dynamic shared
+// memory) before the driver, with an error naming the limit. Linear is the
+// configuration of a one-dimensional kernel over n elements, and Blocks
+// sizes a one-dimensional grid; where no grid fits (an empty or
 // too large size) it returns 0, which every launch refuses rather than run
 // one block.
 //
