@@ -12,13 +12,7 @@ import (
 
 // usesFake reports whether the tests run on the fake driver, whose race
 // detector and object counts some checks read.
-func usesFake() bool { return !realDriver() }
-
-func realDriver() bool {
-	defer func() { _ = recover() }()
-	cudatest.Live()
-	return false
-}
+func usesFake() bool { return cudatest.Active() }
 
 // noRaces fails t with the races the fake's detector found since the last
 // look; with a real driver it checks nothing.
@@ -43,7 +37,9 @@ func TestGoSliceCopiesOnAStream(t *testing.T) {
 	must(t, err)
 	defer s.Close()
 	noRaces(t, "before")
-	for _, n := range []int{1, 1000, 2*stagingChunk/4 + 333} {
+	// Sizes: one element, a few KiB, two staged chunks, and a copy out
+	// large enough for the driver's pageable path (pageableOutMin).
+	for _, n := range []int{1, 1000, stagingChunk/4 + 333, pageableOutMin/4 + 333} {
 		a, b := make([]float32, n), make([]float32, n)
 		for i := range a {
 			a[i], b[i] = float32(i%1000), float32(2*(i%7))

@@ -262,7 +262,9 @@ func (s *Slice[T]) CopyFromHost(st *Stream, src []T) error {
 // CopyToHost enqueues on st a copy filling dst from the start of s, and
 // returns once dst holds it: after the work queued on st before the call.
 // len(dst) must be at most s.Len(); st must be a stream of s's context.
-// The data comes through the page-locked buffers of CopyFromHost.
+// The data comes through the page-locked buffers of CopyFromHost, or, for
+// copies of 8 MiB or more, straight into dst (pinned meanwhile) by the
+// driver's copy of pageable memory, which is faster there.
 func (s *Slice[T]) CopyToHost(st *Stream, dst []T) error {
 	const op = "Slice.CopyToHost"
 	n := len(dst) * sizeOf[T]()

@@ -22,7 +22,7 @@ func runGoCopy() {
 	defer ctx.Close()
 	defer s.Close()
 	defer ev.Close()
-	for _, size := range []int{4 << 10, 1 << 20, 64 << 20} {
+	for _, size := range []int{4 << 10, 1 << 20, 4 << 20, 16 << 20, 64 << 20} {
 		n := size / 4
 		src := make([]float32, n)
 		for i := range src {
