@@ -293,3 +293,57 @@ func TestFillWideElements(t *testing.T) {
 		t.Errorf("fillPlan of a 16-byte value of two equal float64 = %+v, want the 8-byte plan of 2.0 for 6 elements", f)
 	}
 }
+
+// TestStreamIDMatchesRaceReport: the stream numbers of a race report are
+// the streams' IDs, so a report can be matched to the program's streams.
+func TestStreamIDMatchesRaceReport(t *testing.T) {
+	if !usesFake() {
+		t.Skip("the race detector is the fake driver's: this run uses a real one")
+	}
+	_, ctx := needGPU(t)
+	noRaces(t, "before")
+	s1, err := NewStream(ctx)
+	must(t, err)
+	defer s1.Close()
+	s2, err := NewStream(ctx)
+	must(t, err)
+	defer s2.Close()
+	id1, err := s1.ID()
+	if errors.Is(err, ErrMissingFunction) {
+		t.Skipf("Stream.ID: %v", err)
+	}
+	must(t, err)
+	id2, err := s2.ID()
+	must(t, err)
+	if id1 == id2 || id1 == 0 {
+		t.Fatalf("stream IDs %d and %d", id1, id2)
+	}
+	if c, err := s1.Clone(); err != nil {
+		t.Fatal(err)
+	} else if id, err := c.ID(); err != nil || id != id1 {
+		t.Errorf("a clone's ID = %d, %v; want %d", id, err, id1)
+	} else {
+		must(t, c.Close())
+	}
+	x, err := AllocSlice[uint32](ctx, 64)
+	must(t, err)
+	defer x.Close()
+	must(t, x.FillAsync(s1, 1))
+	must(t, x.FillAsync(s2, 2)) // unordered with the first: a race
+	must(t, s1.Synchronize())
+	must(t, s2.Synchronize())
+	races := cudatest.TakeRaces()
+	if len(races) != 1 {
+		t.Fatalf("%d races, want 1", len(races))
+	}
+	got := []uint64{races[0].Access.Stream, races[0].Previous.Stream}
+	slices.Sort(got)
+	want := []uint64{min(id1, id2), max(id1, id2)}
+	if !slices.Equal(got, want) {
+		t.Errorf("race between streams %v, want the IDs %v", got, want)
+	}
+	var closed *Stream
+	if _, err := closed.ID(); !errors.Is(err, ErrClosed) {
+		t.Errorf("ID of a nil stream = %v", err)
+	}
+}
