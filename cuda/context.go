@@ -237,7 +237,8 @@ func (c *Context) Do(fn func() error) (err error) {
 }
 
 // contextOf is the Context method of every object made in a context: the
-// object's view of it, or nil once h is closed. The object is held while
+// object's view of it, or, once h is closed, a closed Context naming the
+// object's kind (orphanContext). The object is held while
 // the view is made, so that none is made after its release.
 func contextOf[T any](h *handle[T], ref func(*T) *ctxRef) *Context {
 	st, ok := h.enter()

@@ -142,7 +142,8 @@ func (e *Event) Raw() cu.CUevent {
 }
 
 // Context returns the event's context, owned by the event as
-// Stream.Context's is by the stream; nil once this handle is closed.
+// Stream.Context's is by the stream; a closed handle naming the object
+// once this handle is closed (see Stream.Context).
 func (e *Event) Context() *Context {
 	return contextOf(e.handle(), func(st *eventState) *ctxRef { return &st.ctx })
 }

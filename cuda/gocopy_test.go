@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -345,5 +346,30 @@ func TestStreamIDMatchesRaceReport(t *testing.T) {
 	var closed *Stream
 	if _, err := closed.ID(); !errors.Is(err, ErrClosed) {
 		t.Errorf("ID of a nil stream = %v", err)
+	}
+}
+
+// TestOutOfMemoryNamesSizeAndFree: an allocation the device cannot meet
+// says what was asked and what is free, and still matches the driver's
+// result.
+func TestOutOfMemoryNamesSizeAndFree(t *testing.T) {
+	dev, ctx := needGPU(t)
+	s, err := NewStream(ctx)
+	must(t, err)
+	defer s.Close()
+	total, err := dev.TotalMemory()
+	must(t, err)
+	huge := int(total) * 4
+	for _, on := range []Allocator{ctx, s} {
+		x, err := AllocSlice[byte](on, huge)
+		if err == nil {
+			x.Close()
+			t.Fatalf("AllocSlice of %d bytes, four times the device's memory, succeeded", huge)
+		}
+		msg := err.Error()
+		if !errors.Is(err, cu.CUDA_ERROR_OUT_OF_MEMORY) || !strings.Contains(msg, fmt.Sprintf("%d bytes", huge)) || !strings.Contains(msg, "free of the device's") {
+			t.Errorf("AllocSlice(%T) of %d bytes = %v; want CUDA_ERROR_OUT_OF_MEMORY naming the size and the free memory", on, huge, err)
+		}
+		t.Logf("%T: %v", on, err)
 	}
 }

@@ -241,7 +241,8 @@ func (b *HostBuffer[T]) Ptr() unsafe.Pointer {
 }
 
 // Context returns the buffer's context, owned by the buffer as
-// Stream.Context's is by the stream; nil once this handle is closed.
+// Stream.Context's is by the stream; a closed handle naming the object
+// once this handle is closed (see Stream.Context).
 func (b *HostBuffer[T]) Context() *Context {
 	return contextOf(b.handle(), func(st *hostState) *ctxRef { return &st.ctx })
 }

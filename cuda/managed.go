@@ -209,7 +209,8 @@ func (m *ManagedMemory) Raw() cu.CUdeviceptr { return memRaw(m.handle()) }
 func (m *ManagedMemory) Size() int { return memSize(m.handle()) }
 
 // Context returns the memory's context, owned by the memory as
-// Stream.Context's is by the stream; nil once this handle is closed.
+// Stream.Context's is by the stream; a closed handle naming the object
+// once this handle is closed (see Stream.Context).
 func (m *ManagedMemory) Context() *Context {
 	return contextOf(m.handle(), func(st *memState) *ctxRef { return &st.ctx })
 }

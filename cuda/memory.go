@@ -31,7 +31,7 @@ type Memory interface {
 	Ptr() cu.CUdeviceptr
 	// Size is the size in bytes; 0 once closed.
 	Size() int
-	// Context is the memory's context; nil once closed.
+	// Context is the memory's context; a closed handle once closed.
 	Context() *Context
 }
 
@@ -352,7 +352,8 @@ func memSize(h *handle[memState]) int {
 func (m *DeviceMemory) Size() int { return memSize(m.handle()) }
 
 // Context returns the memory's context, owned by the memory as
-// Stream.Context's is by the stream; nil once this handle is closed.
+// Stream.Context's is by the stream; a closed handle naming the object
+// once this handle is closed (see Stream.Context).
 func (m *DeviceMemory) Context() *Context {
 	return contextOf(m.handle(), func(st *memState) *ctxRef { return &st.ctx })
 }

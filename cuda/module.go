@@ -185,7 +185,8 @@ func (m *Module) Raw() cu.CUmodule {
 }
 
 // Context returns the module's context, owned by the module as
-// Stream.Context's is by the stream; nil once this handle is closed.
+// Stream.Context's is by the stream; a closed handle naming the object
+// once this handle is closed (see Stream.Context).
 func (m *Module) Context() *Context {
 	return contextOf(m.handle(), func(st *moduleState) *ctxRef { return &st.ctx })
 }

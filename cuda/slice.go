@@ -157,8 +157,9 @@ func (s *Slice[T]) Ptr() cu.CUdeviceptr {
 	return st.ptr + cu.CUdeviceptr(s.off*sizeOf[T]())
 }
 
-// Context returns the memory's context, owned by the memory; nil once this
-// handle is closed.
+// Context returns the memory's context, owned by the memory; once this
+// handle is closed, a closed handle naming the memory (see
+// Stream.Context).
 func (s *Slice[T]) Context() *Context {
 	return contextOf(s.handle(), func(st *memState) *ctxRef { return &st.ctx })
 }

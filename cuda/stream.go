@@ -225,8 +225,10 @@ func (s *Stream) IsSameQueue(other *Stream) bool {
 // Context returns the stream's context. The handle belongs to the stream:
 // it can be used while the queue lives (its methods return ErrClosed
 // after), closing it does nothing, and Clone gives a handle of your own
-// that outlives the stream. It is nil once this stream handle is closed;
-// the methods of a nil *Context return ErrClosed. While you hold it, it
+// that outlives the stream. Once this stream handle is closed it is a
+// closed Context whose errors match ErrClosed and say it was the context
+// of a closed stream, so that a call made with it blames the stream's
+// Close; for a nil *Stream it is nil, whose errors say nil. While you hold it, it
 // keeps the stream from being destroyed by the cleanup of a stream handle
 // dropped without Close.
 func (s *Stream) Context() *Context {
