@@ -38,8 +38,8 @@
 //		// none found: nvrtc.WithIncludeDir("/opt/cuda-12.8/include") instead
 //	}
 //
-// Without either, such a source fails to compile with "cannot open source
-// file", a *CompileError.
+// Without either, such a source fails to compile: a *CompileError whose
+// log says "could not open source file".
 package nvrtc
 
 /*
