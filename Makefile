@@ -30,13 +30,13 @@ GPU_BIN     ?= .gpu
 
 all: generate test
 
-## headers: fetch and verify every header of the matrix into the cache (Debian packages; a toolkit at $CUDA_HOME; a file at a fixed path, e.g. the cuda.h Triton bundles)
+## headers: fetch and verify every header of the matrix into the cache (Debian packages; a toolkit at $CUDA_HOME; a file at a fixed path, e.g. the cuda.h Triton bundles); V=1 prints each version and where its header was looked for
 headers:
-	$(GO) run ./headers/fetch
+	$(GO) run ./headers/fetch $(if $(V),-v)
 
-## generate: fetch headers, then regenerate generated/cu for every version whose header is cached
+## generate: fetch headers, then regenerate generated/ for every version whose headers are cached, one line per version and a summary (V=1: each header, and where it was looked for); a version not cached keeps its committed files
 generate: headers
-	$(GO) run ./gen -all
+	$(GO) run ./gen -all $(if $(V),-v)
 
 ## api-diff: the API changes between two versions of the matrix (make api-diff FROM=12.4 TO=13.0)
 api-diff:

@@ -80,8 +80,8 @@ func emitLib(l *library) ([]byte, error) {
 	f.Comment("would return.")
 	f.Func().Id("Proc").Params(jen.Id("name").String()).Params(jen.Uintptr(), jen.Error()).Block(
 		jen.Return(jen.Id("lib").Dot("Proc").Call(jen.Id("name"))))
-	f.Commentf("HeaderVersion is the %s version of the %s these bindings were", l.versions().Name, l.header)
-	f.Commentf("generated from, %s.", l.versions().Numbering)
+	f.Commentf("HeaderVersion returns the %s version of the %s these bindings were", l.versions().Name, l.header)
+	f.Commentf("generated from, %s: a function, the same value on every call.", l.versions().Numbering)
 	f.Func().Id("HeaderVersion").Params().Int().Block(jen.Return(jen.Id("headerVersion")))
 
 	f.Comment("procInfo describes one bound function of the generated procTable.")

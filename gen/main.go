@@ -48,6 +48,7 @@ func run(args []string) error {
 	root := fs.String("root", "", "module root (default: found from the working directory)")
 	out := fs.String("out", "", "output directory (default: <root>/generated/cu)")
 	diff := fs.Bool("diff", false, "print the API changes from the version given as the first argument to the second, as Markdown")
+	verbose := fs.Bool("v", false, "print each header generated or skipped, with where it was looked for (default: one line per version and a summary)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -111,6 +112,7 @@ func run(args []string) error {
 	dirs := map[string]map[string]Output{}
 	owners := map[string]*library{}
 	files := newHeaderFiles()
+	rep := &genReport{verbose: *verbose, w: os.Stdout}
 	for _, l := range libraries {
 		dir := *out
 		if l != cuLib {
@@ -130,7 +132,7 @@ func run(args []string) error {
 		if l == cuLib {
 			mods = models
 		}
-		outputs, err := generateLibrary(l, m, mine, dir, *all, files, mods)
+		outputs, err := generateLibrary(l, m, mine, dir, *all, files, mods, rep)
 		if err != nil {
 			return err
 		}
@@ -138,6 +140,7 @@ func run(args []string) error {
 			dirs[dir], owners[dir] = outputs, l
 		}
 	}
+	rep.print()
 	var fusedHeader []byte
 	if *all {
 		if fusedHeader, err = generateFused(m, fused, models); err != nil {
@@ -174,10 +177,10 @@ func run(args []string) error {
 // generateLibrary makes the files of library l for the versions todo, in
 // ascending order, into outputs by tag, reading headers through files, and
 // keeps the model of each version it generates in models (by version) when
-// models is not nil. A
+// models is not nil, telling rep what became of each header. A
 // version without the library's header is left out; package cu needs at
 // least one header, the others skip what is not cached.
-func generateLibrary(l *library, m *manifest.Manifest, todo []manifest.Version, out string, all bool, files *headerFiles, models map[string]*Module) (map[string]Output, error) {
+func generateLibrary(l *library, m *manifest.Manifest, todo []manifest.Version, out string, all bool, files *headerFiles, models map[string]*Module, rep *genReport) (map[string]Output, error) {
 	// The full manifest for the headers of another family that the
 	// library's header is parsed with; the library's own matrix for
 	// everything about its versions.
@@ -197,7 +200,8 @@ func generateLibrary(l *library, m *manifest.Manifest, todo []manifest.Version, 
 		start := time.Now()
 		src, path, err := files.read(v, l.header)
 		if errors.Is(err, manifest.ErrNotCached) && (all || l != cuLib) {
-			fmt.Printf("%s (%s): %s skipped, header not cached at %s\n", v.Name(), v.Tag, l.header, path)
+			rep.detail("%s (%s): %s skipped, header not cached at %s", v.Name(), v.Tag, l.header, path)
+			rep.skipped(v, "not cached")
 			continue
 		}
 		if err != nil {
@@ -212,7 +216,8 @@ func generateLibrary(l *library, m *manifest.Manifest, todo []manifest.Version, 
 		with := full.ParsedWith(v)
 		mod, err := l.model(src, with, files)
 		if errors.Is(err, manifest.ErrNotCached) {
-			fmt.Printf("%s (%s): %s skipped: %v\n", v.Name(), v.Tag, l.header, err)
+			rep.detail("%s (%s): %s skipped: %v", v.Name(), v.Tag, l.header, err)
+			rep.skipped(v, "with a header they include not cached")
 			continue
 		}
 		if err == nil {
@@ -241,7 +246,8 @@ func generateLibrary(l *library, m *manifest.Manifest, todo []manifest.Version, 
 			syms = append(syms, fn.Symbol)
 		}
 		produced[v.Tag] = syms
-		fmt.Printf("%s (%s) %s: %d functions, %d enums, %d structs and unions, %d typedefs, %d constants, %d excluded; %.2fs\n",
+		rep.generated(v, len(mod.Functions))
+		rep.detail("%s (%s) %s: %d functions, %d enums, %d structs and unions, %d typedefs, %d constants, %d excluded; %.2fs",
 			v.Name(), v.Tag, l.header, len(mod.Functions), len(mod.Enums), len(mod.Records), len(mod.Typedefs), len(mod.Constants), len(mod.Excluded), time.Since(start).Seconds())
 	}
 	if len(outputs) == 0 && l == cuLib {
@@ -257,7 +263,8 @@ func generateLibrary(l *library, m *manifest.Manifest, todo []manifest.Version, 
 		}
 		if o != nil {
 			outputs[v.Tag] = o
-			fmt.Printf("%s (%s) %s: not regenerated; its committed files' build constraints follow the manifest\n", v.Name(), v.Tag, l.header)
+			rep.restamped(v)
+			rep.detail("%s (%s) %s: not regenerated; its committed files' build constraints follow the manifest", v.Name(), v.Tag, l.header)
 		}
 	}
 	if len(outputs) == 0 {

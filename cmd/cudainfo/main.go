@@ -1,8 +1,10 @@
-// Command cudainfo prints the CUDA driver's version, the version these
-// bindings follow, and every device with its main attributes, through
-// package cuda. Without a driver or a device it says why and exits 1; an
-// attribute it cannot read is printed as its error and makes it exit 1 at
-// the end.
+// Command cudainfo prints the version these bindings follow, every
+// library of the bindings with its version and the file loaded (or why it
+// did not load), the CUDA driver's version and file, and every device with
+// its main attributes, through package cuda. Without a driver or a device
+// it says why and exits 1; an attribute it cannot read is printed as its
+// error and makes it exit 1 at the end. A missing library does not: a
+// program needs only the libraries it calls.
 //
 //	go run ./cmd/cudainfo
 //	go run -tags cuda13000 ./cmd/cudainfo   # with the CUDA 13.0 bindings
@@ -30,7 +32,8 @@ func main() {
 func version(v int) string { return fmt.Sprintf("%d.%d", v/1000, v%1000/10) }
 
 func run(out io.Writer) error {
-	fmt.Fprintf(out, "bindings: CUDA %s (cu.HeaderVersion %d)\n", version(cu.HeaderVersion()), cu.HeaderVersion())
+	fmt.Fprintf(out, "bindings: CUDA %s (cu.HeaderVersion() %d)\n", version(cu.HeaderVersion()), cu.HeaderVersion())
+	printLibraries(out)
 	devs, err := cuda.Devices()
 	switch {
 	case errors.Is(err, cuda.ErrNoDriver):
@@ -44,7 +47,11 @@ func run(out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "driver:   CUDA %s (%d)\n", version(drv), drv)
+	file, err := driverPath()
+	if err != nil {
+		file = "(" + err.Error() + ")"
+	}
+	fmt.Fprintf(out, "driver:   CUDA %s (%d) %s\n", version(drv), drv, file)
 	if drv < cu.HeaderVersion() {
 		fmt.Fprintf(out, "          older than the bindings: functions newer than CUDA %s report ErrMissingFunction\n", version(drv))
 	}

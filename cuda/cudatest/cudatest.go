@@ -8,7 +8,7 @@
 // events, host-backed device memory, modules and kernel launches).
 //
 // Package cu opens the driver once per process, at its first call, so the
-// fake must be chosen before that, from TestMain:
+// fake must be chosen before that; in a test, from TestMain:
 //
 //	func TestMain(m *testing.M) {
 //		os.Exit(cudatest.UseFakeDriver(m))
@@ -16,6 +16,19 @@
 //
 // Then tests use package cu or cuda as usual, and may call CheckNoLeaks,
 // FailCall and Live.
+//
+// Setup is not tied to a test binary: a plain program (a demo, a tool
+// tried out on a laptop) that calls it at the start of main, before any
+// use of cu or cuda, runs against the fake driver as a test does. It needs
+// what a test needs: the C compiler cgo uses, to build the fake.
+//
+//	func main() {
+//		if _, err := cudatest.Setup(); err != nil {
+//			log.Fatal(err)
+//		}
+//		devs, err := cuda.Devices() // the fake's devices
+//		...
+//	}
 //
 // # Kernels written in Go
 //

@@ -11,7 +11,35 @@
 // It is a package of its own, not part of package cuda, so that a program
 // that only compiles needs neither the driver nor a GPU, and package cuda
 // does not load NVRTC for programs that never compile. The library is
-// found as package generated/nvrtc finds it (GOCUDA_LIBNVRTC overrides).
+// found as package generated/nvrtc finds it (GOCUDA_LIBNVRTC overrides);
+// LibraryPath says which file loaded. NVRTC itself loads its builtins
+// (libnvrtc-builtins.so.12.4, say) by soname, which the dynamic linker
+// looks for on the library search path only; for a GOCUDA_LIBNVRTC path
+// the bindings load the builtins beside that file first, so keep them in
+// the same directory.
+//
+// # The toolkit's headers
+//
+// NVRTC builds in the device runtime, not the toolkit's headers:
+// cuda_fp16.h, cuda_bf16.h, cooperative_groups.h and the rest are files
+// of a toolkit, which a source that includes them needs on the include
+// path. WithToolkitHeaders finds them (beside the NVRTC loaded, under
+// $CUDA_HOME or /usr/local/cuda, or in the module's header cache for
+// NVRTC's version) and WithIncludeDir names a directory of your own:
+//
+//	const src = `
+//	#include <cuda_fp16.h>
+//	extern "C" __global__ void h2f(const __half *x, float *y, unsigned n) {
+//		unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+//		if (i < n) y[i] = __half2float(x[i]);
+//	}`
+//	res, err := nvrtc.Compile(src, nvrtc.WithArch("sm_90"), nvrtc.WithToolkitHeaders())
+//	if errors.Is(err, nvrtc.ErrNoToolkitHeaders) {
+//		// none found: nvrtc.WithIncludeDir("/opt/cuda-12.8/include") instead
+//	}
+//
+// Without either, such a source fails to compile: a *CompileError whose
+// log says "could not open source file".
 package nvrtc
 
 /*
@@ -48,6 +76,9 @@ type config struct {
 	exprs   []string
 	options []string
 	lto     bool
+
+	includeDirs    []string // WithIncludeDir
+	toolkitHeaders bool     // WithToolkitHeaders
 }
 
 // WithLTO asks for LTO-IR (NVRTC's -dlto) instead of PTX and a CUBIN:
@@ -201,6 +232,11 @@ func Compile(src string, opts ...Option) (*Result, error) {
 		}
 		o(&c)
 	}
+	includes, err := c.includeArgs(ToolkitIncludeDirs)
+	if err != nil {
+		return nil, err
+	}
+	c.options = append(c.options, includes...)
 	if err := c.checkNUL(src); err != nil {
 		return nil, err
 	}
@@ -248,7 +284,6 @@ func Compile(src string, opts ...Option) (*Result, error) {
 		return nil, lerr
 	}
 	res := &Result{Log: log}
-	var err error
 	if c.lto {
 		// NVRTC makes neither PTX nor a CUBIN of a -dlto compile.
 		if res.LTOIR, err = ltoIR(prog); err != nil {

@@ -7,8 +7,8 @@
 //
 // Build tags pick the header the bindings follow, one version per build:
 // cuda11080, cuda12040, cuda13000 (and the others of headers/versions.json);
-// no tag is the manifest's default, CUDA 12.4. HeaderVersion says which was
-// built. A newer driver runs older bindings: each function is resolved
+// no tag is the manifest's default, CUDA 12.4. HeaderVersion() returns
+// which was built (12040 for CUDA 12.4). A newer driver runs older bindings: each function is resolved
 // through cuGetProcAddress for the header's CUDA_VERSION, so the driver hands
 // back the ABI the header declares.
 //

@@ -119,8 +119,12 @@ func Proc(name string) (uintptr, error) {
 	return 0, fmt.Errorf("cu: %s is not a function of the CUDA %s header", name, versionString(headerVersion))
 }
 
-// HeaderVersion is CUDA_VERSION of the header these bindings were generated
-// from, e.g. 12040.
+// HeaderVersion returns CUDA_VERSION of the cuda.h these bindings were
+// generated from, 1000*major + 10*minor: 12040 for CUDA 12.4. It is a
+// function, the same value on every call; the build tag picks it:
+//
+//	v := cu.HeaderVersion()
+//	fmt.Printf("bindings of CUDA %d.%d\n", v/1000, v%1000/10)
 func HeaderVersion() int { return headerVersion }
 
 func load() {

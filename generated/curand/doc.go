@@ -6,7 +6,7 @@
 //
 // The build tags of package cu pick the header (cuda11080, cuda12040, …; no
 // tag is CUDA 12.4). A version of the matrix without the header of its own
-// uses the newest one before it. HeaderVersion says which was built.
+// uses the newest one before it. HeaderVersion() returns which was built.
 //
 // # Names and types
 //

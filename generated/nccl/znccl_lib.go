@@ -66,8 +66,8 @@ func Proc(name string) (uintptr, error) {
 	return lib.Proc(name)
 }
 
-// HeaderVersion is the NCCL version of the nccl.h these bindings were
-// generated from, as NCCL_VERSION_CODE spells it: 22203 for 2.22.3.
+// HeaderVersion returns the NCCL version of the nccl.h these bindings were
+// generated from, as NCCL_VERSION_CODE spells it: 22203 for 2.22.3: a function, the same value on every call.
 func HeaderVersion() int {
 	return headerVersion
 }

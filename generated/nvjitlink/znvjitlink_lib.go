@@ -65,8 +65,8 @@ func Proc(name string) (uintptr, error) {
 	return lib.Proc(name)
 }
 
-// HeaderVersion is the CUDA version of the nvJitLink.h these bindings were
-// generated from, e.g. 12040.
+// HeaderVersion returns the CUDA version of the nvJitLink.h these bindings were
+// generated from, e.g. 12040: a function, the same value on every call.
 func HeaderVersion() int {
 	return headerVersion
 }

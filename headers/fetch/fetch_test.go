@@ -291,13 +291,15 @@ func TestRunToolkit(t *testing.T) {
 		stderr     string
 		wantCached bool
 	}{
-		{"missing, all", []string{"-cuda-home", noToolkit}, 0, "", "CUDA 13.0: skipped: no toolkit at " + noToolkit, false},
+		{"missing, all", []string{"-cuda-home", noToolkit, "-v"}, 0, "", "CUDA 13.0: skipped: no toolkit at " + noToolkit, false},
+		{"missing, all, summed up", []string{"-cuda-home", noToolkit}, 0, "headers: 0 of 1 versions cached (0 fetched now); not on this machine: CUDA 13.0 (-v says where each was looked for)\n", "", false},
 		{"missing, named", []string{"-cuda-home", noToolkit, "-version", "13.0"}, 1, "", "CUDA 13.0: error: no toolkit at", false},
 		{"missing, no skip", []string{"-cuda-home", noToolkit, "-skip-missing=false"}, 1, "", "CUDA 13.0: error: no toolkit", false},
 		{"wrong header", []string{"-cuda-home", fakeToolkit(t, "wrong"), "-version", "cuda13000"}, 1, "", "CUDA 13.0: error: ", false},
 		{"unknown version", []string{"-version", "9.9"}, 2, "", "unknown CUDA version", false},
-		{"good", []string{"-cuda-home", fakeToolkit(t, fakeHeader)}, 0, "CUDA 13.0: ok ", "", true},
-		{"cached", []string{"-cuda-home", noToolkit}, 0, "CUDA 13.0: cached ", "", true},
+		{"good", []string{"-cuda-home", fakeToolkit(t, fakeHeader)}, 0, "CUDA 13.0: fetched (sha256 ", "", true},
+		{"cached", []string{"-cuda-home", noToolkit, "-v"}, 0, "CUDA 13.0: cached ", "", true},
+		{"cached, summed up", []string{"-cuda-home", noToolkit}, 0, "headers: 1 of 1 versions cached (0 fetched now)\n", "", true},
 	}
 	t.Setenv("GOCUDA_HEADER_CACHE", t.TempDir())
 	for _, tt := range tests {
@@ -809,5 +811,23 @@ func TestReadTarEntries(t *testing.T) {
 	}
 	if _, err := readTarEntries(bytes.NewReader(data), []string{"usr/lib/big"}, 100); err == nil || !strings.Contains(err.Error(), "larger") {
 		t.Errorf("an entry over the limit: %v", err)
+	}
+}
+
+// TestRunWithoutVerboseNamesNoPath checks that a version skipped for want
+// of its source is summed up without the paths of this machine.
+func TestRunWithoutVerboseNamesNoPath(t *testing.T) {
+	v := toolkitVersion()
+	m := fmt.Sprintf(`{"default": "13.0", "versions": [{"version": "13.0", "tag": "cuda13000",
+		"source": {"kind": "toolkit", "path": "include/cuda.h"}, "sha256": %q}]}`, v.SHA256)
+	mpath := filepath.Join(t.TempDir(), "versions.json")
+	os.WriteFile(mpath, []byte(m), 0o644)
+	noToolkit := t.TempDir()
+	t.Setenv("GOCUDA_HEADER_CACHE", t.TempDir())
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), []string{"-manifest", mpath, "-cuda-home", noToolkit}, &stdout, &stderr)
+	out := stdout.String() + stderr.String()
+	if code != 0 || strings.Contains(out, noToolkit) || strings.Count(out, "\n") != 1 {
+		t.Errorf("exit %d, output %q; want exit 0 and one line without %s", code, out, noToolkit)
 	}
 }

@@ -58,14 +58,15 @@ func TestRunFile(t *testing.T) {
 		stderr   string
 		cached   bool
 	}{
-		{"at the manifest's path", good, "", nil, 0, "CUDA 12.8: ok ", "CUDA 13.0: skipped: no toolkit", true},
-		{"missing, all", absent, "", nil, 0, "", "CUDA 12.8: skipped: no header at " + absent + " (set -file 12.8=PATH or $GOCUDA_HEADER_CUDA12080)", false},
+		{"at the manifest's path", good, "", []string{"-v"}, 0, "CUDA 12.8: ok ", "CUDA 13.0: skipped: no toolkit", true},
+		{"missing, all", absent, "", []string{"-v"}, 0, "", "CUDA 12.8: skipped: no header at " + absent + " (set -file 12.8=PATH or $GOCUDA_HEADER_CUDA12080)", false},
+		{"missing, all, summed up", absent, "", nil, 0, "not on this machine: CUDA 12.8, CUDA 13.0 (-v says", "", false},
 		{"missing, named", absent, "", []string{"-version", "12.8"}, 1, "", "CUDA 12.8: error: no header at " + absent, false},
 		{"missing, no skip", absent, "", []string{"-skip-missing=false"}, 1, "", "CUDA 12.8: error: no header at", false},
 		{"wrong header", wrong, "", nil, 1, "", "CUDA 12.8: error: " + wrong + ": SHA-256 mismatch", false},
-		{"variable", absent, good, nil, 0, "CUDA 12.8: ok ", "", true},
-		{"flag over variable", absent, wrong, []string{"-file", "12.8=" + good}, 0, "CUDA 12.8: ok ", "", true},
-		{"flag by tag", wrong, "", []string{"-file", "cuda12080=" + good}, 0, "CUDA 12.8: ok ", "", true},
+		{"variable", absent, good, nil, 0, "CUDA 12.8: fetched ", "", true},
+		{"flag over variable", absent, wrong, []string{"-file", "12.8=" + good}, 0, "CUDA 12.8: fetched ", "", true},
+		{"flag by tag", wrong, "", []string{"-file", "cuda12080=" + good}, 0, "CUDA 12.8: fetched ", "", true},
 		{"flag for a toolkit version", good, "", []string{"-file", "13.0=" + good}, 2, "", "fetch: -file: CUDA 13.0 comes from a toolkit source, not a file", false},
 		{"flag for an unknown version", good, "", []string{"-file", "9.9=" + good}, 2, "", "fetch: -file: unknown CUDA version", false},
 		{"flag without a path", good, "", []string{"-file", "12.8"}, 2, "", "want VERSION=PATH", false},

@@ -6,7 +6,10 @@
 // and file versions from a fixed path on the machine that has them (a copy
 // bundled with a Python package, say).
 //
-//	go run ./headers/fetch [-version 12.4,11.8,2.22.3] [-cuda-home DIR] [-file 12.8=PATH] [-work DIR]
+//	go run ./headers/fetch [-v] [-version 12.4,11.8,2.22.3] [-cuda-home DIR] [-file 12.8=PATH] [-work DIR]
+//
+// It prints the versions it fetches, every error, and a line that sums up
+// the rest; -v prints every version with the path of its header.
 package main
 
 import (
@@ -91,6 +94,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	files := pathFlag{}
 	fl.Var(files, "file", "`VERSION=PATH` of the cuda.h (nccl.h) of a file version, instead of the manifest's path (repeatable; also $GOCUDA_HEADER_<TAG>, e.g. GOCUDA_HEADER_CUDA12080)")
 	skipMissing := fl.Bool("skip-missing", true, "skip toolkit and file versions whose header is not on this machine, unless named with -version")
+	verbose := fl.Bool("v", false, "print every version, with where its header is cached or was looked for (default: the versions fetched now, errors, and a summary)")
 	if err := fl.Parse(args); err != nil {
 		return 2
 	}
@@ -169,20 +173,52 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fetchAllDebian(ctx, debs, *workDir, stderr)
 	}
 
+	return report(all, *verbose, stdout, stderr)
+}
+
+// report prints what became of each version and returns the exit code.
+// An error is printed in full always; a version cached before, or skipped
+// because this machine lacks its source, only with verbose, as the
+// paths that say where are this machine's: otherwise one line sums them up.
+func report(all []*outcome, verbose bool, stdout, stderr io.Writer) int {
 	code := 0
+	var cached, fetched int
+	var skipped []string
 	for _, o := range all {
 		switch {
 		case o.skipped:
-			fmt.Fprintf(stderr, "%s: skipped: %v\n", o.v.Name(), o.err)
+			skipped = append(skipped, o.v.Name())
+			if verbose {
+				fmt.Fprintf(stderr, "%s: skipped: %v\n", o.v.Name(), o.err)
+			}
 		case o.err != nil:
 			fmt.Fprintf(stderr, "%s: error: %v\n", o.v.Name(), o.err)
 			code = 1
 		case o.cached:
-			fmt.Fprintf(stdout, "%s: cached %s\n", o.v.Name(), o.path)
+			cached++
+			if verbose {
+				fmt.Fprintf(stdout, "%s: cached %s\n", o.v.Name(), o.path)
+			}
 		default:
-			fmt.Fprintf(stdout, "%s: ok %s (sha256 %s…)\n", o.v.Name(), o.path, o.v.SHA256[:12])
+			fetched++
+			if verbose {
+				fmt.Fprintf(stdout, "%s: ok %s (sha256 %s…)\n", o.v.Name(), o.path, o.v.SHA256[:12])
+			} else {
+				fmt.Fprintf(stdout, "%s: fetched (sha256 %s…)\n", o.v.Name(), o.v.SHA256[:12])
+			}
 		}
 	}
+	summary := fmt.Sprintf("headers: %d of %d versions cached (%d fetched now)", cached+fetched, len(all), fetched)
+	if len(skipped) > 0 {
+		summary += fmt.Sprintf("; not on this machine: %s", strings.Join(skipped, ", "))
+		if !verbose {
+			summary += " (-v says where each was looked for)"
+		}
+	}
+	if failed := len(all) - cached - fetched - len(skipped); failed > 0 {
+		summary += fmt.Sprintf("; %d failed", failed)
+	}
+	fmt.Fprintln(stdout, summary)
 	return code
 }
 
