@@ -11,9 +11,10 @@
 //
 //	g, err := rand.New(stream, rand.Philox, 42)
 //	defer g.Close()
-//	x, err := cuda.Alloc(ctx, 4*n)                // n float32
+//	x, err := cuda.AllocSlice[float32](stream, n)
 //	err = rand.Uniform[float32](g, x)             // every element, in (0, 1]
-//	err = rand.NormalN(g, y, 1000, 0.0, 1.0)      // the first 1000 float64 of y
+//	head, err := y.Sub(0, 1000)                   // y a *cuda.Slice[float64]
+//	err = rand.Normal(g, head, 0.0, 1.0)          // its first 1000 elements
 //
 // The numbers are those of cuRAND's host API with its default ordering:
 // the same kind and seed give the same numbers, call after call, on every
@@ -23,9 +24,11 @@
 // Generation is queued on the stream and returns at once:
 // synchronize the stream, or copy on it, to see the numbers.
 //
-// Uniform fills the whole memory, UniformN the first n elements; Normal
-// and NormalN likewise. The element type is the function's (float32 or
-// float64). Counts are checked before cuRAND is called, against the size
+// The memory is a cuda.Memory: a *cuda.Slice of the function's element
+// type (float32 or float64), a view of one made with Sub, or untyped
+// *cuda.DeviceMemory; a Slice of another element type is refused. Uniform
+// fills the whole memory, UniformN the first n elements; Normal and NormalN
+// likewise. Empty memory, or a count of 0, is no work and no error. Counts are checked before cuRAND is called, against the size
 // of the memory and against cuRAND's own rules (normally distributed
 // numbers come in pairs from pseudo-random generators, so the count must
 // be even): a mismatch is an error naming both.
