@@ -12,15 +12,24 @@
 //
 //	p, err := fft.NewPlan1D(stream, 1024, fft.C2C, 8) // 8 signals of 1024 complex64
 //	defer p.Close()
-//	in, err := cuda.Alloc(ctx, p.InBytes())
-//	out, err := cuda.Alloc(ctx, p.OutBytes())
+//	in, err := cuda.AllocSliceFrom(stream, signals)   // signals: a []complex64 of 8·1024
+//	out, err := cuda.AllocSlice[complex64](stream, 8*1024)
 //	err = p.Exec(in, out, fft.Forward)                 // out = DFT(in), per signal
 //	err = p.Exec(out, out, fft.Inverse)                // in place: out = N·in
+//	err = out.CopyTo(signals)                          // back in the Go slice
+//
+// The memory is a cuda.Memory: a *cuda.Slice of the kind's element types
+// (complex64, complex128, float32 and float64 are elements of package
+// cuda, with CUDA's layout of cuComplex and cuDoubleComplex), a Sub view
+// of one, or untyped *cuda.DeviceMemory. A Slice of another type than the
+// kind's is refused before cuFFT; a real transform in place takes one
+// memory, typed (if at all) as its complex side. A plan of no points is an
+// error: every size and the batch must be positive.
 //
 // # Kinds and layouts
 //
-// C2C, R2C and C2R transform complex64 and float32 data; Z2Z, D2Z and Z2D
-// complex128 and float64. Sizes are given slowest dimension first, as Go
+// C2C, R2C and C2R transform complex64 and float32 elements; Z2Z, D2Z and
+// Z2D complex128 and float64. Sizes are given slowest dimension first, as Go
 // lays out [nx][ny][nz]T: the last size is the contiguous one. Batches
 // follow one another in memory, packed.
 //

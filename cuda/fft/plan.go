@@ -192,16 +192,19 @@ func (p *Plan) WorkBytes() int {
 // (cufftExecC2C, R2C, C2R, Z2Z, D2Z or Z2D) and returns. in and out may be
 // the same memory (in place); otherwise they must not overlap. dir is
 // Forward or Inverse for C2C and Z2Z; R2C and D2Z take Forward, C2R and
-// Z2D Inverse. The sizes of in and out are checked against the plan
-// first: each must hold at least InBytes and OutBytes.
-func (p *Plan) Exec(in, out *cuda.DeviceMemory, dir Direction) error {
+// Z2D Inverse. in and out are cuda.Memory: a *cuda.Slice of the kind's
+// element types (complex64 for C2C, float32 in and complex64 out for R2C,
+// and so on; a Slice of another type is refused), a Sub view of one, or
+// untyped DeviceMemory. Their sizes are checked against the plan first:
+// each must hold at least InBytes and OutBytes.
+func (p *Plan) Exec(in, out cuda.Memory, dir Direction) error {
 	const op = "Plan.Exec"
 	if p != nil && p.sh != nil {
 		if err := p.sh.checkExec(op, in, out, dir); err != nil {
 			return err
 		}
 	}
-	pi, po := devPtr(in.Raw()), devPtr(out.Raw()) // before the call: see cuda.LibraryObject.Call
+	pi, po := devPtr(in.Ptr()), devPtr(out.Ptr()) // before the call: see cuda.LibraryObject.Call
 	return p.object().Call("fft."+op, func(raw cufft.CufftHandle) error {
 		p.sh.mu.Lock()
 		defer p.sh.mu.Unlock()

@@ -76,6 +76,24 @@ func (d Direction) String() string {
 }
 
 // elemName names an element of size bytes, complex or not.
+// elemOf names the element type of a typed Slice (ok), for checkExec;
+// untyped memory has none.
+func elemOf(m cuda.Memory) (name string, ok bool) {
+	switch m.(type) {
+	case *cuda.Slice[float32]:
+		return "float32", true
+	case *cuda.Slice[float64]:
+		return "float64", true
+	case *cuda.Slice[complex64]:
+		return "complex64", true
+	case *cuda.Slice[complex128]:
+		return "complex128", true
+	case *cuda.DeviceMemory:
+		return "", false
+	}
+	return "another type", true
+}
+
 func elemName(size int, complex bool) string {
 	if complex {
 		return "complex" + strconv.Itoa(size*8)
@@ -174,7 +192,7 @@ func (s shape) side(input bool) string {
 // cuFFT: the direction the kind allows, and memory, open, that holds the
 // input and the output (for a real transform in place, the complex side,
 // which the padded real side fits in).
-func (s shape) checkExec(op string, in, out *cuda.DeviceMemory, dir Direction) error {
+func (s shape) checkExec(op string, in, out cuda.Memory, dir Direction) error {
 	k := kinds[s.kind]
 	switch {
 	case dir != Forward && dir != Inverse:
@@ -182,14 +200,26 @@ func (s shape) checkExec(op string, in, out *cuda.DeviceMemory, dir Direction) e
 	case k.dir != 0 && dir != k.dir:
 		return fmt.Errorf("fft: %s: %v transforms are %v only", op, s.kind, k.dir)
 	}
+	// In place, a real transform's one memory is typed as its complex side.
+	inPlace := in != nil && out != nil && in.Ptr() != 0 && in.Ptr() == out.Ptr()
+	for _, m := range []struct {
+		what    string
+		mem     cuda.Memory
+		size    int
+		complex bool
+	}{{"input", in, k.in, k.inC}, {"output", out, k.out, k.outC}} {
+		if m.mem == nil || m.mem.Context().Raw() == 0 {
+			return fmt.Errorf("fft: %s: %s: %w", op, m.what, cuda.ErrClosed)
+		}
+		if inPlace && !m.complex {
+			continue
+		}
+		if name, ok := elemOf(m.mem); ok && name != elemName(m.size, m.complex) {
+			return fmt.Errorf("fft: %s: %v: the %s is %s, not a %T", op, s.kind, m.what, elemName(m.size, m.complex), m.mem)
+		}
+	}
 	inSize, outSize := in.Size(), out.Size()
-	if inSize == 0 && in.Raw() == 0 {
-		return fmt.Errorf("fft: %s: input: %w", op, cuda.ErrClosed)
-	}
-	if outSize == 0 && out.Raw() == 0 {
-		return fmt.Errorf("fft: %s: output: %w", op, cuda.ErrClosed)
-	}
-	if in.Raw() == out.Raw() {
+	if in.Ptr() == out.Ptr() {
 		need := max(s.inBytes(), s.outBytes())
 		if int64(inSize) < need {
 			what := "the input and output"
