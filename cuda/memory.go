@@ -33,6 +33,8 @@ type Memory interface {
 	Size() int
 	// Context is the memory's context; a closed handle once closed.
 	Context() *Context
+	// Close releases this handle.
+	Close() error
 }
 
 var (

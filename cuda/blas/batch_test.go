@@ -166,7 +166,7 @@ func checkBatchedGemm[T float32 | float64](t *testing.T, ctx *cuda.Context, s *c
 		t.Fatal(err)
 	}
 	out := make([]T, len(cbuf))
-	if err := cuda.CopyFromDevice(out, c.Mem); err != nil {
+	if err := cuda.CopyFromDevice(out, c.Mem.(*cuda.DeviceMemory)); err != nil {
 		t.Fatal(err)
 	}
 	written := make([]bool, len(out))
@@ -285,7 +285,7 @@ func TestLtBatchedMatmul(t *testing.T) {
 		t.Fatal(err)
 	}
 	cv := make([]float32, spanOf(c32))
-	if err := cuda.CopyFromDevice(cv, c32.Mem); err != nil {
+	if err := cuda.CopyFromDevice(cv, c32.Mem.(*cuda.DeviceMemory)); err != nil {
 		t.Fatal(err)
 	}
 	for p := range count {

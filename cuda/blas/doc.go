@@ -9,6 +9,7 @@
 //
 //	h, err := blas.New(stream)
 //	defer h.Close()
+//	da, err := cuda.AllocSliceFrom(stream, aValues) // []float32 of m·k, row-major
 //	a := blas.Matrix{Mem: da, Rows: m, Cols: k}   // row-major, packed
 //	b := blas.Matrix{Mem: db, Rows: k, Cols: n}
 //	c := blas.Matrix{Mem: dc, Rows: m, Cols: n}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"unsafe"
 
+	"github.com/gocuda/gocuda/cuda"
 	"github.com/gocuda/gocuda/generated/cu"
 	"github.com/gocuda/gocuda/generated/cublas"
 )
@@ -30,9 +31,17 @@ func Gemm[T Float](h *Handle, alpha T, a, b Matrix, beta T, c Matrix) error {
 	if err := checkGemm(op, size, a, b, c); err != nil {
 		return err
 	}
+	for _, x := range []struct {
+		name string
+		m    cuda.Memory
+	}{{"A", a.Mem}, {"B", b.Mem}, {"C", c.Mem}} {
+		if err := elementsOf[T](op, x.name, x.m); err != nil {
+			return err
+		}
+	}
 	g := plan(a, b, c)
 	// Raw addresses before Call: see cuda.LibraryObject.Call.
-	pa, pb, pc := g.a.Mem.Raw(), g.b.Mem.Raw(), c.Mem.Raw()
+	pa, pb, pc := memPtr(g.a.Mem), memPtr(g.b.Mem), memPtr(c.Mem)
 	return h.object().Call("blas."+op, func(st blasState) error {
 		raw := st.h
 		if g.m == 0 || g.n == 0 {
@@ -89,7 +98,7 @@ func checkGemm(op string, elemSize int, a, b, c Matrix) error {
 			return err
 		}
 	}
-	if c.Mem != nil && (c.Mem == a.Mem || c.Mem == b.Mem || c.Mem.Raw() != 0 && (c.Mem.Raw() == a.Mem.Raw() || c.Mem.Raw() == b.Mem.Raw())) {
+	if c.Mem != nil && (c.Mem == a.Mem || c.Mem == b.Mem || memPtr(c.Mem) != 0 && (memPtr(c.Mem) == memPtr(a.Mem) || memPtr(c.Mem) == memPtr(b.Mem))) {
 		return fmt.Errorf("blas: %s: C shares its memory with A or B", op)
 	}
 	return nil

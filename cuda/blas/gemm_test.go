@@ -200,7 +200,7 @@ func checkGemm[T float32 | float64](t *testing.T, ctx *cuda.Context, s *cuda.Str
 		t.Fatal(err)
 	}
 	out := make([]T, len(cbuf))
-	if err := cuda.CopyFromDevice(out, c.Mem); err != nil {
+	if err := cuda.CopyFromDevice(out, c.Mem.(*cuda.DeviceMemory)); err != nil {
 		t.Fatal(err)
 	}
 	got := readBack(c, out)

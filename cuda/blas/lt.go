@@ -95,19 +95,19 @@ type Matmul struct {
 	// Bias holds one element of CType per element of a line of C: a row
 	// of a row-major C (bias[j] is added to C[i][j]), a column of a
 	// column-major one. A batch shares one bias.
-	Bias *cuda.DeviceMemory
+	Bias cuda.Memory
 	// TF32 lets float32 inputs use the tensor cores' TF32 format.
 	TF32 bool
 	// AScale and BScale, for FP8 inputs only, each hold one float32 that
 	// A's or B's elements are multiplied by (the dequantization scales
 	// of FP8 formats); nil is 1.
-	AScale, BScale *cuda.DeviceMemory
+	AScale, BScale cuda.Memory
 }
 
 // holders are the memory of mm a call holds.
 func (mm *Matmul) holders(extra ...cuda.Holder) []cuda.Holder {
 	h := append([]cuda.Holder{mm.A.Mem, mm.B.Mem, mm.C.Mem}, extra...)
-	for _, m := range []*cuda.DeviceMemory{mm.Bias, mm.AScale, mm.BScale} {
+	for _, m := range []cuda.Memory{mm.Bias, mm.AScale, mm.BScale} {
 		if m != nil {
 			h = append(h, m)
 		}
@@ -181,15 +181,15 @@ func (mm *Matmul) checkMemory(op string) error {
 	}
 	for _, x := range []struct {
 		name string
-		m    *cuda.DeviceMemory
+		m    cuda.Memory
 	}{{"Bias", mm.Bias}, {"AScale", mm.AScale}, {"BScale", mm.BScale}} {
-		if x.m != nil && x.m.Raw() == 0 {
+		if x.m != nil && !memOpen(x.m) {
 			return fmt.Errorf("blas: %s: %s: %w", op, x.name, cuda.ErrClosed)
 		}
 	}
 	for _, sc := range []struct {
 		name string
-		m    *cuda.DeviceMemory
+		m    cuda.Memory
 	}{{"AScale", mm.AScale}, {"BScale", mm.BScale}} {
 		if sc.m != nil && sc.m.Size() < 4 {
 			return fmt.Errorf("blas: %s: %s holds one float32 (4 bytes); its memory has %d", op, sc.name, sc.m.Size())
@@ -555,8 +555,8 @@ func heuristic(op string, st ltState, d *descs, n int) ([]Algo, error) {
 // rawAddrs takes the device addresses of mm's memory before a call holds
 // them (see cuda.LibraryObject.Call): A, B, C, the bias, A's scale, B's.
 func rawAddrs(mm *Matmul) [6]uint64 {
-	return [6]uint64{uint64(mm.A.Mem.Raw()), uint64(mm.B.Mem.Raw()), uint64(mm.C.Mem.Raw()), uint64(mm.Bias.Raw()),
-		uint64(mm.AScale.Raw()), uint64(mm.BScale.Raw())}
+	return [6]uint64{uint64(memPtr(mm.A.Mem)), uint64(memPtr(mm.B.Mem)), uint64(memPtr(mm.C.Mem)), uint64(memPtr(mm.Bias)),
+		uint64(memPtr(mm.AScale)), uint64(memPtr(mm.BScale))}
 }
 
 // Run computes mm on the handle's stream with algo, or with the heuristic's

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/gocuda/gocuda/cuda"
+	"github.com/gocuda/gocuda/generated/cu"
 )
 
 // Layout says how a matrix's elements lie in memory.
@@ -30,10 +31,12 @@ func (l Layout) String() string {
 }
 
 // Matrix describes a matrix in device memory: its shape, and how its
-// elements lie in Mem, from its first byte. The element type is the
-// function's (Gemm[float32] reads float32 elements).
+// elements lie in Mem, from its first byte. Mem is a *cuda.Slice of the
+// function's element type (Gemm[float32] reads float32 elements; a Slice
+// of another type is refused), a Sub view of one, or untyped
+// *cuda.DeviceMemory. A matrix with no rows or no columns needs no memory.
 type Matrix struct {
-	Mem        *cuda.DeviceMemory
+	Mem        cuda.Memory
 	Rows, Cols int
 	// Stride is the distance, in elements, between the starts of two
 	// consecutive rows (RowMajor) or columns (ColMajor): the leading
@@ -118,11 +121,37 @@ func (m Matrix) checkMem(op, name string, elemSize int) error {
 		return nil
 	}
 	need := m.span() * int64(elemSize)
+	if !memOpen(m.Mem) {
+		return fmt.Errorf("blas: %s: %s: %w", op, name, cuda.ErrClosed)
+	}
 	if size := m.Mem.Size(); int64(size) < need {
-		if m.Mem.Raw() == 0 {
+		if m.Mem.Ptr() == 0 {
 			return fmt.Errorf("blas: %s: %s: %w", op, name, cuda.ErrClosed)
 		}
 		return fmt.Errorf("blas: %s: %s is %v, %d bytes of %d-byte elements, but its memory has %d", op, name, m, need, elemSize, size)
 	}
 	return nil
+}
+
+// memOpen reports whether m is memory open for a call: not nil, not
+// closed (an empty Slice is open: its context says so).
+func memOpen(m cuda.Memory) bool { return m != nil && m.Context().Raw() != 0 }
+
+// memPtr is m's device address, 0 for nil or closed memory.
+func memPtr(m cuda.Memory) cu.CUdeviceptr {
+	if m == nil {
+		return 0
+	}
+	return m.Ptr()
+}
+
+// elementsOf refuses memory that is a *cuda.Slice of another element type
+// than T; untyped DeviceMemory holds any.
+func elementsOf[T cuda.Element](op, name string, m cuda.Memory) error {
+	switch m.(type) {
+	case nil, *cuda.Slice[T], *cuda.DeviceMemory:
+		return nil
+	}
+	var v T
+	return fmt.Errorf("blas: %s: %s is a %T, not memory of %T", op, name, m, v)
 }

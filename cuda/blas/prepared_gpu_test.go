@@ -131,7 +131,7 @@ func TestLtPlanTakesEachCallsBias(t *testing.T) {
 	bias2 := upload(t, ctx, cuda.ToBFloat16s(b2))
 	for range 2 {
 		for _, b := range []struct {
-			mem  *cuda.DeviceMemory
+			mem  cuda.Memory
 			vals []float32
 		}{{mm.Bias, b1}, {bias2, b2}} {
 			x := mm
@@ -248,13 +248,13 @@ func TestLtTuneGraphPlan(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer p.Close()
-	if err := mm.C.Mem.MemsetD16(0); err != nil {
+	if err := mm.C.Mem.(*cuda.DeviceMemory).MemsetD16(0); err != nil {
 		t.Fatal(err)
 	}
 	if err := p.Run(mm, 1, 0); err != nil {
 		t.Fatal(err)
 	}
-	for i, v := range readBF16(t, s, mm.C.Mem, m*n) {
+	for i, v := range readBF16(t, s, mm.C.Mem.(*cuda.DeviceMemory), m*n) {
 		if v != 32 {
 			t.Fatalf("C[%d] = %v, want 32", i, v)
 		}

@@ -38,14 +38,14 @@ func TestLtTuneSearch(t *testing.T) {
 	if plan.Searched < 1 || plan.Candidates <= plan.Searched || plan.Median <= 0 || plan.Median > plan.Default {
 		t.Fatalf("plan %+v", plan)
 	}
-	if err := mm.C.Mem.MemsetD16(0); err != nil {
+	if err := mm.C.Mem.(*cuda.DeviceMemory).MemsetD16(0); err != nil {
 		t.Fatal(err)
 	}
 	if err := lt.Run(mm, 1, 0, &plan.Algo); err != nil {
 		t.Fatal(err)
 	}
 	got := make([]uint16, m*n)
-	if err := cuda.CopyFromDevice(got, mm.C.Mem); err != nil {
+	if err := cuda.CopyFromDevice(got, mm.C.Mem.(*cuda.DeviceMemory)); err != nil {
 		t.Fatal(err)
 	}
 	for i, v := range got {
