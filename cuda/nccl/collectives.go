@@ -234,6 +234,9 @@ func AllReduce[T Element](c *Comm, send, recv *cuda.Slice[T], op Op) error {
 		return err
 	}
 	return c.call(name, "ncclAllReduce", func(raw nccl.NcclComm_t, stream cu.CUstream) error {
+		if vs[0].n == 0 {
+			return nil // every rank passes the same count, so all skip NCCL alike
+		}
 		return nccl.AllReduce(ptr(vs[0]), ptr(vs[1]), uint64(vs[0].n), dataType[T](), nccl.NcclRedOp_t(op), raw, stream)
 	}, holders(send, recv)...)
 }
@@ -275,6 +278,9 @@ func AllGather[T Element](c *Comm, send, recv *cuda.Slice[T]) error {
 		return err
 	}
 	return c.call(name, "ncclAllGather", func(raw nccl.NcclComm_t, stream cu.CUstream) error {
+		if vs[0].n == 0 {
+			return nil // every rank passes the same count, so all skip NCCL alike
+		}
 		return nccl.AllGather(ptr(vs[0]), ptr(vs[1]), uint64(vs[0].n), dataType[T](), raw, stream)
 	}, holders(send, recv)...)
 }
@@ -310,6 +316,9 @@ func ReduceScatter[T Element](c *Comm, send, recv *cuda.Slice[T], op Op) error {
 		return err
 	}
 	return c.call(name, "ncclReduceScatter", func(raw nccl.NcclComm_t, stream cu.CUstream) error {
+		if vs[1].n == 0 {
+			return nil // every rank passes the same count, so all skip NCCL alike
+		}
 		return nccl.ReduceScatter(ptr(vs[0]), ptr(vs[1]), uint64(vs[1].n), dataType[T](), nccl.NcclRedOp_t(op), raw, stream)
 	}, holders(send, recv)...)
 }
@@ -353,6 +362,9 @@ func Broadcast[T Element](c *Comm, send, recv *cuda.Slice[T], root int) error {
 		sendv = vs[1]
 	}
 	return c.call(name, "ncclBroadcast", func(raw nccl.NcclComm_t, stream cu.CUstream) error {
+		if vs[1].n == 0 {
+			return nil // every rank passes the same count, so all skip NCCL alike
+		}
 		return nccl.Broadcast(ptr(sendv), ptr(vs[1]), uint64(vs[1].n), dataType[T](), int32(root), raw, stream)
 	}, holders(send, recv)...)
 }
@@ -391,6 +403,9 @@ func Reduce[T Element](c *Comm, send, recv *cuda.Slice[T], op Op, root int) erro
 		recvv = vs[0] // not written off the root; NCCL wants an address
 	}
 	return c.call(name, "ncclReduce", func(raw nccl.NcclComm_t, stream cu.CUstream) error {
+		if vs[0].n == 0 {
+			return nil // every rank passes the same count, so all skip NCCL alike
+		}
 		return nccl.Reduce(ptr(vs[0]), ptr(recvv), uint64(vs[0].n), dataType[T](), nccl.NcclRedOp_t(op), int32(root), raw, stream)
 	}, holders(send, recv)...)
 }
@@ -427,6 +442,9 @@ func pointToPoint[T Element](c *Comm, name, fnName, what string, buf *cuda.Slice
 		return err
 	}
 	return c.call(name, fnName, func(raw nccl.NcclComm_t, stream cu.CUstream) error {
+		if vs[0].n == 0 {
+			return nil // every rank passes the same count, so all skip NCCL alike
+		}
 		return fn(ptr(vs[0]), uint64(vs[0].n), dataType[T](), int32(peer), raw, stream)
 	}, buf)
 }

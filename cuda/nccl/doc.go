@@ -36,9 +36,12 @@
 // uint8, int32, uint32, int64 and uint64. Lengths, counts per rank
 // (AllGather, ReduceScatter), roots and peers, contexts and the operation
 // are checked before NCCL sees them; the send and receive slices may be
-// the same (in place). A collective returns once it is queued on the
-// communicator's stream: order other streams after it with events, and
-// read the result after the stream (Synchronize). Group queues several
+// the same (in place). Sub views are sent and received from their first
+// element. A collective of 0 elements (empty views) passes the same
+// checks and returns nil without calling NCCL, on every rank alike. A
+// collective returns once it is queued on the communicator's stream:
+// order other streams after it with events, and read the result after
+// the stream (Synchronize). Group queues several
 // collectives, of one or of several communicators, as one
 // (ncclGroupStart, ncclGroupEnd): InitAll's communicators driven from one
 // goroutine must be, or NCCL waits for the other ranks forever.
