@@ -98,7 +98,7 @@ func checkGemm(op string, elemSize int, a, b, c Matrix) error {
 			return err
 		}
 	}
-	if c.Mem != nil && (c.Mem == a.Mem || c.Mem == b.Mem || memPtr(c.Mem) != 0 && (memPtr(c.Mem) == memPtr(a.Mem) || memPtr(c.Mem) == memPtr(b.Mem))) {
+	if c.Mem != nil && (c.Mem == a.Mem || c.Mem == b.Mem || overlaps(c, a, elemSize) || overlaps(c, b, elemSize)) {
 		return fmt.Errorf("blas: %s: C shares its memory with A or B", op)
 	}
 	return nil
@@ -180,4 +180,12 @@ func planIn(a, b, c Matrix, order Layout) gemmPlan {
 		g.strideA, g.strideB, g.strideC = g.a.operandStride(), g.b.operandStride(), c.batchStride()
 	}
 	return g
+}
+
+// overlaps reports whether the bytes x and y span in their memory meet:
+// two Sub views of one allocation may.
+func overlaps(x, y Matrix, elemSize int) bool {
+	px, py := uint64(memPtr(x.Mem)), uint64(memPtr(y.Mem))
+	nx, ny := uint64(x.span())*uint64(elemSize), uint64(y.span())*uint64(elemSize)
+	return px != 0 && py != 0 && nx > 0 && ny > 0 && px < py+ny && py < px+nx
 }

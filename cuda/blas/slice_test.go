@@ -95,3 +95,33 @@ func TestGemmOnSlices(t *testing.T) {
 		}
 	}
 }
+
+// TestGemmRefusesCOverlappingA: C and A as overlapping Sub views of one
+// allocation are refused before cuBLAS; disjoint views are not.
+func TestGemmRefusesCOverlappingA(t *testing.T) {
+	ctx := libtest.Context(t)
+	all, err := cuda.AllocSlice[float32](ctx, 12)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer all.Close()
+	view := func(i, j int) *cuda.Slice[float32] {
+		v, err := all.Sub(i, j)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { v.Close() })
+		return v
+	}
+	a := blas.Matrix{Mem: view(0, 4), Rows: 2, Cols: 2}
+	b := blas.Matrix{Mem: view(4, 8), Rows: 2, Cols: 2}
+	var h *blas.Handle
+	err = blas.Gemm[float32](h, 1, a, b, 0, blas.Matrix{Mem: view(2, 6), Rows: 2, Cols: 2})
+	if err == nil || !strings.Contains(err.Error(), "C shares its memory with A or B") {
+		t.Errorf("C overlapping A and B = %v", err)
+	}
+	err = blas.Gemm[float32](h, 1, a, b, 0, blas.Matrix{Mem: view(8, 12), Rows: 2, Cols: 2})
+	if err == nil || strings.Contains(err.Error(), "shares") {
+		t.Errorf("disjoint C = %v, want only the nil handle's error", err)
+	}
+}
