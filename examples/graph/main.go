@@ -41,16 +41,7 @@ func run(launches int) error {
 	if launches < 1 || launches > 1<<16 {
 		return fmt.Errorf("-launches %d: want 1 to %d", launches, 1<<16)
 	}
-	dev, err := cuda.GetDevice(0)
-	if err != nil {
-		return err
-	}
-	ctx, err := cuda.PrimaryContext(dev)
-	if err != nil {
-		return err
-	}
-	defer ctx.Close()
-	s, err := cuda.NewStream(ctx)
+	s, err := cuda.OpenStream(0)
 	if err != nil {
 		return err
 	}
@@ -58,7 +49,7 @@ func run(launches int) error {
 	// NVRTC compiles the kernel at run time: no CUDA toolkit, only its
 	// library (libnvrtc; GOCUDA_LIBNVRTC names its path). The driver
 	// loads the PTX for the device.
-	arch, err := nvrtc.ArchOf(dev)
+	arch, err := nvrtc.ArchOf(s.Context().Device())
 	if err != nil {
 		return err
 	}
@@ -66,7 +57,7 @@ func run(launches int) error {
 	if err != nil {
 		return err // a compile error carries NVRTC's log
 	}
-	mod, err := cuda.LoadModule(ctx, prog.PTX)
+	mod, err := cuda.LoadModule(s.Context(), prog.PTX)
 	if err != nil {
 		return err
 	}
@@ -80,32 +71,33 @@ func run(launches int) error {
 	for i := range x {
 		x[i] = float32(i % 17)
 	}
-	a, err := cuda.AllocFrom(ctx, x)
+	a, err := cuda.AllocSliceFrom(s, x)
 	if err != nil {
 		return err
 	}
 	defer a.Close()
-	acc, err := cuda.Alloc(ctx, 4*n)
+	acc, err := cuda.AllocSlice[float32](s, n)
 	if err != nil {
 		return err
 	}
 	defer acc.Close()
-	out, err := cuda.Alloc(ctx, 4*n)
+	out, err := cuda.AllocSlice[float32](s, n)
 	if err != nil {
 		return err
 	}
 	defer out.Close()
-	if err := acc.MemsetD32(0); err != nil {
+	// Fill also waits for a's upload, queued on s before it: the time
+	// below is the graph launches' alone.
+	if err := acc.Fill(0); err != nil {
 		return err
 	}
 
 	// Capture: nothing runs yet.
-	cfg := cuda.LaunchConfig{Grid: cuda.Dim3{X: cuda.Blocks(n, 256)}, Block: cuda.Dim3{X: 256}}
 	g, err := s.Capture(cuda.CaptureThreadLocal, func() error {
-		if err := vadd.Launch(s, cfg, a, acc, acc, uint32(n)); err != nil { // acc += a
+		if err := vadd.Launch(s, cuda.Linear(n, 256), a, acc, acc, uint32(n)); err != nil { // acc += a
 			return err
 		}
-		return cuda.CopyDeviceAsync(s, out, acc)
+		return cuda.CopySliceAsync(s, out, acc)
 	})
 	if err != nil {
 		return err
@@ -137,7 +129,7 @@ func run(launches int) error {
 	elapsed := time.Since(start)
 
 	got := make([]float32, n)
-	if err := cuda.CopyFromDevice(got, out); err != nil {
+	if err := out.CopyTo(got); err != nil {
 		return err
 	}
 	for i, v := range got {

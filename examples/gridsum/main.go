@@ -13,9 +13,10 @@
 // error naming that limit.
 //
 // NVRTC compiles the kernel at run time (GOCUDA_LIBNVRTC names the
-// library). It does not build in cooperative_groups.h: -include names a
-// CUDA toolkit's include directory (default $CUDA_HOME/include, else
-// /usr/local/cuda/include).
+// library). It does not build in cooperative_groups.h, which comes from a
+// CUDA toolkit's headers: those nvrtc.WithToolkitHeaders finds (beside the
+// NVRTC library, under $CUDA_HOME or /usr/local/cuda), or the include
+// directory -include names.
 package main
 
 import (
@@ -76,19 +77,12 @@ const threads = 256
 func main() {
 	n := flag.Int("n", 1<<26, "number of elements")
 	ordinal := flag.Int("device", 0, "device ordinal")
-	include := flag.String("include", defaultInclude(), "a CUDA toolkit's include directory, for cooperative_groups.h")
+	include := flag.String("include", "", "a CUDA toolkit's include directory, for cooperative_groups.h (default: the toolkit's headers nvrtc finds)")
 	flag.Parse()
 	if err := run(*ordinal, *n, *include); err != nil {
 		fmt.Fprintln(os.Stderr, "gridsum:", err)
 		os.Exit(1)
 	}
-}
-
-func defaultInclude() string {
-	if h := os.Getenv("CUDA_HOME"); h != "" {
-		return filepath.Join(h, "include")
-	}
-	return "/usr/local/cuda/include"
 }
 
 func run(ordinal, n int, include string) error {
@@ -102,12 +96,7 @@ func run(ordinal, n int, include string) error {
 	if ok, err := dev.Attribute(cu.CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH); err != nil || ok == 0 {
 		return fmt.Errorf("device %d cannot launch cooperative kernels (%v)", ordinal, err)
 	}
-	ctx, err := cuda.PrimaryContext(dev)
-	if err != nil {
-		return err
-	}
-	defer ctx.Close()
-	s, err := cuda.NewStream(ctx)
+	s, err := cuda.OpenStream(ordinal)
 	if err != nil {
 		return err
 	}
@@ -117,11 +106,11 @@ func run(ordinal, n int, include string) error {
 	if err != nil {
 		return err
 	}
-	prog, err := nvrtc.Compile(source, nvrtc.WithArch(arch), nvrtc.WithOptions(includeFlags(include)...))
+	prog, err := nvrtc.Compile(source, append(headers(include), nvrtc.WithArch(arch))...)
 	if err != nil {
 		return err // a compile error carries NVRTC's log
 	}
-	mod, err := cuda.LoadModule(ctx, prog.CUBIN)
+	mod, err := cuda.LoadModule(s.Context(), prog.CUBIN)
 	if err != nil {
 		return err
 	}
@@ -148,21 +137,26 @@ func run(ordinal, n int, include string) error {
 		host[i] = uint32(i) % 1000003
 		want += uint64(host[i])
 	}
-	in, err := cuda.AllocFrom(ctx, host)
+	in, err := cuda.AllocSliceFrom(s, host)
 	if err != nil {
 		return err
 	}
 	defer in.Close()
-	partial, err := cuda.Alloc(ctx, 8*blocks)
+	partial, err := cuda.AllocSlice[uint64](s, blocks)
 	if err != nil {
 		return err
 	}
 	defer partial.Close()
-	sum, err := cuda.Alloc(ctx, 8)
+	sum, err := cuda.AllocSlice[uint64](s, 1)
 	if err != nil {
 		return err
 	}
 	defer sum.Close()
+	// The upload is in s's order: finish it, so that the time below is
+	// the launch's alone.
+	if err := s.Synchronize(); err != nil {
+		return err
+	}
 
 	cfg := cuda.LaunchConfig{Grid: cuda.Dim3{X: uint32(blocks)}, Block: cuda.Dim3{X: threads}}
 	coop := cuda.LaunchAttributes{Cooperative: true}
@@ -175,7 +169,7 @@ func run(ordinal, n int, include string) error {
 	}
 	elapsed := time.Since(start)
 	got := make([]uint64, 1)
-	if err := cuda.CopyFromDevice(got, sum); err != nil {
+	if err := sum.CopyTo(got); err != nil {
 		return err
 	}
 	if got[0] != want {
@@ -194,13 +188,17 @@ func run(ordinal, n int, include string) error {
 	return nil
 }
 
-// includeFlags are NVRTC's -I options for a toolkit's include directory:
-// from CUDA 13, cooperative_groups.h includes libcu++ (<cuda/std/...>),
-// which the toolkit keeps in include/cccl.
-func includeFlags(dir string) []string {
-	flags := []string{"-I" + dir}
-	if st, err := os.Stat(filepath.Join(dir, "cccl")); err == nil && st.IsDir() {
-		flags = append(flags, "-I"+filepath.Join(dir, "cccl"))
+// headers are the compile options that provide cooperative_groups.h:
+// dir and, from CUDA 13, its cccl subdirectory, where the toolkit keeps
+// the libcu++ headers (<cuda/std/...>) that cooperative_groups.h includes;
+// or, without dir, the toolkit's headers nvrtc finds.
+func headers(dir string) []nvrtc.Option {
+	if dir == "" {
+		return []nvrtc.Option{nvrtc.WithToolkitHeaders()}
 	}
-	return flags
+	opts := []nvrtc.Option{nvrtc.WithIncludeDir(dir)}
+	if st, err := os.Stat(filepath.Join(dir, "cccl")); err == nil && st.IsDir() {
+		opts = append(opts, nvrtc.WithIncludeDir(filepath.Join(dir, "cccl")))
+	}
+	return opts
 }

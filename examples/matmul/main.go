@@ -34,33 +34,23 @@ func main() {
 }
 
 func run(ordinal, m, k, n int) error {
-	dev, err := cuda.GetDevice(ordinal)
-	if err != nil {
-		return err
-	}
-	ctx, err := cuda.PrimaryContext(dev)
-	if err != nil {
-		return err
-	}
-	defer ctx.Close()
-	s, err := cuda.NewStream(ctx)
+	s, err := cuda.OpenStream(ordinal)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
 
-	alloc := func(elems int) (*cuda.DeviceMemory, error) { return cuda.Alloc(ctx, 4*elems) }
-	da, err := alloc(m * k)
+	da, err := cuda.AllocSlice[float32](s, m*k)
 	if err != nil {
 		return err
 	}
 	defer da.Close()
-	db, err := alloc(k * n)
+	db, err := cuda.AllocSlice[float32](s, k*n)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	dc, err := alloc(m * n)
+	dc, err := cuda.AllocSlice[float32](s, m*n)
 	if err != nil {
 		return err
 	}
@@ -99,9 +89,9 @@ func run(ordinal, m, k, n int) error {
 	ha, hb, hc := make([]float32, m*k), make([]float32, k*n), make([]float32, m*n)
 	for _, cp := range []struct {
 		dst []float32
-		src *cuda.DeviceMemory
+		src *cuda.Slice[float32]
 	}{{ha, da}, {hb, db}, {hc, dc}} {
-		if err := cuda.CopyFromDevice(cp.dst, cp.src); err != nil {
+		if err := cp.src.CopyTo(cp.dst); err != nil {
 			return err
 		}
 	}
@@ -123,7 +113,7 @@ func run(ordinal, m, k, n int) error {
 		}
 		checked++
 	}
-	name, _ := dev.Name()
+	name, _ := s.Context().Device().Name()
 	fmt.Printf("matmul: %d×%d·%d×%d on %s in %v; %d entries checked against the CPU\n", m, k, k, n, name, elapsed.Round(time.Microsecond), checked)
 	return nil
 }

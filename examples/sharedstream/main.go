@@ -10,7 +10,6 @@ package main
 
 import (
 	"fmt"
-	"math"
 	"os"
 
 	"github.com/gocuda/gocuda/cuda"
@@ -39,29 +38,28 @@ const n = 1 << 20
 // decoder fills a frame: it uploads its input and clears a second buffer.
 type decoder struct {
 	s     *cuda.Stream
-	input *cuda.HostBuffer[float32] // page-locked: async copies need it
+	input []float32
 }
 
-func (d *decoder) decode(frame, bias *cuda.DeviceMemory) error {
-	if err := cuda.CopyToDeviceAsync(d.s, frame, d.input); err != nil {
+func (d *decoder) decode(frame, bias *cuda.Slice[float32]) error {
+	if err := frame.CopyFromHost(d.s, d.input); err != nil {
 		return err
 	}
-	return bias.MemsetD32Async(d.s, math.Float32bits(0.5))
+	return bias.FillAsync(d.s, 0.5)
 }
 
 // renderer adds the bias to the frame on the GPU and downloads the result.
 type renderer struct {
 	s      *cuda.Stream
 	kernel *cuda.Kernel
-	output *cuda.HostBuffer[float32]
+	output []float32
 }
 
-func (r *renderer) render(frame, bias, out *cuda.DeviceMemory) error {
-	cfg := cuda.LaunchConfig{Grid: cuda.Dim3{X: cuda.Blocks(n, 256)}, Block: cuda.Dim3{X: 256}}
-	if err := r.kernel.Launch(r.s, cfg, frame, bias, out, uint32(n)); err != nil {
+func (r *renderer) render(frame, bias, out *cuda.Slice[float32]) error {
+	if err := r.kernel.Launch(r.s, cuda.Linear(n, 256), frame, bias, out, uint32(n)); err != nil {
 		return err
 	}
-	return cuda.CopyFromDeviceAsync(r.s, r.output, out)
+	return out.CopyToHost(r.s, r.output) // returns with r.output filled
 }
 
 func run() error {
@@ -94,25 +92,17 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	bufs := make([]*cuda.DeviceMemory, 3)
+	// In the context, not on the stream: memory made on a stream holds a
+	// handle on its queue, which must go away with the subsystems' own.
+	bufs := make([]*cuda.Slice[float32], 3)
 	for i := range bufs {
-		if bufs[i], err = cuda.Alloc(ctx, 4*n); err != nil {
+		if bufs[i], err = cuda.AllocSlice[float32](ctx, n); err != nil {
 			return err
 		}
 		defer bufs[i].Close()
 	}
 	frame, bias, out := bufs[0], bufs[1], bufs[2]
-	input, err := cuda.AllocHost[float32](ctx, n)
-	if err != nil {
-		return err
-	}
-	defer input.Close()
-	output, err := cuda.AllocHost[float32](ctx, n)
-	if err != nil {
-		return err
-	}
-	defer output.Close()
-	in := input.Slice() // valid while input is open
+	in := make([]float32, n)
 	for i := range in {
 		in[i] = float32(i % 1000)
 	}
@@ -135,8 +125,8 @@ func run() error {
 	}
 	fmt.Println("decoder and renderer share one queue:", ds.IsSameQueue(rs))
 
-	dec := &decoder{s: ds, input: input}
-	ren := &renderer{s: rs, kernel: vadd, output: output}
+	dec := &decoder{s: ds, input: in}
+	ren := &renderer{s: rs, kernel: vadd, output: make([]float32, n)}
 	if err := dec.decode(frame, bias); err != nil {
 		return err
 	}
@@ -146,10 +136,7 @@ func run() error {
 	if err := ren.render(frame, bias, out); err != nil {
 		return err
 	}
-	if err := ren.s.Synchronize(); err != nil {
-		return err
-	}
-	for i, v := range output.Slice() {
+	for i, v := range ren.output {
 		if want := float32(i%1000) + 0.5; v != want {
 			return fmt.Errorf("wrong result: element %d is %v, want %v", i, v, want)
 		}

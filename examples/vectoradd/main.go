@@ -13,6 +13,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"time"
 
@@ -44,24 +45,16 @@ func run(ordinal, n int) error {
 	if n <= 0 || n > 1<<24 {
 		return fmt.Errorf("-n %d: want 1 to %d (the sums must stay exact in float32)", n, 1<<24/3)
 	}
-	dev, err := cuda.GetDevice(ordinal)
-	if err != nil {
-		return err
-	}
-	name, err := dev.Name()
-	if err != nil {
-		return err
-	}
-	ctx, err := cuda.PrimaryContext(dev)
-	if err != nil {
-		return err
-	}
-	defer ctx.Close()
-	s, err := cuda.NewStream(ctx)
+	s, err := cuda.OpenStream(ordinal)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
+	dev := s.Context().Device()
+	name, err := dev.Name()
+	if err != nil {
+		return err
+	}
 
 	// NVRTC compiles the kernel at run time: no CUDA toolkit, only its
 	// library (libnvrtc; GOCUDA_LIBNVRTC names its path). The driver
@@ -74,7 +67,7 @@ func run(ordinal, n int) error {
 	if err != nil {
 		return err // a compile error carries NVRTC's log
 	}
-	mod, err := cuda.LoadModule(ctx, prog.PTX)
+	mod, err := cuda.LoadModule(s.Context(), prog.PTX)
 	if err != nil {
 		return err
 	}
@@ -88,22 +81,24 @@ func run(ordinal, n int) error {
 	for i := range x {
 		x[i], y[i] = float32(i), float32(2*i)
 	}
-	a, err := cuda.AllocFrom(ctx, x)
+	a, err := cuda.AllocSliceFrom(s, x)
 	if err != nil {
 		return err
 	}
 	defer a.Close()
-	b, err := cuda.AllocFrom(ctx, y)
+	b, err := cuda.AllocSliceFrom(s, y)
 	if err != nil {
 		return err
 	}
 	defer b.Close()
-	c, err := cuda.Alloc(ctx, 4*n)
+	c, err := cuda.AllocSlice[float32](s, n)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
-	if err := c.MemsetD32(0x7fc00000); err != nil { // NaN: every element must be written
+	// NaN: every element must be written. Fill also waits for the uploads
+	// queued on s before it, so the time below is the kernel's alone.
+	if err := c.Fill(float32(math.NaN())); err != nil {
 		return err
 	}
 
@@ -113,8 +108,7 @@ func run(ordinal, n int) error {
 		return err
 	}
 	start := time.Now()
-	cfg := cuda.LaunchConfig{Grid: cuda.Dim3{X: cuda.Blocks(n, block)}, Block: cuda.Dim3{X: uint32(block)}}
-	if err := vadd.Launch(s, cfg, a, b, c, uint32(n)); err != nil {
+	if err := vadd.Launch(s, cuda.Linear(n, block), a, b, c, uint32(n)); err != nil {
 		return err
 	}
 	if err := s.Synchronize(); err != nil {
@@ -123,7 +117,7 @@ func run(ordinal, n int) error {
 	elapsed := time.Since(start)
 
 	z := make([]float32, n)
-	if err := cuda.CopyFromDevice(z, c); err != nil {
+	if err := c.CopyTo(z); err != nil {
 		return err
 	}
 	for i, v := range z {
