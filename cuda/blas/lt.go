@@ -108,7 +108,7 @@ type Matmul struct {
 func (mm *Matmul) holders(extra ...cuda.Holder) []cuda.Holder {
 	h := append([]cuda.Holder{mm.A.Mem, mm.B.Mem, mm.C.Mem}, extra...)
 	for _, m := range []cuda.Memory{mm.Bias, mm.AScale, mm.BScale} {
-		if m != nil {
+		if given(m) {
 			h = append(h, m)
 		}
 	}
@@ -150,17 +150,17 @@ func (mm *Matmul) checkShapes(op string) error {
 		if mm.CType.isFP8() {
 			return fmt.Errorf("blas: %s: FP8 products are written as float32, float16 or bfloat16, not %v", op, mm.CType)
 		}
-	} else if mm.AScale != nil || mm.BScale != nil {
+	} else if given(mm.AScale) || given(mm.BScale) {
 		name := "AScale"
-		if mm.AScale == nil {
+		if !given(mm.AScale) {
 			name = "BScale"
 		}
 		return fmt.Errorf("blas: %s: %s is for FP8 inputs, and A is %v", op, name, mm.AType)
 	}
 	switch {
-	case mm.Epilogue.hasBias() && mm.Bias == nil:
+	case mm.Epilogue.hasBias() && !given(mm.Bias):
 		return fmt.Errorf("blas: %s: epilogue with bias but no Bias", op)
-	case !mm.Epilogue.hasBias() && mm.Bias != nil:
+	case !mm.Epilogue.hasBias() && given(mm.Bias):
 		return fmt.Errorf("blas: %s: a Bias, but the epilogue does not add one", op)
 	}
 	return nil
@@ -183,7 +183,7 @@ func (mm *Matmul) checkMemory(op string) error {
 		name string
 		m    cuda.Memory
 	}{{"Bias", mm.Bias}, {"AScale", mm.AScale}, {"BScale", mm.BScale}} {
-		if x.m != nil && !memOpen(x.m) {
+		if given(x.m) && !memOpen(x.m) {
 			return fmt.Errorf("blas: %s: %s: %w", op, x.name, cuda.ErrClosed)
 		}
 	}
@@ -191,11 +191,11 @@ func (mm *Matmul) checkMemory(op string) error {
 		name string
 		m    cuda.Memory
 	}{{"AScale", mm.AScale}, {"BScale", mm.BScale}} {
-		if sc.m != nil && sc.m.Size() < 4 {
+		if given(sc.m) && sc.m.Size() < 4 {
 			return fmt.Errorf("blas: %s: %s holds one float32 (4 bytes); its memory has %d", op, sc.name, sc.m.Size())
 		}
 	}
-	if mm.Bias != nil {
+	if given(mm.Bias) {
 		line := mm.C.Cols
 		if mm.C.Layout == ColMajor {
 			line = mm.C.Rows
@@ -331,7 +331,7 @@ func (f Formulation) check(op string, mm *Matmul) error {
 		return fmt.Errorf("blas: %s: unknown formulation %d", op, int(f))
 	case f == RowOrder && mm.AType.isFP8():
 		return fmt.Errorf("blas: %s: FP8 multiplies are column-order only", op)
-	case f == RowOrder && mm.Bias != nil:
+	case f == RowOrder && given(mm.Bias):
 		return fmt.Errorf("blas: %s: the row-order formulation takes no bias", op)
 	}
 	return nil
@@ -428,7 +428,7 @@ func describe(op string, mm *Matmul, raw [6]uint64, f Formulation) (*descs, erro
 	); err != nil {
 		return fail("cublasLtMatmulDescSetAttribute", err)
 	}
-	if mm.Bias != nil {
+	if given(mm.Bias) {
 		bt := int32(dataTypes[mm.CType].cuda)
 		if err := set(cublaslt.CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, unsafe.Pointer(&bt), 4); err != nil {
 			return fail("cublasLtMatmulDescSetAttribute", err)

@@ -3,6 +3,7 @@ package blas
 import (
 	"fmt"
 	"math"
+	"reflect"
 
 	"github.com/gocuda/gocuda/cuda"
 	"github.com/gocuda/gocuda/generated/cu"
@@ -154,4 +155,15 @@ func elementsOf[T cuda.Element](op, name string, m cuda.Memory) error {
 	}
 	var v T
 	return fmt.Errorf("blas: %s: %s is a %T, not memory of %T", op, name, m, v)
+}
+
+// given reports whether an optional memory field (a Matmul's Bias, say) is
+// set: a nil *cuda.DeviceMemory or *cuda.Slice stored in it is not, as it
+// was not when the fields were pointers.
+func given(m cuda.Memory) bool {
+	if m == nil {
+		return false
+	}
+	v := reflect.ValueOf(m)
+	return v.Kind() != reflect.Pointer || !v.IsNil()
 }

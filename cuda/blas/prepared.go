@@ -42,7 +42,7 @@ func keyOf(mm *Matmul) matmulKey {
 	return matmulKey{
 		a: matKeyOf(mm.A), b: matKeyOf(mm.B), c: matKeyOf(mm.C),
 		at: mm.AType, bt: mm.BType, ct: mm.CType, epi: mm.Epilogue, tf32: mm.TF32,
-		bias: mm.Bias != nil, aScale: mm.AScale != nil, bScale: mm.BScale != nil,
+		bias: given(mm.Bias), aScale: given(mm.AScale), bScale: given(mm.BScale),
 	}
 }
 
@@ -72,7 +72,7 @@ func prepare(op string, st ltState, mm *Matmul, raw [6]uint64, f Formulation, al
 	if err != nil {
 		return nil, err
 	}
-	p := &prepared{key: keyOf(mm), form: f, d: d, ptr: mm.Bias != nil || mm.AScale != nil || mm.BScale != nil}
+	p := &prepared{key: keyOf(mm), form: f, d: d, ptr: given(mm.Bias) || given(mm.AScale) || given(mm.BScale)}
 	if algo != nil {
 		p.algo = *algo
 		return p, nil
