@@ -192,14 +192,15 @@ func UseFakeDriver(m *testing.M, opts ...Option) int {
 }
 
 // SetupIfNoDriver is for tests that run on a GPU where there is one and
-// against the fake driver elsewhere: it sets the fake up (Setup) when no
+// against the fake driver elsewhere: it sets the fake up (Setup, with the
+// options) when no
 // libcuda.so.1 can be opened and GOCUDA_LIBCUDA names no driver (a child
 // process inherits its parent's choice through it). It reports whether
 // this process uses the fake; a fake that cannot be built (no C compiler)
 // leaves the tests that need a driver to skip.
-func SetupIfNoDriver() bool {
+func SetupIfNoDriver(opts ...Option) bool {
 	if os.Getenv(cu.LibraryEnv) == "" && fakecuda.CanOpen("libcuda.so.1") != nil {
-		_, _ = Setup()
+		_, _ = Setup(opts...)
 	}
 	return Active()
 }

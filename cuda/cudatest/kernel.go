@@ -130,12 +130,19 @@ type KernelError struct {
 	Block, Thread Dim3
 	PerThread     bool
 	Msg           string
+	// Line and Instruction are where in its PTX a kernel run from PTX
+	// failed (0 and "" for a Go kernel).
+	Line        int
+	Instruction string
 }
 
 func (e *KernelError) Error() string {
 	where := ""
 	if e.PerThread {
 		where = fmt.Sprintf(", block %v thread %v", e.Block, e.Thread)
+	}
+	if e.Line > 0 {
+		where += fmt.Sprintf(", PTX line %d (%s)", e.Line, e.Instruction)
 	}
 	return fmt.Sprintf("cudatest: kernel %s%s: %s (%v)", e.Kernel, where, e.Msg, e.Result)
 }
@@ -178,9 +185,12 @@ func runKernel(c *fakecuda.KernelCall) (result int) {
 	kmu.RLock()
 	reg := kernels[c.Name]
 	kmu.RUnlock()
+	lib := kernelLib.Load()
+	if reg == nil && c.PTXID != 0 && lib != nil {
+		return runPTX(c, lib, lib.RaceDetector())
+	}
 	st := launches.Get().(*launchState)
 	l := &st.l
-	lib := kernelLib.Load()
 	*l = Launch{
 		GridDim:        Dim3{c.Grid[0], c.Grid[1], c.Grid[2]},
 		BlockDim:       Dim3{c.Block[0], c.Block[1], c.Block[2]},

@@ -51,10 +51,13 @@
 //     cubin loaded. The .entry directives of PTX say which kernels a
 //     module has and their .param lists the parameter layout
 //     (cuFuncGetParamInfo); of a cubin or fatbin only the headers are
-//     read. An entry
-//     resolves (cuModuleGetFunction, cuLibraryGetKernel) only to a kernel
-//     written in Go and registered under its name (Lib.RegisterKernel;
-//     package cudatest's RegisterKernel for users), else CUDA_ERROR_NOT_FOUND;
+//     read. An entry of PTX resolves (cuModuleGetFunction,
+//     cuLibraryGetKernel) to the kernel written in Go and registered
+//     under its name (Lib.RegisterKernel; package cudatest's
+//     RegisterKernel for users) if there is one, else to the entry's PTX,
+//     which the Go side runs (KernelCall.PTX: package cudatest
+//     interprets it with internal/ptx); a name of a cubin or fatbin
+//     resolves only to a registered Go kernel, else CUDA_ERROR_NOT_FOUND;
 //   - kernel launches (cuLaunchKernel, cuLaunchKernelEx,
 //     cuLaunchCooperativeKernel) of those functions, checked (shape,
 //     stream, dynamic shared memory, cluster dimensions, the size of a

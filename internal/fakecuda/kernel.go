@@ -60,6 +60,13 @@ type KernelCall struct {
 	Sizes, Offsets  []uint32
 	Params          []byte
 	Stream, Context uint64 // the launch's stream handle (0 for the NULL stream) and its context's
+	// PTX is the text of the kernel's module, C memory valid during the
+	// call only, when the module was loaded from PTX; PTXID names that
+	// text, one per module load (0 for a binary image).
+	PTX   string
+	PTXID uint64
+	// Cooperative is a cooperative launch's: its blocks run at once.
+	Cooperative bool
 }
 
 var kernelRunner atomic.Pointer[func(*KernelCall) int]

@@ -38,6 +38,7 @@ func fakecudaRunKernel(c *C.struct_fakecuda_kernel_call) C.int {
 		ParamsKnown:    c.params_known != 0,
 		Stream:         uint64(c.stream),
 		Context:        uint64(c.ctx),
+		Cooperative:    c.cooperative != 0,
 	}
 	for d := range 3 {
 		k.Grid[d], k.Block[d] = uint32(c.grid[d]), uint32(c.block[d])
@@ -45,6 +46,10 @@ func fakecudaRunKernel(c *C.struct_fakecuda_kernel_call) C.int {
 	if k.ParamsKnown && c.nparams > 0 {
 		k.Sizes = unsafe.Slice((*uint32)(unsafe.Pointer(c.psize)), int(c.nparams))
 		k.Offsets = unsafe.Slice((*uint32)(unsafe.Pointer(c.poff)), int(c.nparams))
+	}
+	if c.ptx != nil {
+		k.PTX = unsafe.String((*byte)(unsafe.Pointer(c.ptx)), int(c.ptx_len))
+		k.PTXID = uint64(c.ptx_id)
 	}
 	if c.bytes > 0 {
 		k.Params = unsafe.Slice((*byte)(unsafe.Pointer(c.params)), int(c.bytes))

@@ -53,11 +53,20 @@ struct fakecuda_kernel_call {
 	const unsigned char *params;
 	size_t bytes;
 	uint64_t stream, ctx; // the handles the launch named, and its context's
+	// The PTX text of the kernel's module (NULL for a binary image), for
+	// the Go side to interpret when no Go kernel is registered under the
+	// name; ptx_id names the text (one per module load), so that the Go
+	// side parses it once.
+	const char *ptx;
+	size_t ptx_len;
+	uint64_t ptx_id;
+	int cooperative; // a cooperative launch: its blocks are resident at once
 };
 
 _Static_assert(offsetof(struct fakecuda_kernel_call, grid) == 16 && offsetof(struct fakecuda_kernel_call, params_known) == 44 &&
 		offsetof(struct fakecuda_kernel_call, psize) == 56 && offsetof(struct fakecuda_kernel_call, bytes) == 80 &&
-		offsetof(struct fakecuda_kernel_call, ctx) == 96 && sizeof(struct fakecuda_kernel_call) == 104,
+		offsetof(struct fakecuda_kernel_call, ctx) == 96 && offsetof(struct fakecuda_kernel_call, ptx_id) == 120 &&
+		offsetof(struct fakecuda_kernel_call, cooperative) == 128 && sizeof(struct fakecuda_kernel_call) == 136,
 	"struct fakecuda_kernel_call's layout");
 
 // The callback fakecuda_set_kernel_runner installs: it runs the kernel

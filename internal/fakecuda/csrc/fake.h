@@ -405,7 +405,19 @@ struct func {
 	unsigned *psize, *poff; // nparams each
 	char *name;          // go only
 	int ptx_version;     // go only: the PTX's .version as major*10+minor, 0 for a binary
+	struct ptx_text *ptx; // go only: its module's PTX, which the Go side interprets
 };
+
+// ptx_text is a module's PTX, kept for the functions made from it, which
+// outlive an unload of the module. Under the lock.
+struct ptx_text {
+	int refs;
+	uint64_t id;
+	size_t len;
+	char text[];
+};
+
+void ptx_text_unref(struct ptx_text *t);
 
 // klaunch is one launch of a Go kernel, as cuLaunchKernel* copied it: the
 // queued op, a graph node made by capture and the nodes of its executable
@@ -420,6 +432,7 @@ struct klaunch {
 	uint64_t stream;       // the stream handle the launch named
 	unsigned grid[3], block[3], shmem;
 	int params_known;
+	int cooperative;
 	unsigned nparams;
 	size_t bytes;          // of params
 	size_t cap;            // params' room

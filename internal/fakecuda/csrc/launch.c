@@ -113,6 +113,8 @@ void func_unref(struct func *f) {
 	free(f->psize);
 	free(f->poff);
 	free(f->name);
+	if (f->ptx != NULL)
+		ptx_text_unref(f->ptx);
 	free(f);
 }
 
@@ -465,6 +467,10 @@ static CUresult klaunch_new(struct func *f, const launch_config *cfg, struct str
 	memcpy(k->grid, cfg->grid, sizeof k->grid);
 	memcpy(k->block, cfg->block, sizeof k->block);
 	k->shmem = cfg->shmem;
+	k->cooperative = 0;
+	for (unsigned i = 0; i < cfg->nattrs; i++)
+		if (cfg->attrs[i].id == LA_COOPERATIVE && cfg->attrs[i].value.i != 0)
+			k->cooperative = 1;
 	k->params_known = f->params_known;
 	k->nparams = f->nparams;
 	unsigned n = f->params_known ? f->nparams : 0;

@@ -130,7 +130,15 @@ struct module {
 	size_t nentries;
 	struct func **funcs; // resolved, freed with the module
 	size_t nfuncs;
+	struct ptx_text *ptx; // the PTX of a module loaded from text
 };
+
+static uint64_t g_ptx_ids; // under the lock
+
+void ptx_text_unref(struct ptx_text *t) {
+	if (--t->refs == 0)
+		free(t);
+}
 
 static int ident_char(int c) { return isalnum(c) || c == '_' || c == '$' || c == '%'; }
 
@@ -481,6 +489,19 @@ static CUresult module_parse(const void *image, uint64_t limit, struct module **
 		free(m);
 		return CUDA_ERROR_INVALID_PTX;
 	}
+	if (!binary) {
+		size_t n = strlen(image);
+		struct ptx_text *t = malloc(sizeof *t + n + 1);
+		if (t == NULL)
+			abort();
+		t->refs = 1;
+		t->len = n;
+		memcpy(t->text, image, n + 1);
+		lock();
+		t->id = ++g_ptx_ids;
+		unlock();
+		m->ptx = t;
+	}
 	*out = m;
 	return CUDA_SUCCESS;
 }
@@ -497,6 +518,8 @@ static void module_free(struct module *m) {
 	}
 	free(m->entries);
 	free(m->funcs);
+	if (m->ptx != NULL)
+		ptx_text_unref(m->ptx);
 	if (m->h != 0)
 		handle_free(m->h);
 	free(m);
@@ -654,6 +677,24 @@ static CUresult resolve(struct module *m, const char *name, uint64_t *out) {
 	if (e == NULL && !m->binary)
 		return CUDA_ERROR_NOT_FOUND;
 	const struct reg *r = reg_find(name);
+	if (r == NULL && e != NULL && m->ptx != NULL) {
+		// no Go kernel: the Go side interprets the entry's PTX
+		struct func *f = func_new();
+		f->go = 1;
+		f->regs = 32;
+		f->ptx_version = m->ptx_version;
+		f->name = strdup(name);
+		if (f->name == NULL)
+			abort();
+		func_layout(f, e->n, e->sizes, e->aligns);
+		f->ptx = m->ptx;
+		m->ptx->refs++;
+		f->h = handle_new(K_FUNC, f);
+		m->funcs = xrealloc(m->funcs, (m->nfuncs + 1) * sizeof *m->funcs);
+		m->funcs[m->nfuncs++] = f;
+		*out = f->h;
+		return CUDA_SUCCESS;
+	}
 	if (r == NULL) {
 		fprintf(stderr, "fakecuda: the module has an entry %s, but no Go kernel is registered under that name "
 			"(cudatest.RegisterKernel): CUDA_ERROR_NOT_FOUND\n", name);
@@ -739,6 +780,10 @@ void kernel_run(struct op *op) {
 		.bytes = k->bytes,
 		.stream = k->stream,
 		.ctx = k->ctx->h,
+		.ptx = k->f->ptx != NULL ? k->f->ptx->text : NULL,
+		.ptx_len = k->f->ptx != NULL ? k->f->ptx->len : 0,
+		.ptx_id = k->f->ptx != NULL ? k->f->ptx->id : 0,
+		.cooperative = k->cooperative,
 	};
 	unlock();
 	if (sticky != CUDA_SUCCESS) // a GPU runs nothing more in a faulted context

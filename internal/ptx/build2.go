@@ -1,0 +1,678 @@
+package ptx
+
+import (
+	"math"
+	"math/bits"
+)
+
+func (c *compiler) buildBits(in *instr, o *op, ms modset) {
+	t := c.typ(in, ms, len(ms.types)-1)
+	mask := t.mask()
+	size := t.size
+	u32 := dtype{'u', 4, false}
+	switch in.op {
+	case "bfe":
+		c.nargs(in, 4, 4)
+		o.d, o.a, o.b, o.c = c.dst(in, in.args[0]), c.src(in, in.args[1], t), c.src(in, in.args[2], u32), c.src(in, in.args[3], u32)
+		sgn := t.signed()
+		o.exec = tri(func(a, b, cc uint64) uint64 {
+			pos, ln := b&0xff, cc&0xff
+			msb := uint64(8*size - 1)
+			var sbit uint64
+			if sgn && ln != 0 {
+				top := min(pos+ln-1, msb)
+				sbit = a >> top & 1
+			}
+			var d uint64
+			for i := uint64(0); i <= msb; i++ {
+				var bit uint64
+				if i < ln && pos+i <= msb {
+					bit = a >> (pos + i) & 1
+				} else {
+					bit = sbit
+				}
+				d |= bit << i
+			}
+			return d & mask
+		})
+	case "bfi":
+		c.nargs(in, 5, 5)
+		o.d, o.a, o.b, o.c, o.e = c.dst(in, in.args[0]), c.src(in, in.args[1], t), c.src(in, in.args[2], t), c.src(in, in.args[3], u32), c.src(in, in.args[4], u32)
+		o.exec = func(wp *warp, fr *frame, o *op, m uint32) {
+			r := fr.r
+			for ; m != 0; m &= m - 1 {
+				l := tz(m)
+				a, b := r[int(o.a)*32+l], r[int(o.b)*32+l]
+				pos, ln := r[int(o.c)*32+l]&0xff, r[int(o.e)*32+l]&0xff
+				d := b
+				for i := uint64(0); i < ln && pos+i < uint64(8*size); i++ {
+					d = d&^(1<<(pos+i)) | (a>>i&1)<<(pos+i)
+				}
+				r[int(o.d)*32+l] = d & mask
+			}
+		}
+	case "prmt":
+		c.nargs(in, 4, 4)
+		o.d, o.a, o.b, o.c = c.dst(in, in.args[0]), c.src(in, in.args[1], u32), c.src(in, in.args[2], u32), c.src(in, in.args[3], u32)
+		mode := ""
+		for _, m := range []string{".f4e", ".b4e", ".rc8", ".ecl", ".ecr", ".rc16"} {
+			if ms.has[m] {
+				mode = m
+			}
+		}
+		o.exec = tri(func(a, b, cc uint64) uint64 { return prmt(uint32(a), uint32(b), uint32(cc), mode) })
+	case "shf":
+		c.nargs(in, 4, 4)
+		o.d, o.a, o.b, o.c = c.dst(in, in.args[0]), c.src(in, in.args[1], u32), c.src(in, in.args[2], u32), c.src(in, in.args[3], u32)
+		left, wrap := ms.has[".l"], ms.has[".wrap"]
+		o.exec = tri(func(a, b, cc uint64) uint64 {
+			n := cc & 0xffffffff
+			if wrap {
+				n &= 31
+			} else if n > 32 {
+				n = 32
+			}
+			v := b<<32 | a&0xffffffff
+			if left {
+				return (v << n >> 32) & 0xffffffff
+			}
+			return (v >> n) & 0xffffffff
+		})
+	case "lop3":
+		c.nargs(in, 5, 5)
+		o.d, o.a, o.b, o.c = c.dst(in, in.args[0]), c.src(in, in.args[1], t), c.src(in, in.args[2], t), c.src(in, in.args[3], t)
+		if in.args[4].kind != 'n' {
+			c.bad(in, "lop3's table must be an immediate")
+		}
+		lut, _ := parseInt(in.args[4].num)
+		o.exec = tri(func(a, b, cc uint64) uint64 {
+			var d uint64
+			for i := range 8 {
+				if lut>>i&1 == 0 {
+					continue
+				}
+				x := a
+				if i&4 == 0 {
+					x = ^a
+				}
+				y := b
+				if i&2 == 0 {
+					y = ^b
+				}
+				z := cc
+				if i&1 == 0 {
+					z = ^cc
+				}
+				d |= x & y & z
+			}
+			return d & mask
+		})
+	case "dp4a", "dp2a":
+		c.nargs(in, 4, 4)
+		if len(ms.types) < 2 {
+			c.bad(in, "two types expected")
+		}
+		ta, tb := ms.types[0], ms.types[1]
+		o.d, o.a, o.b, o.c = c.dst(in, in.args[0]), c.src(in, in.args[1], u32), c.src(in, in.args[2], u32), c.src(in, in.args[3], u32)
+		four := in.op == "dp4a"
+		hiHalf := ms.has[".hi"]
+		o.exec = tri(func(a, b, cc uint64) uint64 {
+			acc := int64(int32(uint32(cc)))
+			if ta.kind == 'u' && tb.kind == 'u' {
+				acc = int64(uint32(cc))
+			}
+			if four {
+				for i := range 4 {
+					x, y := int64(a>>(8*i)&0xff), int64(b>>(8*i)&0xff)
+					if ta.kind == 's' {
+						x = int64(int8(x))
+					}
+					if tb.kind == 's' {
+						y = int64(int8(y))
+					}
+					acc += x * y
+				}
+			} else {
+				for i := range 2 {
+					x := int64(a >> (16 * i) & 0xffff)
+					if ta.kind == 's' {
+						x = int64(int16(x))
+					}
+					j := i
+					if hiHalf {
+						j += 2
+					}
+					y := int64(b >> (8 * j) & 0xff)
+					if tb.kind == 's' {
+						y = int64(int8(y))
+					}
+					acc += x * y
+				}
+			}
+			return uint64(acc) & 0xffffffff
+		})
+	case "szext":
+		c.nargs(in, 3, 3)
+		o.d, o.a, o.b = c.dst(in, in.args[0]), c.src(in, in.args[1], t), c.src(in, in.args[2], u32)
+		sgn := t.signed()
+		o.exec = bin(func(a, b uint64) uint64 {
+			n := min(b&0xffffffff, 32)
+			if n == 0 {
+				return 0
+			}
+			v := a & (1<<n - 1)
+			if sgn && v>>(n-1)&1 == 1 {
+				v |= ^uint64(0) << n
+			}
+			return v & 0xffffffff
+		})
+	case "bmsk":
+		c.nargs(in, 3, 3)
+		o.d, o.a, o.b = c.dst(in, in.args[0]), c.src(in, in.args[1], u32), c.src(in, in.args[2], u32)
+		clamp := ms.has[".clamp"]
+		o.exec = bin(func(a, b uint64) uint64 {
+			pos, w := a&0xffffffff, b&0xffffffff
+			if clamp {
+				pos, w = min(pos, 32), min(w, 32)
+			} else {
+				pos, w = pos&0xff, w&0xff
+			}
+			if pos >= 32 {
+				return 0
+			}
+			return ((uint64(1)<<w - 1) << pos) & 0xffffffff
+		})
+	default:
+		c.bad(in, "not supported by the interpreter: %s", in.op)
+	}
+}
+
+func prmt(a, b, c uint32, mode string) uint64 {
+	bytes := [8]uint32{a & 0xff, a >> 8 & 0xff, a >> 16 & 0xff, a >> 24, b & 0xff, b >> 8 & 0xff, b >> 16 & 0xff, b >> 24}
+	var d uint32
+	if mode == "" {
+		for i := range 4 {
+			sel := c >> (4 * i) & 0xf
+			v := bytes[sel&7]
+			if sel&8 != 0 {
+				if v&0x80 != 0 {
+					v = 0xff
+				} else {
+					v = 0
+				}
+			}
+			d |= v << (8 * i)
+		}
+		return uint64(d)
+	}
+	s := c & 3
+	var idx [4]uint32
+	switch mode {
+	case ".f4e":
+		idx = [4]uint32{s, s + 1, s + 2, s + 3}
+	case ".b4e":
+		idx = [4]uint32{(s + 0) & 7, (s + 7) & 7, (s + 6) & 7, (s + 5) & 7}
+	case ".rc8":
+		idx = [4]uint32{s, s, s, s}
+	case ".ecl":
+		idx = [4]uint32{s, max(s, 1), max(s, 2), 3}
+	case ".ecr":
+		idx = [4]uint32{0, min(s, 1), min(s, 2), s}
+	case ".rc16":
+		x := (s & 1) * 2
+		idx = [4]uint32{x, x + 1, x, x + 1}
+	}
+	for i := range 4 {
+		d |= bytes[idx[i]&7] << (8 * i)
+	}
+	return uint64(d)
+}
+
+func (c *compiler) buildSetp(in *instr, o *op, ms modset) {
+	var t dtype
+	if in.op == "set" {
+		if len(ms.types) < 2 {
+			c.bad(in, "two types expected")
+		}
+		t = ms.types[1]
+	} else {
+		t = c.typ(in, ms, 0)
+	}
+	c.nargs(in, 3, 4)
+	cmp := ""
+	for _, k := range []string{".eq", ".ne", ".lt", ".le", ".gt", ".ge", ".lo", ".ls", ".hi", ".hs", ".equ", ".neu", ".ltu", ".leu", ".gtu", ".geu", ".num", ".nan"} {
+		if ms.has[k] {
+			cmp = k[1:]
+		}
+	}
+	if cmp == "" {
+		c.bad(in, "no comparison")
+	}
+	bop := ""
+	for _, k := range []string{".and", ".or", ".xor"} {
+		if ms.has[k] {
+			bop = k
+		}
+	}
+	d := in.args[0]
+	o.d = c.dst(in, d)
+	if d.pair != "" {
+		r, ok := c.regs[d.pair]
+		if !ok {
+			c.bad(in, "unknown register %s", d.pair)
+		}
+		o.dp = r
+	}
+	o.a, o.b = c.src(in, in.args[1], t), c.src(in, in.args[2], t)
+	if len(in.args) == 4 {
+		if bop == "" {
+			c.bad(in, "a fourth operand without .and, .or or .xor")
+		}
+		o.c = c.src(in, in.args[3], dtype{'p', 1, false})
+		o.neg[0] = in.args[3].neg
+	}
+	ftz := ms.has[".ftz"]
+	var dt dtype
+	if in.op == "set" {
+		dt = ms.types[0]
+	}
+	halves := 1
+	et := t
+	if t.x2 {
+		halves, et = 2, dtype{t.kind, 2, false}
+	}
+	isSet := in.op == "set"
+	o.exec = func(wp *warp, fr *frame, o *op, m uint32) {
+		r := fr.r
+		for ; m != 0; m &= m - 1 {
+			l := tz(m)
+			a, b := r[int(o.a)*32+l], r[int(o.b)*32+l]
+			var res [2]bool
+			for h := range halves {
+				x, y := a>>(16*h), b>>(16*h)
+				res[h] = compare(et, cmp, x, y, ftz)
+			}
+			pc := true
+			if o.c >= 0 {
+				pc = (r[int(o.c)*32+l] != 0) != o.neg[0]
+			}
+			for h := range halves {
+				p, q := res[h], !res[h]
+				switch bop {
+				case ".and":
+					p, q = p && pc, q && pc
+				case ".or":
+					p, q = p || pc, q || pc
+				case ".xor":
+					p, q = p != pc, q != pc
+				}
+				if isSet {
+					var v uint64
+					if p {
+						if dt.kind == 'f' {
+							v = dt.fbits(1)
+						} else {
+							v = dt.mask()
+						}
+					}
+					r[int(o.d)*32+l] = v
+					continue
+				}
+				dr, qr := o.d, o.dp
+				if halves == 2 {
+					// setp.f16x2 p|q: p the low half, q the high
+					if h == 0 {
+						r[int(o.d)*32+l] = b2u(p)
+					} else if o.dp >= 0 {
+						r[int(o.dp)*32+l] = b2u(p)
+					}
+					continue
+				}
+				r[int(dr)*32+l] = b2u(p)
+				if qr >= 0 {
+					r[int(qr)*32+l] = b2u(q)
+				}
+			}
+		}
+	}
+}
+
+func compare(t dtype, cmp string, a, b uint64, ftz bool) bool {
+	if t.isFloat() {
+		x, y := t.fval(a), t.fval(b)
+		if ftz && t.kind == 'f' && t.size == 4 {
+			x, y = flush32(x), flush32(y)
+		}
+		nan := math.IsNaN(x) || math.IsNaN(y)
+		switch cmp {
+		case "eq":
+			return !nan && x == y
+		case "ne":
+			return !nan && x != y
+		case "lt":
+			return !nan && x < y
+		case "le":
+			return !nan && x <= y
+		case "gt":
+			return !nan && x > y
+		case "ge":
+			return !nan && x >= y
+		case "equ":
+			return nan || x == y
+		case "neu":
+			return nan || x != y
+		case "ltu":
+			return nan || x < y
+		case "leu":
+			return nan || x <= y
+		case "gtu":
+			return nan || x > y
+		case "geu":
+			return nan || x >= y
+		case "num":
+			return !nan
+		case "nan":
+			return nan
+		}
+		return false
+	}
+	x, y := t.ival(a), t.ival(b)
+	sx, sy := int64(x), int64(y)
+	signed := t.signed()
+	switch cmp {
+	case "eq":
+		return x == y
+	case "ne":
+		return x != y
+	case "lt":
+		if signed {
+			return sx < sy
+		}
+		return x < y
+	case "le":
+		if signed {
+			return sx <= sy
+		}
+		return x <= y
+	case "gt":
+		if signed {
+			return sx > sy
+		}
+		return x > y
+	case "ge":
+		if signed {
+			return sx >= sy
+		}
+		return x >= y
+	case "lo":
+		return x < y
+	case "ls":
+		return x <= y
+	case "hi":
+		return x > y
+	case "hs":
+		return x >= y
+	}
+	return false
+}
+
+func (c *compiler) buildSelp(in *instr, o *op, ms modset) {
+	c.nargs(in, 4, 4)
+	t := c.typ(in, ms, 0)
+	o.d, o.a, o.b = c.dst(in, in.args[0]), c.src(in, in.args[1], t), c.src(in, in.args[2], t)
+	if in.op == "slct" {
+		ct := c.typ(in, ms, 1)
+		o.c = c.src(in, in.args[3], ct)
+		o.exec = tri(func(a, b, cc uint64) uint64 {
+			neg := false
+			if ct.kind == 'f' {
+				neg = ct.fval(cc) < 0
+			} else {
+				neg = int64(ct.ival(cc)) < 0
+			}
+			if neg {
+				return b
+			}
+			return a
+		})
+		return
+	}
+	o.c = c.src(in, in.args[3], dtype{'p', 1, false})
+	neg := in.args[3].neg
+	o.exec = tri(func(a, b, cc uint64) uint64 {
+		if (cc != 0) != neg {
+			return a
+		}
+		return b
+	})
+}
+
+func (c *compiler) buildTestp(in *instr, o *op, ms modset) {
+	c.nargs(in, 2, 2)
+	t := c.typ(in, ms, 0)
+	o.d, o.a = c.dst(in, in.args[0]), c.src(in, in.args[1], t)
+	var test func(x float64) bool
+	switch {
+	case ms.has[".finite"]:
+		test = func(x float64) bool { return !math.IsInf(x, 0) && !math.IsNaN(x) }
+	case ms.has[".infinite"]:
+		test = func(x float64) bool { return math.IsInf(x, 0) }
+	case ms.has[".number"]:
+		test = func(x float64) bool { return !math.IsNaN(x) }
+	case ms.has[".notanumber"]:
+		test = math.IsNaN
+	case ms.has[".normal"]:
+		min := 0x1p-126
+		if t.size == 8 {
+			min = 0x1p-1022
+		}
+		test = func(x float64) bool { a := math.Abs(x); return a >= min && !math.IsInf(x, 0) && !math.IsNaN(x) }
+	case ms.has[".subnormal"]:
+		min := 0x1p-126
+		if t.size == 8 {
+			min = 0x1p-1022
+		}
+		test = func(x float64) bool { a := math.Abs(x); return a > 0 && a < min }
+	default:
+		c.bad(in, "no test")
+	}
+	o.exec = un(func(a uint64) uint64 { return b2u(test(t.fval(a))) })
+}
+
+func (c *compiler) buildCvt(in *instr, o *op, ms modset) {
+	if len(ms.types) < 2 {
+		c.bad(in, "two types expected")
+	}
+	dt, st := ms.types[0], ms.types[1]
+	mode := ms.rounding()
+	intRound := ms.has[".rni"] || ms.has[".rzi"] || ms.has[".rmi"] || ms.has[".rpi"]
+	sat := ms.has[".sat"]
+	ftz := ms.has[".ftz"]
+	relu := ms.has[".relu"]
+	if dt.x2 {
+		// cvt.rn.f16x2.f32 d, a, b: a in the high half
+		c.nargs(in, 3, 3)
+		o.d, o.a, o.b = c.dst(in, in.args[0]), c.src(in, in.args[1], st), c.src(in, in.args[2], st)
+		ht := dtype{dt.kind, 2, false}
+		o.exec = bin(func(a, b uint64) uint64 {
+			hi := cvtOne(ht, st, mode, false, sat, ftz, relu, a)
+			lo := cvtOne(ht, st, mode, false, sat, ftz, relu, b)
+			return hi<<16 | lo
+		})
+		return
+	}
+	c.nargs(in, 2, 2)
+	o.d, o.a = c.dst(in, in.args[0]), c.src(in, in.args[1], st)
+	dmask := dt.mask()
+	if r, ok := c.regs[in.args[0].name]; ok {
+		if sz := c.rsize[r]; sz > dt.size && dt.signed() {
+			// a narrow signed result is sign-extended into its register
+			rm := dtype{'b', sz, false}.mask()
+			dsz := dt.size
+			o.exec = un(func(a uint64) uint64 {
+				return uint64(sext(cvtOne(dt, st, mode, intRound, sat, ftz, relu, a), dsz)) & rm
+			})
+			return
+		}
+	}
+	if !dt.isFloat() && !st.isFloat() && !sat {
+		if st.size >= dt.size {
+			o.exec = un(func(a uint64) uint64 { return a & dmask })
+			return
+		}
+	}
+	o.exec = un(func(a uint64) uint64 { return cvtOne(dt, st, mode, intRound, sat, ftz, relu, a) })
+}
+
+// cvtOne converts v of type st to dt.
+func cvtOne(dt, st dtype, mode byte, intRound, sat, ftz, relu bool, v uint64) uint64 {
+	if st.isFloat() {
+		x := st.fval(v)
+		if ftz && st.kind == 'f' && st.size == 4 {
+			x = flush32(x)
+		}
+		if dt.isFloat() {
+			if intRound {
+				x = roundInt(x, mode)
+				mode = 'n'
+			}
+			if relu && (x < 0 || math.IsNaN(x)) {
+				x = 0
+			}
+			if sat {
+				if math.IsNaN(x) || x < 0 {
+					x = 0
+				} else if x > 1 {
+					x = 1
+				}
+			}
+			if dt.kind == 'f' && dt.size == 4 && mode != 'n' && st.size == 8 {
+				return uint64(math.Float32bits(float32(directed(fAdd, dt, mode, x, 0, 0))))
+			}
+			r := dt.fbits(x)
+			if ftz && dt.kind == 'f' && dt.size == 4 {
+				r = uint64(math.Float32bits(float32(flush32(float64(math.Float32frombits(uint32(r)))))))
+			}
+			return r
+		}
+		if math.IsNaN(x) {
+			return 0
+		}
+		x = roundInt(x, mode)
+		if !intRound && mode == 'n' {
+			x = math.Trunc(st.fval(v))
+		}
+		if dt.signed() {
+			lo, hi := -math.Ldexp(1, 8*dt.size-1), math.Ldexp(1, 8*dt.size-1)-1
+			if x <= lo {
+				return uint64(int64(lo)) & dt.mask()
+			}
+			if x >= hi {
+				if dt.size == 8 {
+					return math.MaxInt64
+				}
+				return uint64(int64(hi)) & dt.mask()
+			}
+			return uint64(int64(x)) & dt.mask()
+		}
+		if x <= 0 {
+			return 0
+		}
+		if x >= math.Ldexp(1, 8*dt.size) {
+			return dt.mask()
+		}
+		return uint64(x) & dt.mask()
+	}
+	iv := st.ival(v)
+	if dt.isFloat() {
+		var x float64
+		if st.signed() {
+			if dt.kind == 'f' && dt.size == 4 {
+				return uint64(math.Float32bits(float32(int64(iv))))
+			}
+			x = float64(int64(iv))
+		} else {
+			if dt.kind == 'f' && dt.size == 4 {
+				return uint64(math.Float32bits(float32(iv)))
+			}
+			x = float64(iv)
+		}
+		return dt.fbits(x)
+	}
+	if sat {
+		if st.signed() {
+			s := int64(iv)
+			if dt.signed() {
+				lo, hi := -int64(1)<<(8*dt.size-1), int64(1)<<(8*dt.size-1)-1
+				if dt.size == 8 {
+					return uint64(s)
+				}
+				return uint64(min(max(s, lo), hi)) & dt.mask()
+			}
+			if s < 0 {
+				return 0
+			}
+			if dt.size < 8 && uint64(s) > dt.mask() {
+				return dt.mask()
+			}
+			return uint64(s)
+		}
+		if dt.signed() {
+			hi := uint64(1)<<(8*dt.size-1) - 1
+			return min(iv, hi)
+		}
+		return min(iv, dt.mask())
+	}
+	return iv & dt.mask()
+}
+
+func (c *compiler) buildCvta(in *instr, o *op, ms modset) {
+	c.nargs(in, 2, 2)
+	t := c.typ(in, ms, 0)
+	sp := ms.space()
+	to := ms.has[".to"]
+	o.d, o.a = c.dst(in, in.args[0]), c.src(in, in.args[1], t)
+	var win uint64
+	switch sp {
+	case spShared:
+		win = winShared
+	case spLocal:
+		win = winLocal
+	case spParam:
+		win = winParam
+	case spGlobal, spConst:
+		o.exec = un(func(a uint64) uint64 { return a })
+		return
+	default:
+		c.bad(in, "cvta of no state space")
+	}
+	if to {
+		o.exec = un(func(a uint64) uint64 {
+			if a&winMask == win {
+				return a - win
+			}
+			return a | 1<<63 // not of that window: an address nothing has
+		})
+		return
+	}
+	o.exec = un(func(a uint64) uint64 { return a + win })
+	_ = bits.Len
+}
+
+func (c *compiler) buildIsspacep(in *instr, o *op, ms modset) {
+	c.nargs(in, 2, 2)
+	sp := ms.space()
+	o.d, o.a = c.dst(in, in.args[0]), c.src(in, in.args[1], dtype{'u', 8, false})
+	o.exec = un(func(a uint64) uint64 {
+		w := a & winMask
+		switch sp {
+		case spShared:
+			return b2u(w == winShared)
+		case spLocal:
+			return b2u(w == winLocal)
+		case spParam:
+			return b2u(w == winParam)
+		}
+		return b2u(w == 0)
+	})
+}
