@@ -567,14 +567,20 @@ func (wp *warp) exec(fr *frame, mask uint32) {
 			}
 		}
 		grp := uint32(0)
+		other := int32(1 << 30) // the next lanes' place: where the group meets them
 		for m := act; m != 0; m &= m - 1 {
 			l := bits.TrailingZeros32(m)
-			if fr.pc[l] == pc {
+			if p := fr.pc[l]; p == pc {
 				grp |= 1 << l
+			} else if p < other {
+				other = p
 			}
 		}
 	straight:
 		for {
+			if pc >= other {
+				break
+			}
 			if int(pc) >= len(code) {
 				// falling off the end returns
 				fr.done |= grp
