@@ -302,6 +302,9 @@ func CheckRaces(tb testing.TB) {
 		for _, r := range TakeRaces() {
 			tb.Errorf("cudatest: race detected during execution of test:\n%s", r)
 		}
+		for _, r := range TakeSharedRaces() {
+			tb.Errorf("cudatest: shared-memory race detected during execution of test:\n%s", r)
+		}
 	})
 }
 
@@ -317,7 +320,11 @@ func ReportRaces(w io.Writer) int {
 	for _, r := range races {
 		fmt.Fprint(w, r)
 	}
-	return len(races)
+	shared := TakeSharedRaces()
+	for _, r := range shared {
+		fmt.Fprint(w, r)
+	}
+	return len(races) + len(shared)
 }
 
 // HostRead and HostWrite tell the race detector that the host read or
