@@ -405,9 +405,9 @@ func (g *grid) runBlock(w *worker, n uint64) {
 	var wg sync.WaitGroup
 	for _, wp := range b.warps[1:] {
 		wg.Add(1)
+		wpw := &worker{g: g, spans: append([]span(nil), w.spans...)}
 		go func() {
 			defer wg.Done()
-			wpw := &worker{g: g, spans: append([]span(nil), w.spans...)}
 			wp.w = wpw
 			wp.run()
 			wpw.flush()
