@@ -10,8 +10,8 @@ import (
 )
 
 // TestMain runs against the real driver where there is one, else against
-// the fake driver, which allocates memory (the size checks run
-// everywhere) but has no cuFFT: the tests that transform skip there.
+// the fake driver and the fake cuFFT beside it (cudatest.Setup points
+// GOCUDA_LIBCUFFT at it unless it names a library).
 func TestMain(m *testing.M) {
 	cudatest.SetupIfNoDriver()
 	os.Exit(m.Run())

@@ -10,8 +10,8 @@ import (
 )
 
 // TestMain runs against the real driver where there is one, else against
-// the fake driver, which allocates memory (the count checks run
-// everywhere) but has no cuRAND: the tests that generate skip there.
+// the fake driver and the fake cuRAND beside it (cudatest.Setup points
+// GOCUDA_LIBCURAND at it unless it names a library).
 func TestMain(m *testing.M) {
 	cudatest.SetupIfNoDriver()
 	os.Exit(m.Run())

@@ -62,6 +62,20 @@ func GPU(t testing.TB, lib string) (*cuda.Context, *cuda.Stream) {
 	return ctx, s
 }
 
+// Stream returns Context and a new stream in it, on a GPU or on the fake
+// driver: for the libraries that have a fake beside the fake driver
+// (cuRAND and cuFFT, which cudatest.Setup points their packages at).
+func Stream(t testing.TB) (*cuda.Context, *cuda.Stream) {
+	t.Helper()
+	ctx := Context(t)
+	s, err := cuda.NewStream(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return ctx, s
+}
+
 // Alloc returns bytes of device memory in ctx, freed when t ends.
 func Alloc(t testing.TB, ctx *cuda.Context, bytes int) *cuda.DeviceMemory {
 	t.Helper()
