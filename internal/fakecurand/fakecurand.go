@@ -41,6 +41,10 @@
 // its allocations: CURAND_STATUS_LAUNCH_FAILURE) and its race detector
 // sees the write (csrc/generator.c).
 //
+// A device generator's calls need the context of its stream current, as
+// package cuda makes it around each call (cuRAND, through the runtime,
+// would take the primary context instead).
+//
 // Where it is simpler than cuRAND: the algorithms are cuRAND's but not
 // the order of the numbers, which cuRAND spreads over GPU threads in an
 // undocumented way (and its seeding of MRG32k3a and MT19937), so the same
