@@ -35,6 +35,9 @@
 //     results are within float rounding of the exact transform, closer
 //     than cuFFT's own.
 //
+// A transform needs the context of the plan's stream current, as package
+// cuda makes it around each call.
+//
 // Where it is simpler than cuFFT: the transform takes host time, not
 // modeled device time; C2R and Z2D leave their input as it was (cuFFT may
 // overwrite it); an output laid out with gaps is read as well as written
@@ -77,12 +80,15 @@ const VersionEnv = "FAKECUFFT_VERSION"
 //go:embed csrc/*.c csrc/*.h
 var sources embed.FS
 
+// library is the fake's build. Frame pointers let the fake driver's race
+// detector walk from the driver's frames through the fake's into those of
+// the Go code that called it.
 var library = cbuild.Library{
 	Name:    "fakecufft",
 	What:    "the fake cuFFT",
 	Sources: sources,
 	Dir:     "csrc",
-	Flags:   []string{"-shared", "-fPIC", "-O2", "-pthread", "-fvisibility=hidden", "-std=gnu11"},
+	Flags:   []string{"-shared", "-fPIC", "-O2", "-fno-omit-frame-pointer", "-pthread", "-fvisibility=hidden", "-std=gnu11"},
 	Libs:    []string{"-ldl", "-lm"},
 }
 

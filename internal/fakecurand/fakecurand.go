@@ -87,12 +87,15 @@ const VersionEnv = "FAKECURAND_VERSION"
 //go:embed csrc/*.c csrc/*.h
 var sources embed.FS
 
+// library is the fake's build. Frame pointers let the fake driver's race
+// detector walk from the driver's frames through the fake's into those of
+// the Go code that called it.
 var library = cbuild.Library{
 	Name:    "fakecurand",
 	What:    "the fake cuRAND",
 	Sources: sources,
 	Dir:     "csrc",
-	Flags:   []string{"-shared", "-fPIC", "-O2", "-pthread", "-fvisibility=hidden", "-std=gnu11"},
+	Flags:   []string{"-shared", "-fPIC", "-O2", "-fno-omit-frame-pointer", "-pthread", "-fvisibility=hidden", "-std=gnu11"},
 	Libs:    []string{"-ldl", "-lm"},
 }
 

@@ -146,9 +146,9 @@ cufftResult exec(cufftHandle h, const char *fn, int type, void *in, void *out, i
 	int rego = inplace ? regi : cu->host_register(j->obuf, j->obytes, 0) == 0;
 	int ok = regi && rego;
 	ok = ok && cu->copy_dtoh(j->ibuf, di, j->ibytes, p.stream) == 0;
+	int queued = ok; // from here the buffers may be in use by queued work
 	if (ok && !inplace && !side_dense(&p.out, p.rank, p.batch))
 		ok = cu->copy_dtoh(j->obuf, dout, j->obytes, p.stream) == 0;
-	int queued = ok; // from here the buffers may be in use by queued work
 	ok = ok && cu->launch_host_func(p.stream, job_run, j) == 0;
 	ok = ok && cu->copy_htod(dout, j->obuf, j->obytes, p.stream) == 0;
 	// Queued copies keep the registrations they need until they have run.
