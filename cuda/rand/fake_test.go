@@ -129,7 +129,7 @@ func TestFakeMatchesCuRAND(t *testing.T) {
 		check("normal mean", f.NormalMean, r.NormalMean, 0.025)
 		check("normal sd", f.NormalSD, r.NormalSD, 0.02)
 		check("fraction within one sd", f.NormalWithin1, r.NormalWithin1, 0.006)
-		t.Logf("%v: fake uniform mean %.5f sd %.5f, cuRAND %.5f %.5f; normal mean %.4f sd %.4f within 1 sd %.4f, cuRAND %.4f %.4f %.4f; first numbers the same bits: %v",
-			kind, f.UniformMean, f.UniformSD, r.UniformMean, r.UniformSD, f.NormalMean, f.NormalSD, f.NormalWithin1, r.NormalMean, r.NormalSD, r.NormalWithin1, slices.Equal(f.First, r.First))
+		t.Logf("%v: fake uniform mean %.5f sd %.5f, cuRAND %.5f %.5f; normal mean %.4f sd %.4f within 1 sd %.4f, cuRAND %.4f %.4f %.4f; first uniform float32 bits the same: %v (fake %08x, cuRAND %08x)",
+			kind, f.UniformMean, f.UniformSD, r.UniformMean, r.UniformSD, f.NormalMean, f.NormalSD, f.NormalWithin1, r.NormalMean, r.NormalSD, r.NormalWithin1, slices.Equal(f.First, r.First), f.First, r.First)
 	}
 }

@@ -19,15 +19,17 @@
 #include <math.h>
 #include <stdlib.h>
 
+// The conversions of cuRAND's device API: x·2^-32 + 2^-33 in float,
+// which rounds into (0, 1]; a double from two numbers, the second's 21
+// low bits above the first's 32, z·2^-53 + 2^-54.
 static float uniform_f(struct engine *e) {
-	// (x + 1) / 2^32 rounds into (0, 1].
-	return (float)(((double)engine_next(e) + 1.0) * 0x1p-32);
+	return (float)engine_next(e) * 0x1p-32f + 0x1p-33f;
 }
 
 static double uniform_d(struct engine *e) {
-	uint64_t hi = engine_next(e), lo = engine_next(e);
-	uint64_t bits = (hi << 21) ^ (lo >> 11); // 53 bits
-	return ((double)bits + 1.0) * 0x1p-53;
+	uint64_t x = engine_next(e), y = engine_next(e);
+	uint64_t z = x ^ (y << 21);
+	return (double)z * 0x1p-53 + 0x1p-54;
 }
 
 // start checks a generating call and gives its engine, under the
@@ -104,7 +106,7 @@ static void normal(struct engine *e, void *buf, size_t n, double mean, double st
 			u1 = uniform_d(e), u2 = uniform_d(e);
 		else
 			u1 = uniform_f(e), u2 = uniform_f(e);
-		double r = sqrt(-2.0 * log(u1)), z[2] = {r * cos(2 * M_PI * u2), r * sin(2 * M_PI * u2)};
+		double r = sqrt(-2.0 * log(u1)), z[2] = {r * sin(2 * M_PI * u2), r * cos(2 * M_PI * u2)};
 		for (int k = 0; k < 2; k++) {
 			double v = mean + stddev * z[k];
 			if (logn)
