@@ -272,3 +272,28 @@ func TestTransformIsSeenByTheRaceDetector(t *testing.T) {
 	}
 	t.Fatalf("races %v, want the transform's read of the input against the memset", races)
 }
+
+// TestHugeLayoutsAreRefused: embeds, strides and distances whose extent
+// overflows are CUFFT_INVALID_SIZE, not a small buffer overrun.
+func TestHugeLayoutsAreRefused(t *testing.T) {
+	stream(t)
+	n := []int64{4, 4}
+	emb := []int64{4, 1 << 50}
+	for name, args := range map[string][3]int64{
+		"embed":    {1, 16, 16},
+		"stride":   {1 << 62, 16, 16},
+		"distance": {1, 1 << 62, 16},
+	} {
+		var h cufft.CufftHandle
+		must(t, cufft.Create(&h))
+		in := []int64{4, 4}
+		if name == "embed" {
+			in = emb
+		}
+		err := cufft.MakePlanMany64(h, 2, &n[0], &in[0], args[0], args[1], &n[0], 1, args[2], cufft.CUFFT_C2C, 1<<20, nil)
+		if got := status(t, err); got != cufft.CUFFT_INVALID_SIZE {
+			t.Errorf("%s: %v, want CUFFT_INVALID_SIZE", name, got)
+		}
+		must(t, cufft.Destroy(h))
+	}
+}

@@ -179,6 +179,8 @@ func TestStatusCodes(t *testing.T) {
 		"ordering, legacy":     {curand.SetGeneratorOrdering(g, curand.CURAND_ORDERING_PSEUDO_LEGACY), curand.CURAND_STATUS_SUCCESS},
 		"no numbers, odd ptr":  {curand.GenerateUniform(g, odd, 0), curand.CURAND_STATUS_SUCCESS},
 		"generate seeds":       {curand.GenerateSeeds(g), curand.CURAND_STATUS_SUCCESS},
+		"count past memory":    {curand.GenerateUniform(g, ptr[float32](m), 1<<62), curand.CURAND_STATUS_LAUNCH_FAILURE},
+		"count that wraps":     {curand.GenerateUniformDouble(g, ptr[float64](m), 1<<61+1), curand.CURAND_STATUS_LAUNCH_FAILURE},
 		"normal, even, double": {curand.GenerateNormalDouble(g, ptr[float64](m), 8, 0, 1), curand.CURAND_STATUS_SUCCESS},
 	} {
 		var got curand.CurandStatus_t

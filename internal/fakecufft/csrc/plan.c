@@ -98,6 +98,26 @@ int side_dense(const struct side *s, int rank, long long batch) {
 	return side_extent(s, rank, batch) == np * batch;
 }
 
+// extent_checked is side_extent, or −1 where it passes 2^44 elements,
+// the in-place padding included, or overflows on the way.
+static long long extent_checked(const struct side *s, int rank, long long batch) {
+	const long long limit = 1ll << 44;
+	long long off = 0, t;
+	for (int a = 0; a < rank; a++) {
+		long long span = s->n[a] - 1;
+		for (int b = a + 1; b < rank; b++) {
+			long long e = b == rank - 1 ? s->embed[b] + 2 : s->embed[b];
+			if (__builtin_mul_overflow(span, e, &span) || span > limit)
+				return -1;
+		}
+		if (__builtin_add_overflow(off, span, &off) || off > limit)
+			return -1;
+	}
+	if (__builtin_mul_overflow(off, s->stride, &off) || __builtin_mul_overflow(batch - 1, s->dist, &t) || __builtin_add_overflow(off, t, &off) || off > limit)
+		return -1;
+	return off + 1;
+}
+
 // set_side lays a side out: n its points per axis, the embeds (NULL:
 // packed, the last axis padded to pad), stride and distance.
 static void set_side(struct side *s, int is_complex, size_t elem, int rank, const long long n[3], const long long *embed, long long stride, long long dist, long long pad) {
@@ -180,6 +200,11 @@ static cufftResult make(const char *fn, cufftHandle h, int rank, const long long
 				r = CUFFT_INVALID_SIZE; // an embed smaller than its axis overlaps
 		if (r != CUFFT_SUCCESS)
 			goto done;
+	}
+	// An extent that wraps around would make the host buffers too small.
+	if (extent_checked(&p->in, rank, batch) < 0 || extent_checked(&p->out, rank, batch) < 0) {
+		r = CUFFT_INVALID_SIZE;
+		goto done;
 	}
 	p->type = type;
 	p->rank = rank;

@@ -32,6 +32,15 @@ static double uniform_d(struct engine *e) {
 	return (double)z * 0x1p-53 + 0x1p-54;
 }
 
+// fits reports whether n numbers of elem bytes can be in memory at all:
+// a count past the device's memory would be a fault of cuRAND's kernel,
+// found here before the numbers are made.
+static int fits(struct gen *g, size_t n, size_t elem) {
+	if (n > SIZE_MAX / elem)
+		return 0;
+	return g->host || n * elem <= device_memory();
+}
+
 // start checks a generating call and gives its engine, under the
 // generator's lock, with *buf the buffer for bytes of numbers.
 static curandStatus_t start(struct gen *g, const void *out, size_t n, size_t elem, int pairs, void **buf) {
@@ -40,7 +49,7 @@ static curandStatus_t start(struct gen *g, const void *out, size_t n, size_t ele
 		return r;
 	if (pairs && n % 2 != 0)
 		r = CURAND_STATUS_LENGTH_NOT_MULTIPLE;
-	else if (n > 0 && (out == NULL || (uintptr_t)out % elem != 0))
+	else if (n > 0 && (out == NULL || (uintptr_t)out % elem != 0 || !fits(g, n, elem)))
 		r = CURAND_STATUS_LAUNCH_FAILURE;
 	else if (n > 0 && (*buf = malloc(n * elem)) == NULL)
 		r = CURAND_STATUS_ALLOCATION_FAILED;

@@ -117,6 +117,10 @@ struct engine *gen_engine(struct gen *g);
 // device generator, at once for a host one.
 curandStatus_t output(struct gen *g, const char *fn, void *out, void *buf, size_t bytes);
 
+// device_memory is the total memory of the current context's device,
+// as the fake driver reports it (SIZE_MAX where it cannot say).
+size_t device_memory(void);
+
 // note says on standard error why the fake refused a call it does not
 // model, naming the call.
 void note(const char *fn, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -26,6 +26,7 @@ struct cuda {
 	int (*copy_htod)(unsigned long long, const void *, size_t, cudaStream_t);
 	int (*launch_host_func)(cudaStream_t, void (*)(void *), void *);
 	int (*stream_is_capturing)(cudaStream_t, int *);
+	int (*mem_get_info)(size_t *, size_t *);
 	const char *err;
 };
 
@@ -55,7 +56,8 @@ static void resolve(void) {
 	*(void **)&g_cuda.copy_htod = dlsym(h, "cuMemcpyHtoDAsync_v2");
 	*(void **)&g_cuda.launch_host_func = dlsym(h, "cuLaunchHostFunc");
 	*(void **)&g_cuda.stream_is_capturing = dlsym(h, "cuStreamIsCapturing");
-	if (!g_cuda.host_register || !g_cuda.host_unregister || !g_cuda.copy_htod || !g_cuda.launch_host_func || !g_cuda.stream_is_capturing)
+	*(void **)&g_cuda.mem_get_info = dlsym(h, "cuMemGetInfo_v2");
+	if (!g_cuda.host_register || !g_cuda.host_unregister || !g_cuda.copy_htod || !g_cuda.launch_host_func || !g_cuda.stream_is_capturing || !g_cuda.mem_get_info)
 		g_cuda.err = "the fake CUDA driver lacks an entry point the fake cuRAND needs";
 }
 
@@ -286,6 +288,13 @@ EXPORT curandStatus_t curandGetProperty(int type, int *value) {
 }
 
 // ---- delivery ----
+
+size_t device_memory(void) {
+	size_t free_b = 0, total = 0;
+	if (cuda()->err != NULL || cuda()->mem_get_info(&free_b, &total) != 0)
+		return SIZE_MAX;
+	return total;
+}
 
 static void release(void *buf) { free(buf); }
 
