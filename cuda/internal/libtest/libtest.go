@@ -47,7 +47,8 @@ func Context(t testing.TB) *cuda.Context {
 }
 
 // GPU returns Context and a new stream in it on a real GPU; on the fake
-// driver, which has none of the libraries, it is Unavailable, naming lib.
+// driver, for a library with no fake beside it, it is Unavailable,
+// naming lib.
 func GPU(t testing.TB, lib string) (*cuda.Context, *cuda.Stream) {
 	t.Helper()
 	if cudatest.Active() {
