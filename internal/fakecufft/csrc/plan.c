@@ -143,7 +143,7 @@ static void set_side(struct side *s, int is_complex, size_t elem, int rank, cons
 
 // make checks and makes plan h: the one planner every cufftPlan* and
 // cufftMakePlan* call.
-static cufftResult make(const char *fn, cufftHandle h, int rank, const long long *n, const long long *inembed, long long istride, long long idist, const long long *onembed, long long ostride, long long odist, int type, long long batch, size_t *work) {
+static cufftResult make(cufftHandle h, int rank, const long long *n, const long long *inembed, long long istride, long long idist, const long long *onembed, long long ostride, long long odist, int type, long long batch, size_t *work) {
 	struct plan *p;
 	cufftResult r = plan_get(h, &p);
 	if (r != CUFFT_SUCCESS)
@@ -217,14 +217,13 @@ static cufftResult make(const char *fn, cufftHandle h, int rank, const long long
 		*work = 0;
 done:
 	plan_put();
-	(void)fn;
 	return r;
 }
 
-static cufftResult make32(const char *fn, cufftHandle h, int rank, const int *n, const int *inembed, int istride, int idist, const int *onembed, int ostride, int odist, int type, int batch, size_t *work) {
+static cufftResult make32(cufftHandle h, int rank, const int *n, const int *inembed, int istride, int idist, const int *onembed, int ostride, int odist, int type, int batch, size_t *work) {
 	long long n64[3] = {1, 1, 1}, ie[3] = {1, 1, 1}, oe[3] = {1, 1, 1};
 	if (rank < 1 || rank > 3 || n == NULL)
-		return make(fn, h, rank, NULL, NULL, 0, 0, NULL, 0, 0, type, batch, work);
+		return make(h, rank, NULL, NULL, 0, 0, NULL, 0, 0, type, batch, work);
 	for (int a = 0; a < rank; a++) {
 		n64[a] = n[a];
 		if (inembed != NULL)
@@ -232,33 +231,33 @@ static cufftResult make32(const char *fn, cufftHandle h, int rank, const int *n,
 		if (onembed != NULL)
 			oe[a] = onembed[a];
 	}
-	return make(fn, h, rank, n64, inembed ? ie : NULL, istride, idist, onembed ? oe : NULL, ostride, odist, type, batch, work);
+	return make(h, rank, n64, inembed ? ie : NULL, istride, idist, onembed ? oe : NULL, ostride, odist, type, batch, work);
 }
 
 EXPORT cufftResult cufftMakePlanMany64(cufftHandle h, int rank, long long *n, long long *inembed, long long istride, long long idist, long long *onembed, long long ostride, long long odist, int type, long long batch, size_t *work) {
-	return make("cufftMakePlanMany64", h, rank, n, inembed, istride, idist, onembed, ostride, odist, type, batch, work);
+	return make(h, rank, n, inembed, istride, idist, onembed, ostride, odist, type, batch, work);
 }
 
 EXPORT cufftResult cufftMakePlanMany(cufftHandle h, int rank, int *n, int *inembed, int istride, int idist, int *onembed, int ostride, int odist, int type, int batch, size_t *work) {
-	return make32("cufftMakePlanMany", h, rank, n, inembed, istride, idist, onembed, ostride, odist, type, batch, work);
+	return make32(h, rank, n, inembed, istride, idist, onembed, ostride, odist, type, batch, work);
 }
 
 EXPORT cufftResult cufftMakePlan1d(cufftHandle h, int nx, int type, int batch, size_t *work) {
 	int n[1] = {nx};
-	return make32("cufftMakePlan1d", h, 1, n, NULL, 1, 0, NULL, 1, 0, type, batch, work);
+	return make32(h, 1, n, NULL, 1, 0, NULL, 1, 0, type, batch, work);
 }
 
 EXPORT cufftResult cufftMakePlan2d(cufftHandle h, int nx, int ny, int type, size_t *work) {
 	int n[2] = {nx, ny};
-	return make32("cufftMakePlan2d", h, 2, n, NULL, 1, 0, NULL, 1, 0, type, 1, work);
+	return make32(h, 2, n, NULL, 1, 0, NULL, 1, 0, type, 1, work);
 }
 
 EXPORT cufftResult cufftMakePlan3d(cufftHandle h, int nx, int ny, int nz, int type, size_t *work) {
 	int n[3] = {nx, ny, nz};
-	return make32("cufftMakePlan3d", h, 3, n, NULL, 1, 0, NULL, 1, 0, type, 1, work);
+	return make32(h, 3, n, NULL, 1, 0, NULL, 1, 0, type, 1, work);
 }
 
-// plan_new is cufftCreate and a planner, the plan destroyed if the
+// PLAN_NEW is cufftCreate and a planner, the plan destroyed if the
 // planner refuses.
 #define PLAN_NEW(out, call)                          \
 	do {                                             \
