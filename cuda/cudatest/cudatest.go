@@ -17,6 +17,10 @@
 // Then tests use package cu or cuda as usual, and may call CheckNoLeaks,
 // FailCall and Live.
 //
+// Setup also points packages cuda/rand and cuda/fft at a fake cuRAND and
+// cuFFT that run on the fake driver, unless GOCUDA_LIBCURAND or
+// GOCUDA_LIBCUFFT names a library (fakerandfft.go).
+//
 // Setup is not tied to a test binary: a plain program (a demo, a tool
 // tried out on a laptop) that calls it at the start of main, before any
 // use of cu or cuda, runs against the fake driver as a test does. It needs
@@ -167,6 +171,7 @@ func Setup(opts ...Option) (libPath string, err error) {
 		return "", err
 	}
 	attachHostOrder(l)
+	setupFakeRandFFT()
 	lib = l
 	return path, nil
 }

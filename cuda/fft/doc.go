@@ -54,6 +54,9 @@
 // gives n·x (n the product of the sizes). R2C and D2Z are forward only,
 // C2R and Z2D inverse only.
 //
+// On package cudatest's fake driver, a fake cuFFT computes the same
+// transforms on the host, in double precision (internal/fakecufft).
+//
 // Sizes are checked against the plan before cuFFT is called: memory that
 // does not hold a transform's input or output is an error naming the
 // sizes expected and given. Errors from cuFFT carry its result

@@ -222,7 +222,7 @@ var shapes = [][]int{{1000}, {1024}, {12, 10}, {6, 5, 8}}
 // them with a DFT on the CPU, transforms them back in place and checks
 // that the result over n is the input.
 func TestComplexForwardMatchesDFTAndInverseRestoresInput(t *testing.T) {
-	ctx, s := libtest.GPU(t, "cuFFT")
+	ctx, s := libtest.Stream(t)
 	r := rand.New(rand.NewPCG(1, 2))
 	for _, kind := range []fft.Kind{fft.C2C, fft.Z2Z} {
 		double := kind == fft.Z2Z
@@ -267,7 +267,7 @@ func TestComplexForwardMatchesDFTAndInverseRestoresInput(t *testing.T) {
 // real transforms: R2C (D2Z) against the half of the CPU DFT, then C2R
 // (Z2D) back, out of place and in place with padded rows.
 func TestRealForwardMatchesDFTAndInverseRestoresInput(t *testing.T) {
-	ctx, s := libtest.GPU(t, "cuFFT")
+	ctx, s := libtest.Stream(t)
 	r := rand.New(rand.NewPCG(3, 4))
 	for _, kinds := range [][2]fft.Kind{{fft.R2C, fft.C2R}, {fft.D2Z, fft.Z2D}} {
 		double := kinds[0] == fft.D2Z
@@ -342,7 +342,7 @@ func TestRealForwardMatchesDFTAndInverseRestoresInput(t *testing.T) {
 // area, between goroutines, each with its own clone and memory: run it
 // with -race.
 func TestExecFromManyGoroutines(t *testing.T) {
-	ctx, s := libtest.GPU(t, "cuFFT")
+	ctx, s := libtest.Stream(t)
 	const n, batch = 512, 4
 	p := newPlan(t, s, fft.C2C, batch, n)
 	type job struct {
@@ -401,7 +401,7 @@ func TestExecFromManyGoroutines(t *testing.T) {
 }
 
 func TestClosedPlan(t *testing.T) {
-	ctx, s := libtest.GPU(t, "cuFFT")
+	ctx, s := libtest.Stream(t)
 	p := newPlan(t, s, fft.Z2Z, 1, 64)
 	c, err := p.Clone()
 	if err != nil {

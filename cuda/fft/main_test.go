@@ -3,6 +3,7 @@
 package fft_test
 
 import (
+	"fmt"
 	"os"
 	"testing"
 
@@ -10,9 +11,17 @@ import (
 )
 
 // TestMain runs against the real driver where there is one, else against
-// the fake driver, which allocates memory (the size checks run
-// everywhere) but has no cuFFT: the tests that transform skip there.
+// the fake driver and the fake cuFFT beside it (cudatest.Setup points
+// GOCUDA_LIBCUFFT at it unless it names a library). The child process of
+// TestFakeMatchesCuFFT takes the fakes whatever the machine has.
 func TestMain(m *testing.M) {
-	cudatest.SetupIfNoDriver()
+	if os.Getenv(fakeChildEnv) != "" {
+		if _, err := cudatest.Setup(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
+	} else {
+		cudatest.SetupIfNoDriver()
+	}
 	os.Exit(m.Run())
 }

@@ -20,6 +20,8 @@
 // the same kind and seed give the same numbers, call after call, on every
 // run with the same cuRAND (and from its C API). Each call continues where the last one on the
 // generator ended: two calls of n numbers give the 2n numbers of one.
+// (On package cudatest's fake driver, a fake cuRAND gives numbers of the
+// same algorithms and distributions, in another order: internal/fakecurand.)
 // SetSeed restarts the sequence, SetOffset moves to a position in it.
 // Generation is queued on the stream and returns at once:
 // synchronize the stream, or copy on it, to see the numbers.

@@ -247,7 +247,7 @@ func firstDiff[T comparable](x, y []T) int {
 }
 
 func TestUniformIsInRangeWithMeanOneHalfAndRepeatsPerSeed(t *testing.T) {
-	ctx, s := libtest.GPU(t, "cuRAND")
+	ctx, s := libtest.Stream(t)
 	for _, k := range kinds {
 		checkUniform[float32](t, ctx, s, k)
 		checkUniform[float64](t, ctx, s, k)
@@ -297,7 +297,7 @@ func checkNormal[T float32 | float64](t *testing.T, ctx *cuda.Context, s *cuda.S
 }
 
 func TestNormalHasItsMeanAndDeviationAndRepeatsPerSeed(t *testing.T) {
-	ctx, s := libtest.GPU(t, "cuRAND")
+	ctx, s := libtest.Stream(t)
 	for _, k := range kinds {
 		checkNormal[float32](t, ctx, s, k)
 		checkNormal[float64](t, ctx, s, k)
@@ -307,7 +307,7 @@ func TestNormalHasItsMeanAndDeviationAndRepeatsPerSeed(t *testing.T) {
 // TestSetOffsetSkipsAhead: a generator moved to offset k gives the numbers
 // a generator at 0 gives from its k-th on, each time.
 func TestSetOffsetSkipsAhead(t *testing.T) {
-	ctx, s := libtest.GPU(t, "cuRAND")
+	ctx, s := libtest.Stream(t)
 	const n, k = 1 << 16, 1 << 12
 	m := libtest.Alloc(t, ctx, 4*n)
 	for _, kind := range []rand.Kind{rand.Philox, rand.XORWOW, rand.MRG32k3a} {
@@ -344,7 +344,7 @@ func TestSetOffsetSkipsAhead(t *testing.T) {
 // calls take turns, so each one's numbers are one of the blocks that the
 // same calls made one after the other give.
 func TestGenerateFromManyGoroutines(t *testing.T) {
-	ctx, s := libtest.GPU(t, "cuRAND")
+	ctx, s := libtest.Stream(t)
 	const workers, calls, n = 8, 10, 4096
 	const seed = 5
 	g := newGenerator(t, s, rand.Philox, seed)
@@ -402,7 +402,7 @@ func TestGenerateFromManyGoroutines(t *testing.T) {
 }
 
 func TestClosedGenerator(t *testing.T) {
-	ctx, s := libtest.GPU(t, "cuRAND")
+	ctx, s := libtest.Stream(t)
 	g := newGenerator(t, s, rand.XORWOW, 1)
 	c, err := g.Clone()
 	if err != nil {

@@ -47,12 +47,27 @@ func Context(t testing.TB) *cuda.Context {
 }
 
 // GPU returns Context and a new stream in it on a real GPU; on the fake
-// driver, which has none of the libraries, it is Unavailable, naming lib.
+// driver, for a library with no fake beside it, it is Unavailable,
+// naming lib.
 func GPU(t testing.TB, lib string) (*cuda.Context, *cuda.Stream) {
 	t.Helper()
 	if cudatest.Active() {
 		Unavailable(t, "the fake driver has no %s: this test needs a GPU", lib)
 	}
+	ctx := Context(t)
+	s, err := cuda.NewStream(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return ctx, s
+}
+
+// Stream returns Context and a new stream in it, on a GPU or on the fake
+// driver: for the libraries that have a fake beside the fake driver
+// (cuRAND and cuFFT, which cudatest.Setup points their packages at).
+func Stream(t testing.TB) (*cuda.Context, *cuda.Stream) {
+	t.Helper()
 	ctx := Context(t)
 	s, err := cuda.NewStream(ctx)
 	if err != nil {
