@@ -189,7 +189,10 @@ func (p *program) compile(src *function) (*fn, error) {
 			f.syncs = true
 		}
 	}
-	f.nregs = len(c.regs) + len(c.consts) + len(c.spec) + 0
+	f.nregs = len(c.regs) + len(c.consts) + len(c.spec)
+	if f.nregs > maxRegs+maxRegs/2 || f.localSize > maxLocal || f.paramSize > maxLocal {
+		return nil, &Error{Line: src.line, Msg: fmt.Sprintf("function %s needs %d registers, %d bytes of local memory and %d of parameters: too many", src.name, f.nregs, f.localSize, f.paramSize)}
+	}
 	f.pool.New = func() any {
 		return &frame{f: f, r: make([]uint64, f.nregs*32), params: make([]byte, 32*f.paramSize)}
 	}

@@ -31,7 +31,7 @@ func identChar(c byte) bool { return identStart(c) || (c >= '0' && c <= '9') }
 // maxText bytes, so a hostile text costs bounded work.
 func lex(src string) ([]token, error) {
 	if len(src) > maxText {
-		return nil, fmt.Errorf("ptx: text of %d bytes, over the %d this package reads", len(src), maxText)
+		return nil, &Error{Msg: fmt.Sprintf("a text of %d bytes, over the %d this package reads", len(src), maxText)}
 	}
 	var toks []token
 	line := 1
@@ -50,7 +50,7 @@ func lex(src string) ([]token, error) {
 		case c == '/' && i+1 < len(src) && src[i+1] == '*':
 			end := strings.Index(src[i+2:], "*/")
 			if end < 0 {
-				return nil, fmt.Errorf("ptx:%d: unterminated comment", line)
+				return nil, &Error{Line: line, Msg: "unterminated comment"}
 			}
 			line += strings.Count(src[i:i+2+end], "\n")
 			i += end + 4
@@ -63,7 +63,7 @@ func lex(src string) ([]token, error) {
 				j++
 			}
 			if j >= len(src) || src[j] != '"' {
-				return nil, fmt.Errorf("ptx:%d: unterminated string", line)
+				return nil, &Error{Line: line, Msg: "unterminated string"}
 			}
 			toks = append(toks, token{'s', src[i+1 : j], line})
 			i = j + 1
@@ -88,10 +88,10 @@ func lex(src string) ([]token, error) {
 			toks = append(toks, token{c, src[i : i+1], line})
 			i++
 		default:
-			return nil, fmt.Errorf("ptx:%d: unexpected character %q", line, c)
+			return nil, &Error{Line: line, Msg: fmt.Sprintf("unexpected character %q", c)}
 		}
 		if len(toks) > maxTokens {
-			return nil, fmt.Errorf("ptx: more than %d tokens", maxTokens)
+			return nil, &Error{Line: line, Msg: fmt.Sprintf("more than %d tokens", maxTokens)}
 		}
 	}
 	return toks, nil

@@ -78,6 +78,9 @@ type Launch struct {
 	SharedRace func(SharedHazard)
 	// SMs is the number of multiprocessors %smid ranges over (0: 132).
 	SMs int
+	// ThreadInstructions is set by Run: the instructions the launch's
+	// threads ran, each thread's counted.
+	ThreadInstructions uint64
 }
 
 // SharedHazard is a race on shared memory between two threads of a block.
@@ -124,6 +127,7 @@ type grid struct {
 	nblocks uint64
 	next    atomic.Uint64
 	maxStep uint64
+	tinstr  atomic.Uint64
 	// grid-wide barrier of cooperative launches
 	gmu    sync.Mutex
 	gcond  *sync.Cond
@@ -179,18 +183,20 @@ type block struct {
 
 // warp is 32 threads (fewer in a block's last warp) run in step.
 type warp struct {
-	b      *block
-	id     int
-	lanes  uint32 // the lanes that exist
-	exited uint32
-	tid    [32][3]uint32
-	local  [32][]byte
-	sp     [32]uint64 // local stack tops
-	steps  uint64
-	w      *worker
-	wepoch uint32
-	depth  int
-	cc     uint32 // the carry flag of each lane
+	b          *block
+	id         int
+	lanes      uint32 // the lanes that exist
+	exited     uint32
+	tid        [32][3]uint32
+	local      [32][]byte
+	sp         [32]uint64 // local stack tops
+	steps      uint64
+	w          *worker
+	wepoch     uint32
+	depth      int
+	cc         uint32 // the carry flag of each lane
+	tsteps     uint64 // thread-instructions run
+	frameBytes uint64
 }
 
 // frame is one function's activation on a warp's lanes.
@@ -305,6 +311,7 @@ func (k *Kernel) Run(l *Launch) (err error) {
 	if l.Accesses != nil && len(g.acc) > 0 {
 		l.Accesses(mergeAccesses(g.acc))
 	}
+	l.ThreadInstructions = g.tinstr.Load()
 	if f := g.fault.Load(); f != nil {
 		return f
 	}
@@ -430,6 +437,7 @@ func (wp *warp) run() (ok bool) {
 			g.setFault(kf.f)
 			ok = false
 		}
+		g.tinstr.Add(wp.tsteps)
 		b.exitWarp()
 	}()
 	fr := wp.newFrame(g.k.f)
@@ -483,6 +491,9 @@ func (wp *warp) leaveLocal(fr *frame) {
 
 const maxLocal = 1 << 20
 const maxDepth = 4096
+
+// maxFrameBytes bounds the registers of a warp's nested calls.
+const maxFrameBytes = 64 << 20
 
 func (b *block) exitWarp() {
 	b.mu.Lock()
@@ -588,6 +599,7 @@ func (wp *warp) exec(fr *frame, mask uint32) {
 			}
 			o := &code[pc]
 			wp.steps++
+			wp.tsteps += uint64(bits.OnesCount32(grp))
 			if wp.steps > g.maxStep {
 				wp.fail(bits.TrailingZeros32(grp), o, ResultLaunchTimeout, "a warp ran more than %d instructions", g.maxStep)
 			}
@@ -682,6 +694,12 @@ func (wp *warp) call(fr *frame, o *op, m uint32) {
 	if wp.depth >= maxDepth {
 		wp.fail(bits.TrailingZeros32(m), o, ResultLaunchOutOfRes, "calls nested more than %d deep", maxDepth)
 	}
+	size := uint64(callee.nregs*32*8 + 32*callee.paramSize)
+	if wp.frameBytes+size > maxFrameBytes {
+		wp.fail(bits.TrailingZeros32(m), o, ResultLaunchOutOfRes, "calls nested %d deep need more than %d bytes of registers", wp.depth, maxFrameBytes)
+	}
+	wp.frameBytes += size
+	defer func() { wp.frameBytes -= size }()
 	nf := wp.newFrame(callee)
 	defer wp.freeFrame(nf)
 	for x := m; x != 0; x &= x - 1 {

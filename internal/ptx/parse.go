@@ -11,10 +11,12 @@ import (
 // Bounds on what one module may ask of the parser, so that hostile text
 // (a fuzzer's) costs bounded time and memory.
 const (
-	maxText    = 64 << 20
-	maxTokens  = 8 << 20
-	maxVarSize = 1 << 30 // bytes of one variable
-	maxRegs    = 1 << 20 // registers declared in one function
+	maxText     = 64 << 20
+	maxTokens   = 8 << 20
+	maxVarSize  = 1 << 30  // bytes of one variable
+	maxInitSize = 64 << 20 // bytes of one initialized variable
+	maxRegs     = 1 << 15  // registers declared in one function
+	maxShared   = 48 << 10 // static shared memory, as the driver allows a block
 )
 
 // space is a PTX state space.
@@ -281,7 +283,7 @@ func Parse(src string) (m *Module, err error) {
 		if r := recover(); r != nil {
 			b, ok := r.(bail)
 			if !ok {
-				panic(r)
+				b = bail{&Error{Msg: fmt.Sprintf("internal error reading the module: %v", r)}}
 			}
 			m, err = nil, b.err
 		}
@@ -447,6 +449,9 @@ func (p *parser) varDecl() *variable {
 func (p *parser) initializer(v *variable) {
 	if v.count < 0 {
 		p.fail("an initializer for the unsized %s", v.name)
+	}
+	if v.size() > maxInitSize {
+		p.fail("an initializer for %s of %d bytes", v.name, v.size())
 	}
 	v.init = make([]byte, v.size())
 	i := 0

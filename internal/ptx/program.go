@@ -120,9 +120,12 @@ func (m *Module) Kernel(name string) (*Kernel, error) {
 	if f == nil || !f.entry {
 		return nil, &Error{Msg: fmt.Sprintf("no entry %s in the module", name)}
 	}
-	c, err := p.compile(f)
+	c, err := p.compileEntry(f)
 	if err != nil {
 		return nil, err
+	}
+	if p.sharedStatic > maxShared {
+		return nil, &Error{Line: f.line, Msg: fmt.Sprintf("%s uses %d bytes of static shared memory, more than the %d a block may have", name, p.sharedStatic, maxShared)}
 	}
 	k := &Kernel{p: p, f: c}
 	p.kernels[name] = k
@@ -157,4 +160,20 @@ func (p *program) sharedRelease(b []byte) {
 		return
 	}
 	freeOffHeap(b)
+}
+
+// compileEntry compiles f, turning a failure of the compiler itself into
+// an error: a module the interpreter cannot run is refused, never a crash.
+func (p *program) compileEntry(f *function) (c *fn, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			if ce, ok := r.(cerr); ok {
+				c, err = nil, ce.e
+				return
+			}
+			c, err = nil, &Error{Line: f.line, Msg: fmt.Sprintf("internal error compiling %s: %v", f.name, r)}
+			delete(p.fns, f.name)
+		}
+	}()
+	return p.compile(f)
 }
