@@ -85,9 +85,10 @@ test-cgocheck2:
 	GOEXPERIMENT=cgocheck2 $(GO) test -skip TestLayers ./generated/cu ./generated/nvrtc ./generated/nvjitlink ./cuda/...
 
 FUZZTIME ?= 30s
-## fuzz: feed the generator mutated headers for $(FUZZTIME)
+## fuzz: feed the generator mutated headers, and the PTX interpreter mutated PTX, for $(FUZZTIME) each
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzModel -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./gen
+	$(GO) test -run '^$$' -fuzz FuzzPTX -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/ptx
 
 ## cross-arm64: build and vet every package for linux/arm64, cgo included, and per tag the packages whose code the tag changes (cross compiler: Debian's gcc-aarch64-linux-gnu; gen's tests check the layouts with it)
 ARM64_CC ?= aarch64-linux-gnu-gcc

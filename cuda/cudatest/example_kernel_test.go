@@ -18,8 +18,8 @@ import (
 //	}
 //
 // as NVRTC or nvcc would make it, or the code under test embeds it. On a
-// GPU the driver compiles and runs it; on the fake driver the Go kernel
-// registered under its entry's name runs instead.
+// GPU the driver compiles and runs it; the fake driver interprets it, or
+// runs the Go kernel registered under its entry's name instead.
 const saxpyPTX = `
 .version 7.0
 .target sm_75
@@ -117,9 +117,32 @@ func runSaxpy(ctx *cuda.Context, a float32, x, y []float32) ([]float32, error) {
 	return out, cuda.CopyFromDevice(out, dy)
 }
 
-// A test of code that launches a kernel registers a Go version of the
-// kernel under its entry's name; the code then runs unchanged on the fake
-// driver: module load, allocation, copies, the launch in stream order.
+// Code that launches a kernel runs unchanged on the fake driver: module
+// load, allocation, copies, and the launch in stream order, which runs
+// the kernel's own PTX on the host, each access checked against the
+// allocations.
+func Example_kernelFromPTX() {
+	dev, err := cuda.GetDevice(0)
+	if err != nil {
+		log.Fatal(err)
+	}
+	ctx, err := cuda.PrimaryContext(dev)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer ctx.Close()
+	y, err := runSaxpy(ctx, 3, []float32{1, 2, 3, 4, 5}, []float32{10, 20, 30, 40, 50})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(y)
+	// Output: [13 26 39 52 65]
+}
+
+// A kernel the fake cannot run from PTX (a module loaded from a cubin or
+// fatbin, which the fake does not execute) is written in Go and
+// registered under its entry's name; a registered kernel also replaces
+// an entry's PTX, as here.
 func ExampleRegisterKernel() {
 	cudatest.RegisterKernel("saxpy", cudatest.Kernel{Thread: saxpy})
 	defer cudatest.UnregisterKernel("saxpy")

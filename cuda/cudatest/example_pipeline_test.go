@@ -8,38 +8,80 @@ import (
 	"github.com/gocuda/gocuda/cuda/cudatest"
 )
 
-// pipelinePTX has a producer and a consumer kernel:
+// pipelinePTX has a producer and a consumer kernel, as NVRTC compiles
 //
 //	extern "C" __global__ void produce(const float *x, float *y, unsigned n)
 //	{ unsigned i = blockIdx.x*blockDim.x + threadIdx.x; if (i < n) y[i] = x[i] + 1; }
 //	extern "C" __global__ void consume(const float *y, float *z, unsigned n)
 //	{ unsigned i = blockIdx.x*blockDim.x + threadIdx.x; if (i < n) z[i] = 2 * y[i]; }
 //
-// Their bodies are left out here: the fake driver reads only the entries
-// and their parameters, and runs the Go kernels registered under their
-// names instead.
+// for compute_75. On a GPU the driver compiles and runs it; the fake
+// driver interprets it.
 const pipelinePTX = `
-.version 8.0
-.target sm_90
+.version 8.4
+.target sm_75
 .address_size 64
-
-.visible .entry produce(.param .u64 x, .param .u64 y, .param .u32 n) { ret; }
-.visible .entry consume(.param .u64 y, .param .u64 z, .param .u32 n) { ret; }
+.visible .entry produce(
+	.param .u64 produce_param_0,
+	.param .u64 produce_param_1,
+	.param .u32 produce_param_2
+)
+{
+	.reg .pred 	%p<2>;
+	.reg .f32 	%f<3>;
+	.reg .b32 	%r<6>;
+	.reg .b64 	%rd<8>;
+	ld.param.u64 	%rd1, [produce_param_0];
+	ld.param.u64 	%rd2, [produce_param_1];
+	ld.param.u32 	%r2, [produce_param_2];
+	mov.u32 	%r3, %ctaid.x;
+	mov.u32 	%r4, %ntid.x;
+	mov.u32 	%r5, %tid.x;
+	mad.lo.s32 	%r1, %r3, %r4, %r5;
+	setp.ge.u32 	%p1, %r1, %r2;
+	@%p1 bra 	$L__BB0_2;
+	cvta.to.global.u64 	%rd3, %rd1;
+	mul.wide.u32 	%rd4, %r1, 4;
+	add.s64 	%rd5, %rd3, %rd4;
+	ld.global.f32 	%f1, [%rd5];
+	add.f32 	%f2, %f1, 0f3F800000;
+	cvta.to.global.u64 	%rd6, %rd2;
+	add.s64 	%rd7, %rd6, %rd4;
+	st.global.f32 	[%rd7], %f2;
+$L__BB0_2:
+	ret;
+}
+.visible .entry consume(
+	.param .u64 consume_param_0,
+	.param .u64 consume_param_1,
+	.param .u32 consume_param_2
+)
+{
+	.reg .pred 	%p<2>;
+	.reg .f32 	%f<3>;
+	.reg .b32 	%r<6>;
+	.reg .b64 	%rd<8>;
+	ld.param.u64 	%rd1, [consume_param_0];
+	ld.param.u64 	%rd2, [consume_param_1];
+	ld.param.u32 	%r2, [consume_param_2];
+	mov.u32 	%r3, %ctaid.x;
+	mov.u32 	%r4, %ntid.x;
+	mov.u32 	%r5, %tid.x;
+	mad.lo.s32 	%r1, %r3, %r4, %r5;
+	setp.ge.u32 	%p1, %r1, %r2;
+	@%p1 bra 	$L__BB1_2;
+	cvta.to.global.u64 	%rd3, %rd1;
+	mul.wide.u32 	%rd4, %r1, 4;
+	add.s64 	%rd5, %rd3, %rd4;
+	ld.global.f32 	%f1, [%rd5];
+	add.f32 	%f2, %f1, %f1;
+	cvta.to.global.u64 	%rd6, %rd2;
+	add.s64 	%rd7, %rd6, %rd4;
+	st.global.f32 	[%rd7], %f2;
+$L__BB1_2:
+	ret;
+}
 `
-
-func produce(t *cudatest.Thread) {
-	x, y, n := t.Param(0).Ptr(), t.Param(1).Ptr(), t.Param(2).Uint32()
-	if i := t.GlobalX(); i < int(n) {
-		cudatest.Store(y, i, cudatest.Load[float32](x, i)+1)
-	}
-}
-
-func consume(t *cudatest.Thread) {
-	y, z, n := t.Param(0).Ptr(), t.Param(1).Ptr(), t.Param(2).Uint32()
-	if i := t.GlobalX(); i < int(n) {
-		cudatest.Store(z, i, 2*cudatest.Load[float32](y, i))
-	}
-}
 
 // pipeline is the code under test: it loads a module, copies its input to
 // the device on one stream, runs the producer there and the consumer on
@@ -109,17 +151,12 @@ func pipeline(ctx *cuda.Context, in []float32, wait bool) ([]float32, error) {
 }
 
 // Code that launches kernels on two streams runs unchanged on the fake
-// driver, with Go versions of its kernels: the consumer that does not
+// driver, which runs the kernels' PTX: the consumer that does not
 // wait for the producer's stream is reported (a test would call
 // cudatest.CheckRaces(t) first, and fail with the report: both launches
 // and where in the code each was queued), and once it waits, the code is
 // clean and its results are right.
 func Example_kernelPipeline() {
-	cudatest.RegisterKernel("produce", cudatest.Kernel{Thread: produce})
-	defer cudatest.UnregisterKernel("produce")
-	cudatest.RegisterKernel("consume", cudatest.Kernel{Thread: consume})
-	defer cudatest.UnregisterKernel("consume")
-
 	dev, err := cuda.GetDevice(0)
 	if err != nil {
 		log.Fatal(err)

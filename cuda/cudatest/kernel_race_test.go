@@ -12,7 +12,7 @@ import (
 )
 
 // kernelRaceFixture is a context with two streams, the kernels of
-// example_pipeline_test.go registered and loaded, and three buffers (in
+// example_pipeline_test.go loaded (the fake runs their PTX), and three buffers (in
 // holding 0, 1, 2, …); races found before it are dropped.
 type kernelRaceFixture struct {
 	ctx              *cuda.Context
@@ -28,8 +28,6 @@ func newKernelRaceFixture(t *testing.T) *kernelRaceFixture {
 	if !cudatest.RaceDetectorEnabled() {
 		t.Skip("the race detector is off")
 	}
-	register(t, "produce", cudatest.Kernel{Thread: produce})
-	register(t, "consume", cudatest.Kernel{Thread: consume})
 	dev, err := cuda.GetDevice(0)
 	must(t, err)
 	ctx, err := cuda.PrimaryContext(dev)

@@ -186,16 +186,25 @@ func TestKernelPerLaunch(t *testing.T) {
 	}
 }
 
-// An entry without a kernel registered is not found, and the error names it.
-func TestKernelUnregistered(t *testing.T) {
+// An entry of PTX without a Go kernel registered resolves to its PTX,
+// which a launch runs; a name a module lacks is not found, registered or
+// not; and a name of a cubin with no Go kernel is not found, naming it.
+func TestKernelUnregisteredRunsPTX(t *testing.T) {
 	f := newFixture(t, false)
-	_, err := f.mod.Function("lonely")
-	if !errors.Is(err, cu.CUDA_ERROR_NOT_FOUND) || !strings.Contains(err.Error(), "lonely") {
-		t.Errorf("Function(lonely) with no Go kernel = %v, want CUDA_ERROR_NOT_FOUND naming it", err)
-	}
+	k, err := f.mod.Function("lonely")
+	must(t, err)
+	y := f.floats(t, make([]float32, 4))
+	must(t, k.Launch(f.s, cuda.LaunchConfig{Grid: cuda.Dim3{X: 1}, Block: cuda.Dim3{X: 32}}, y))
+	must(t, f.s.Synchronize())
 	register(t, "elsewhere", cudatest.Kernel{Thread: func(*cudatest.Thread) {}})
 	if _, err := f.mod.Function("elsewhere"); !errors.Is(err, cu.CUDA_ERROR_NOT_FOUND) {
 		t.Errorf("Function of a registered name the module lacks = %v, want CUDA_ERROR_NOT_FOUND", err)
+	}
+	bin, err := cuda.LoadModule(f.s.Context(), fakecuda.MinimalCubin())
+	must(t, err)
+	defer bin.Close()
+	if _, err := bin.Function("lonely_bin"); !errors.Is(err, cu.CUDA_ERROR_NOT_FOUND) || !strings.Contains(err.Error(), "lonely_bin") {
+		t.Errorf("Function(lonely_bin) of a cubin with no Go kernel = %v, want CUDA_ERROR_NOT_FOUND naming it", err)
 	}
 }
 
