@@ -34,26 +34,41 @@
 //		...
 //	}
 //
-// # Kernels written in Go
+// # Kernels
 //
-// The fake driver compiles nothing. It loads a module image (PTX, from a
-// file or from NVRTC, a cubin, a fatbin) whose headers a driver would
-// accept, and refuses the others as the driver does (PTX without its
-// .version and .target: CUDA_ERROR_INVALID_PTX; a malformed ELF or fatbin:
-// CUDA_ERROR_INVALID_IMAGE); an entry of it resolves to the Go function a
-// test registered under the entry's name with RegisterKernel; an entry
-// with none is not found (CUDA_ERROR_NOT_FOUND, and the fake says which
-// on standard error). A launch runs the function
-// on the stream's thread, in stream order (or at each launch of a graph
-// that captured it): once per thread (Kernel.Thread, with the thread's
-// Thread.BlockIdx and Thread.ThreadIdx) or once per launch
-// (Kernel.Launch). Its parameters are read by type (Launch.Param) in the
-// layout of the PTX's .param list, and device memory through the pointers
-// among them with Load, Store, Slice and ReadSlice, which check each
-// access against the fake's allocations: an access outside them fails the
-// launch with CUDA_ERROR_ILLEGAL_ADDRESS, left sticky in the context as on
-// a GPU, and LastKernelError says which thread accessed what. Accesses are
-// reported to the race detector below. See ExampleRegisterKernel.
+// The fake driver loads a module image (PTX, from a file or from NVRTC,
+// a cubin, a fatbin) whose headers a driver would accept, and refuses the
+// others as the driver does (PTX without its .version and .target:
+// CUDA_ERROR_INVALID_PTX; a malformed ELF or fatbin:
+// CUDA_ERROR_INVALID_IMAGE). A launch of an entry of PTX runs that PTX
+// on the host, in stream order (or at each launch of a graph that
+// captured it), interpreted by internal/ptx: the user's own CUDA C++,
+// compiled by NVRTC or nvcc, with its shared memory, barriers, warp
+// shuffles and votes, atomics, calls, printf (to SetPrintfOutput's
+// writer, standard output by default) and assert. Every access is checked:
+// outside the fake's allocations, the block's shared memory or the
+// thread's local memory it fails the launch with
+// CUDA_ERROR_ILLEGAL_ADDRESS (misaligned: CUDA_ERROR_MISALIGNED_ADDRESS),
+// left sticky in the context as on a GPU, and LastKernelError says which
+// block and thread, at which PTX instruction and line. An instruction the
+// interpreter does not run (tensor-core mma, TMA, textures: internal/ptx
+// lists what it runs) fails the launch with CUDA_ERROR_NOT_SUPPORTED and
+// an error naming it and its line. Example_kernelFromPTX is the whole
+// story, and package cuda/cudatest/ptxsuite runs thirty kernels of the
+// kinds users write on the fake and on a GPU alike.
+//
+// A kernel may also be written in Go and registered under its entry's
+// name with RegisterKernel: for modules the fake cannot run (a cubin or
+// fatbin: an entry of one with no Go kernel is not found,
+// CUDA_ERROR_NOT_FOUND, and the fake says which on standard error), or
+// to replace an entry's PTX. A launch runs the function once per thread
+// (Kernel.Thread, with the thread's Thread.BlockIdx and Thread.ThreadIdx)
+// or once per launch (Kernel.Launch). Its parameters are read by type
+// (Launch.Param) in the layout of the PTX's .param list, and device
+// memory through the pointers among them with Load, Store, Slice and
+// ReadSlice, which check each access against the fake's allocations. See
+// ExampleRegisterKernel. The accesses of both kinds of kernel are
+// reported to the race detector below.
 //
 // # Races between streams
 //
@@ -91,6 +106,13 @@
 // returns them as values. Example_kernelPipeline is the whole story: a
 // function that loads a module, launches a producer and a consumer kernel
 // on two streams and forgets the event between them, reported, then fixed.
+//
+// Within a kernel run from PTX, the detector also finds races on shared
+// memory: two threads of a block touching the same bytes, one of them
+// writing, with no barrier (__syncthreads; __syncwarp between threads of
+// one warp) between them, as compute-sanitizer's racecheck does on a GPU.
+// CheckRaces and ReportRaces report them with the others; TakeSharedRaces
+// returns them as values.
 //
 // The detector costs a vector clock per queued operation and a walk of
 // the caller's frame pointers: package cuda's own tests run with it on.
