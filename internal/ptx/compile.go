@@ -322,6 +322,9 @@ func (c *compiler) src(in *instr, o operand, t dtype) int32 {
 		if s := c.lookup(o.name); s != nil {
 			return c.symAddr(in, s, o.off)
 		}
+		if o.name == "%envreg1" || o.name == "%envreg2" {
+			return c.specialReg(o.name, 0)
+		}
 		if strings.HasPrefix(o.name, "%envreg") {
 			return c.constant(0)
 		}
@@ -518,6 +521,10 @@ func (wp *warp) fillSpecials(fr *frame) {
 				v = uint64(wp.b.idx[2])
 			case "local":
 				v = fr.lbase[lane] + s.off
+			case "%envreg1":
+				v = addrOf(wp.b.g.workspace) >> 32
+			case "%envreg2":
+				v = addrOf(wp.b.g.workspace) & 0xffffffff
 			}
 			fr.r[base+lane] = v
 		}

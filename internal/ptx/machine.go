@@ -120,14 +120,15 @@ func (f *Fault) Error() string {
 
 // grid is one launch as it runs.
 type grid struct {
-	k       *Kernel
-	l       *Launch
-	fault   atomic.Pointer[Fault]
-	stop    atomic.Bool
-	nblocks uint64
-	next    atomic.Uint64
-	maxStep uint64
-	tinstr  atomic.Uint64
+	k         *Kernel
+	l         *Launch
+	fault     atomic.Pointer[Fault]
+	stop      atomic.Bool
+	nblocks   uint64
+	next      atomic.Uint64
+	maxStep   uint64
+	tinstr    atomic.Uint64
+	workspace []byte
 	// grid-wide barrier of cooperative launches
 	gmu    sync.Mutex
 	gcond  *sync.Cond
@@ -278,6 +279,14 @@ func (k *Kernel) Run(l *Launch) (err error) {
 		g.maxStep = 1 << 40
 	}
 	g.gcond = sync.NewCond(&g.gmu)
+	if l.Cooperative {
+		// the grid's workspace, where cooperative groups' grid.sync keeps its
+		// barrier: the driver hands its address over in %envreg1 (high half)
+		// and %envreg2 (low half)
+		g.workspace = offHeap(64)
+		defer freeOffHeap(g.workspace)
+		putBytes(g.workspace, 4, 64)
+	}
 	g.nblocks = uint64(l.Grid[0]) * uint64(l.Grid[1]) * uint64(l.Grid[2])
 	workers := l.Workers
 	if workers <= 0 {
@@ -320,8 +329,10 @@ func (k *Kernel) Run(l *Launch) (err error) {
 
 func (g *grid) work() {
 	w := &worker{g: g}
-	for _, v := range g.k.p.hostSpans {
-		w.spans = append(w.spans, v)
+	w.spans = append(w.spans, g.k.p.hostSpans...)
+	if g.workspace != nil {
+		a := addrOf(g.workspace)
+		w.spans = append(w.spans, span{a, a + uint64(len(g.workspace))})
 	}
 	defer w.flush()
 	for !g.stop.Load() {
@@ -531,32 +542,6 @@ func (b *block) barrier() {
 	if b.g.stop.Load() {
 		panic(kfault{b.g.fault.Load()})
 	}
-}
-
-// gridBarrier waits until every block of a cooperative launch arrives.
-func (b *block) gridBarrier(wp *warp, o *op) {
-	g := b.g
-	if !g.l.Cooperative {
-		wp.fail(bits.TrailingZeros32(wp.lanes), o, ResultLaunchFailed, "a grid-wide barrier in a launch that is not cooperative")
-	}
-	// every warp of the block meets first, then one per block goes on
-	b.barrier()
-	if wp.id == 0 {
-		g.gmu.Lock()
-		g.garr++
-		if g.garr >= g.glive {
-			g.garr = 0
-			g.ggen++
-			g.gcond.Broadcast()
-		} else {
-			gen := g.ggen
-			for gen == g.ggen && !g.stop.Load() {
-				g.gcond.Wait()
-			}
-		}
-		g.gmu.Unlock()
-	}
-	b.barrier()
 }
 
 // exec runs fr on the lanes of mask until each returns or exits.
