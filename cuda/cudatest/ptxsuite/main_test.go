@@ -182,3 +182,6 @@ func ints(n int, seed uint64, mod uint32) []uint32 {
 }
 
 var _ = fmt.Sprint
+
+// fmadOff keeps a * b + c two roundings, as the Go references compute it.
+var fmadOff = nvrtc.WithOptions("--fmad=false")
