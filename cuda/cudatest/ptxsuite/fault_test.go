@@ -14,6 +14,7 @@ import (
 // the fault stays in that context.
 func ownContext(t *testing.T) *env {
 	t.Helper()
+	needNVRTC(t)
 	dev, err := cuda.GetDevice(0)
 	if err != nil {
 		t.Fatal(err)

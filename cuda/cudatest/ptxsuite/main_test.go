@@ -40,12 +40,7 @@ type env struct {
 // forArchs runs f for each architecture, on a stream of device 0.
 func forArchs(t *testing.T, f func(e *env)) {
 	t.Helper()
-	if err := raw.Load(); err != nil {
-		if nvrtctest.Required(raw.HeaderVersion() / 1000) {
-			t.Fatalf("GOCUDA_TEST_NVRTC=required: %v", err)
-		}
-		t.Skipf("no NVRTC library (make headers caches one on amd64; or set %s): %v", raw.LibraryEnv, err)
-	}
+	needNVRTC(t)
 	s, err := cuda.OpenStream(0)
 	if err != nil {
 		t.Skipf("no device: %v", err)
@@ -56,6 +51,18 @@ func forArchs(t *testing.T, f func(e *env)) {
 			cudatest.CheckRaces(t)
 			f(&env{t: t, s: s, arch: a})
 		})
+	}
+}
+
+// needNVRTC skips a test where no NVRTC library loads, saying why, or
+// fails it where one must (GOCUDA_TEST_NVRTC=required).
+func needNVRTC(t *testing.T) {
+	t.Helper()
+	if err := raw.Load(); err != nil {
+		if nvrtctest.Required(raw.HeaderVersion() / 1000) {
+			t.Fatalf("GOCUDA_TEST_NVRTC=required: %v", err)
+		}
+		t.Skipf("no NVRTC library (make headers caches one on amd64; or set %s): %v", raw.LibraryEnv, err)
 	}
 }
 
