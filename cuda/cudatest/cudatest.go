@@ -167,6 +167,7 @@ func Setup(opts ...Option) (libPath string, err error) {
 		return "", err
 	}
 	attachHostOrder(l)
+	setupFakeBLAS()
 	lib = l
 	return path, nil
 }

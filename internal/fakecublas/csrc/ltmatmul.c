@@ -125,6 +125,13 @@ struct gemm *lt_problem(const char *fn, struct lthandle *h, struct desc *d, stru
 	g->tf32 = d->compute == COMPUTE_32F_FAST_TF32 && a->type == R_32F;
 	g->epilogue = (int)d->epilogue;
 	g->bias_type = d->bias_type >= 0 ? d->bias_type : dd->type;
+	// cuBLASLt's FP8 multiplies take a bfloat16 bias for a float32 D, and
+	// one of D's type otherwise.
+	if (fp8 && (d->epilogue & EPI_BIAS) && g->bias_type != (dd->type == R_32F ? R_16BF : dd->type)) {
+		*r = not_supported(fn, "this bias type with FP8 inputs");
+		free(g);
+		return NULL;
+	}
 	g->bias_stride = d->bias_stride;
 	// The shapes, as gemm_queue will check them with the pointers.
 	int64_t ar = g->opa == OP_N ? g->m : g->k, br = g->opb == OP_N ? g->k : g->n, bc = g->opb == OP_N ? g->n : g->k;

@@ -1,0 +1,25 @@
+//go:build linux && (amd64 || arm64)
+
+package cudatest
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/gocuda/gocuda/internal/fakecublas"
+)
+
+// setupFakeBLAS gives a process on the fake driver the fake cuBLAS and
+// cuBLASLt of internal/fakecublas, so that code using package cuda/blas
+// runs its multiplies there too, in stream order and seen by the race
+// detector: Setup points GOCUDA_LIBCUBLAS and GOCUDA_LIBCUBLASLT at it,
+// each unless the environment already names a library (a user's choice,
+// or a parent's that a child process inherits, stays). A fake that cannot
+// be built is reported on standard error and leaves the variables unset:
+// cuBLAS calls then fail as with no library, and the rest of the fake
+// driver works.
+func setupFakeBLAS() {
+	if _, err := fakecublas.SetupUnlessSet(); err != nil {
+		fmt.Fprintf(os.Stderr, "cudatest: no fake cuBLAS: %v\n", err)
+	}
+}
