@@ -3,6 +3,7 @@
 package blas_test
 
 import (
+	"fmt"
 	"os"
 	"testing"
 
@@ -14,8 +15,18 @@ import (
 // driver, else against the fake driver with the fake cuBLAS and cuBLASLt
 // (internal/fakecublas) that cudatest.Setup gives it: every test runs
 // there, the multiplies on the host, in stream order.
+//
+// The child process of TestFakeMatchesRealLibrary uses the fakes even
+// where there is a GPU.
 func TestMain(m *testing.M) {
-	cudatest.SetupIfNoDriver()
+	if os.Getenv(fakeChildEnv) != "" {
+		if _, err := cudatest.Setup(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+	} else {
+		cudatest.SetupIfNoDriver()
+	}
 	os.Exit(m.Run())
 }
 
