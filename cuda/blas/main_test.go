@@ -27,7 +27,14 @@ func TestMain(m *testing.M) {
 	} else {
 		cudatest.SetupIfNoDriver()
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	// With FAKECUDA_RACE=1 the fake driver checks the fake cuBLAS's work
+	// for races too: any found fail the run.
+	if n := cudatest.ReportRaces(os.Stderr); n > 0 && code == 0 {
+		fmt.Fprintf(os.Stderr, "FAIL: %d CUDA data race(s)\n", n)
+		code = 1
+	}
+	os.Exit(code)
 }
 
 // decodeShape is K and N of the tuning tests' decode shapes: 4096 on a
