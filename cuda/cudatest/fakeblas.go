@@ -1,5 +1,13 @@
 //go:build linux && (amd64 || arm64)
 
+// # cuBLAS and cuBLASLt
+//
+// Setup also points GOCUDA_LIBCUBLAS and GOCUDA_LIBCUBLASLT, each unless
+// it is set, at a fake cuBLAS and cuBLASLt (internal/fakecublas): code
+// using package cuda/blas then runs its GEMMs, cuBLASLt multiplies
+// (epilogues, FP8, Tune) and the level-1 and level-2 calls the fake
+// models on the host, in stream order, seen by the race detector, within
+// floating-point rounding of the real library's results.
 package cudatest
 
 import (
