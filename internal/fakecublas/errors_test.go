@@ -61,7 +61,22 @@ func TestBadArgumentsGetCuBLASStatuses(t *testing.T) {
 }
 
 func TestLtBadArgumentsGetCuBLASStatuses(t *testing.T) {
-	setup(t)
+	e := setup(t)
+	var h cublaslt.CublasLtHandle_t
+	if err := cublaslt.Create(&h); err != nil {
+		t.Fatal(err)
+	}
+	defer cublaslt.Destroy(h)
+	// Sizes whose bytes overflow 64 bits, on real memory: refused, not run.
+	var huge, col cublaslt.CublasLtMatrixLayout_t
+	if err := errors.Join(cublaslt.MatrixLayoutCreate(&huge, libtypes.CUDA_R_32F, 1<<40, 1<<40, 1<<40),
+		cublaslt.MatrixLayoutCreate(&col, libtypes.CUDA_R_32F, 1<<40, 1, 1<<40)); err != nil {
+		t.Fatal(err)
+	}
+	defer cublaslt.MatrixLayoutDestroy(huge)
+	defer cublaslt.MatrixLayoutDestroy(col)
+	mem := upload(t, make([]float32, 1024))
+	one := float32(1)
 	var desc cublaslt.CublasLtMatmulDesc_t
 	if err := cublaslt.MatmulDescCreate(&desc, cublas.CUBLAS_COMPUTE_32F, libtypes.CUDA_R_32F); err != nil {
 		t.Fatal(err)
@@ -78,6 +93,8 @@ func TestLtBadArgumentsGetCuBLASStatuses(t *testing.T) {
 		{"wrong size", cublaslt.MatmulDescSetAttribute(desc, cublaslt.CUBLASLT_MATMUL_DESC_TRANSA, unsafe.Pointer(&ptr), 8), cublas.CUBLAS_STATUS_INVALID_VALUE},
 		{"nil descriptor", cublaslt.MatmulDescSetAttribute(nil, cublaslt.CUBLASLT_MATMUL_DESC_TRANSA, unsafe.Pointer(&i32), 4), cublas.CUBLAS_STATUS_INVALID_VALUE},
 		{"nil handle", cublaslt.Destroy(0), cublas.CUBLAS_STATUS_NOT_INITIALIZED},
+		{"overflowing sizes", cublaslt.Matmul(h, desc, unsafe.Pointer(&one), raw(mem), huge, raw(mem), col, unsafe.Pointer(&one), raw(mem), col, raw(mem), col,
+			nil, nil, 0, e.s), cublas.CUBLAS_STATUS_INVALID_VALUE},
 	} {
 		if !errors.Is(c.err, c.want) {
 			t.Errorf("%s: %v, want %v", c.name, c.err, c.want)

@@ -60,13 +60,17 @@ static cublasStatus_t check_operand(const char *fn, const char *name, const stru
 	size_t size = type_size(x->type);
 	if (x->arr != NULL)
 		return check_range(fn, name, x->arr, (size_t)batch * sizeof(void *));
-	int64_t ext = extent(x);
-	if (ext == 0)
-		return CUBLAS_STATUS_SUCCESS;
 	if (x->stride < 0)
 		return set_error(CUBLAS_STATUS_INVALID_VALUE, "%s: %s has a negative batch stride %lld", fn, name, (long long)x->stride);
-	int64_t span = (batch - 1) * x->stride + ext;
-	return check_range(fn, name, x->p, (size_t)span * size);
+	// Sizes no memory can hold are refused before extent multiplies them.
+	int64_t outer = x->row_order ? x->rows : x->cols, span, bytes;
+	if (x->rows == 0 || x->cols == 0)
+		return CUBLAS_STATUS_SUCCESS;
+	if (__builtin_mul_overflow(outer - 1, x->ld, &span) || __builtin_add_overflow(span, inner, &span) ||
+	    __builtin_mul_overflow(batch - 1, x->stride, &bytes) || __builtin_add_overflow(span, bytes, &span) ||
+	    __builtin_mul_overflow(span, (int64_t)size, &bytes))
+		return set_error(CUBLAS_STATUS_INVALID_VALUE, "%s: %s spans more bytes than memory holds", fn, name);
+	return check_range(fn, name, x->p, (size_t)bytes);
 }
 
 cublasStatus_t gemm_queue(const char *fn, cudaStream_t s, struct gemm *g) {
@@ -97,8 +101,14 @@ cublasStatus_t gemm_queue(const char *fn, cudaStream_t s, struct gemm *g) {
 	if (r == CUBLAS_STATUS_SUCCESS && g->bias != NULL) {
 		if (type_size(g->bias_type) == 0)
 			r = set_error(CUBLAS_STATUS_NOT_SUPPORTED, "%s: the bias has type %d, %s", fn, g->bias_type, type_name(g->bias_type));
-		else
-			r = check_range(fn, "the bias", g->bias, (size_t)((g->batch - 1) * g->bias_stride + g->m) * type_size(g->bias_type));
+		else {
+			int64_t n;
+			if (g->bias_stride < 0 || __builtin_mul_overflow(g->batch - 1, g->bias_stride, &n) || __builtin_add_overflow(n, g->m, &n) ||
+			    __builtin_mul_overflow(n, (int64_t)type_size(g->bias_type), &n))
+				r = set_error(CUBLAS_STATUS_INVALID_VALUE, "%s: a bias batch stride of %lld", fn, (long long)g->bias_stride);
+			else
+				r = check_range(fn, "the bias", g->bias, (size_t)n);
+		}
 	}
 	if (r == CUBLAS_STATUS_SUCCESS && g->ascale != NULL)
 		r = check_range(fn, "A's scale", g->ascale, 4);
