@@ -4,6 +4,7 @@ package fakecublas_test
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"unsafe"
 
@@ -33,6 +34,11 @@ func TestBadArgumentsGetCuBLASStatuses(t *testing.T) {
 	ex := func(compute cublas.CublasComputeType_t, bt libtypes.CudaDataType) error {
 		return cublas.GemmEx(e.h, cublas.CUBLAS_OP_N, cublas.CUBLAS_OP_N, 2, 2, 2, unsafe.Pointer(&one), raw(p), libtypes.CUDA_R_32F, 2, raw(p), bt, 2,
 			unsafe.Pointer(&one), raw(p+128), libtypes.CUDA_R_32F, 2, compute, cublas.CUBLAS_GEMM_DEFAULT)
+	}
+	// The message of a refusal names the call (the thread is locked).
+	if err := ex(cublas.CUBLAS_COMPUTE_32I, libtypes.CUDA_R_32F); !errors.Is(err, cublas.CUBLAS_STATUS_NOT_SUPPORTED) ||
+		!strings.Contains(fakecublas.LastError(), "cublasGemmEx") {
+		t.Errorf("an integer GemmEx: %v, message %q; want CUBLAS_STATUS_NOT_SUPPORTED naming cublasGemmEx", err, fakecublas.LastError())
 	}
 	for _, c := range []struct {
 		name string

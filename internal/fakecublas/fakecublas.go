@@ -71,8 +71,8 @@
 // lies in no allocation of the fake driver give
 // CUBLAS_STATUS_INVALID_VALUE; types, attributes and epilogues it does not
 // model give CUBLAS_STATUS_NOT_SUPPORTED. The message of the last failed
-// call of a thread is kept (FAKECUBLAS_VERBOSE=1 also prints it on
-// standard error). A pointer of cublasGemmBatchedEx's arrays, read when
+// call of a thread, naming the function, is kept for LastError
+// (FAKECUBLAS_VERBOSE=1 also prints it on standard error). A pointer of cublasGemmBatchedEx's arrays, read when
 // the product runs, that lies in no allocation skips its product with a
 // message on standard error, where a GPU would fault.
 //
@@ -105,6 +105,18 @@ static long fb_live(const char *path, int kind) {
 	long n = fn != NULL ? fn(kind) : -1;
 	dlclose(h);
 	return n;
+}
+
+// fb_last_error calls fakecublas_last_error of the library at path,
+// already loaded; NULL when it is not.
+static const char *fb_last_error(const char *path) {
+	void *h = dlopen(path, RTLD_NOW | RTLD_NOLOAD);
+	if (h == NULL)
+		return NULL;
+	const char *(*fn)(void) = (const char *(*)(void))dlsym(h, "fakecublas_last_error");
+	const char *msg = fn != NULL ? fn() : NULL;
+	dlclose(h);
+	return msg;
 }
 */
 import "C"
@@ -240,4 +252,21 @@ func Live() (Counts, error) {
 		n[i] = int(v)
 	}
 	return Counts{n[0], n[1], n[2], n[3], n[4]}, nil
+}
+
+// LastError returns the message the fake kept of the last call that failed
+// on the calling OS thread ("" when none has): which function refused
+// what. The message is per thread, as cuBLAS's state is per call: lock
+// the goroutine to its thread (runtime.LockOSThread) around the call and
+// this one.
+func LastError() string {
+	if !Active() {
+		return ""
+	}
+	cp := C.CString(cublas.LibraryPath())
+	defer C.free(unsafe.Pointer(cp))
+	if msg := C.fb_last_error(cp); msg != nil {
+		return C.GoString(msg)
+	}
+	return ""
 }
