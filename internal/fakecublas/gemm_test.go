@@ -126,40 +126,41 @@ func TestGemmExMatchesCPU(t *testing.T) {
 	}
 }
 
-// TestTF32RoundsFloat32Inputs multiplies 1+2⁻¹² by 1: float32 keeps the
-// 2⁻¹², TF32 (10 bits of mantissa) rounds it away, whether asked by the
-// math mode or by the compute type.
+// TestTF32RoundsFloat32Inputs multiplies 1+2⁻¹² and 1+2⁻¹¹+2⁻¹³ by 1:
+// float32 keeps them, TF32 (10 bits of mantissa) rounds them to nearest,
+// 1 and 1+2⁻¹⁰, whether asked by the math mode or by the compute type.
 func TestTF32RoundsFloat32Inputs(t *testing.T) {
 	e := setup(t)
-	x := float32(1 + 1.0/4096)
-	pa, pb, pc := upload(t, []float32{x}), upload(t, []float32{1}), upload(t, []float32{0})
+	x := []float32{1 + 1.0/4096, 1 + 1.0/2048 + 1.0/8192}
+	rounded := []float32{1, 1 + 1.0/1024}
+	pa, pb, pc := upload(t, x), upload(t, []float32{1}), upload(t, []float32{0, 0})
 	one, zero := float32(1), float32(0)
-	sgemm := func() float32 {
-		if err := cublas.Sgemm(e.h, cublas.CUBLAS_OP_N, cublas.CUBLAS_OP_N, 1, 1, 1, &one, dev[float32](pa), 1, dev[float32](pb), 1, &zero, dev[float32](pc), 1); err != nil {
+	sgemm := func() []float32 {
+		if err := cublas.Sgemm(e.h, cublas.CUBLAS_OP_N, cublas.CUBLAS_OP_N, 2, 1, 1, &one, dev[float32](pa), 2, dev[float32](pb), 1, &zero, dev[float32](pc), 2); err != nil {
 			t.Fatal(err)
 		}
-		return download[float32](e, pc, 1)[0]
+		return download[float32](e, pc, 2)
 	}
-	if got := sgemm(); got != x {
-		t.Errorf("float32: %v, want %v", got, x)
+	same := func(what string, got, want []float32) {
+		t.Helper()
+		if got[0] != want[0] || got[1] != want[1] {
+			t.Errorf("%s: %v, want %v", what, got, want)
+		}
 	}
+	same("float32", sgemm(), x)
 	if err := cublas.SetMathMode(e.h, cublas.CUBLAS_TF32_TENSOR_OP_MATH); err != nil {
 		t.Fatal(err)
 	}
-	if got := sgemm(); got != 1 {
-		t.Errorf("CUBLAS_TF32_TENSOR_OP_MATH: %v, want 1", got)
-	}
+	same("CUBLAS_TF32_TENSOR_OP_MATH", sgemm(), rounded)
 	if err := cublas.SetMathMode(e.h, cublas.CUBLAS_DEFAULT_MATH); err != nil {
 		t.Fatal(err)
 	}
-	err := cublas.GemmEx(e.h, cublas.CUBLAS_OP_N, cublas.CUBLAS_OP_N, 1, 1, 1, unsafe.Pointer(&one), raw(pa), libtypes.CUDA_R_32F, 1, raw(pb), libtypes.CUDA_R_32F, 1,
-		unsafe.Pointer(&zero), raw(pc), libtypes.CUDA_R_32F, 1, cublas.CUBLAS_COMPUTE_32F_FAST_TF32, cublas.CUBLAS_GEMM_DEFAULT)
+	err := cublas.GemmEx(e.h, cublas.CUBLAS_OP_N, cublas.CUBLAS_OP_N, 2, 1, 1, unsafe.Pointer(&one), raw(pa), libtypes.CUDA_R_32F, 2, raw(pb), libtypes.CUDA_R_32F, 1,
+		unsafe.Pointer(&zero), raw(pc), libtypes.CUDA_R_32F, 2, cublas.CUBLAS_COMPUTE_32F_FAST_TF32, cublas.CUBLAS_GEMM_DEFAULT)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := download[float32](e, pc, 1)[0]; got != 1 {
-		t.Errorf("CUBLAS_COMPUTE_32F_FAST_TF32: %v, want 1", got)
-	}
+	same("CUBLAS_COMPUTE_32F_FAST_TF32", download[float32](e, pc, 2), rounded)
 }
 
 // TestNarrowResultsRoundToNearestEven writes the products of random
