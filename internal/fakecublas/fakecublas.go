@@ -21,7 +21,8 @@
 //     cublasLtGetProperty. The version is FAKECUBLAS_VERSION
 //     (10000·major + 100·minor + patch; Setup sets the CUDA version of the
 //     bindings, 130000 for 13.0).
-//   - GEMM: cublasSgemm, cublasDgemm, cublasHgemm and their
+//   - GEMM: cublasSgemm, cublasDgemm, cublasHgemm (for C callers: the
+//     bindings have no half type to bind it with) and their
 //     strided-batched forms; cublasGemmEx, cublasGemmStridedBatchedEx and
 //     cublasGemmBatchedEx with float32, float64, float16 and bfloat16
 //     operands and the compute types 16F, 32F (with its FAST_16F,
