@@ -30,7 +30,7 @@
 //     (C is T: the types are real); alpha and beta in host or device
 //     memory (the handle's pointer mode). CUBLAS_TF32_TENSOR_OP_MATH and
 //     CUBLAS_COMPUTE_32F_FAST_TF32 round float32 inputs to TF32 (to
-//     nearest, ties away from zero, as the tensor cores' conversion).
+//     nearest, ties away from zero, as PTX's cvt.rna.tf32.f32).
 //   - Level 1 and 2 in float32 and float64: AXPY, SCAL, DOT, NRM2 (a
 //     result in host memory is waited for, as cuBLAS does) and GEMV.
 //   - cuBLASLt: matmul descriptors (compute and scale type, pointer mode,
@@ -42,8 +42,9 @@
 //     nothing), cublasLtMatmul with the epilogues DEFAULT, RELU, BIAS,
 //     RELU_BIAS, GELU (the tanh form) and GELU_BIAS, float32, float16,
 //     bfloat16 and FP8 (E4M3×E4M3, E4M3×E5M2, E5M2×E4M3, column order, A
-//     transposed and B not, as cuBLASLt takes them) inputs, and
-//     float32, float16 or bfloat16 results.
+//     transposed and B not, as cuBLASLt takes them, with a bfloat16 bias
+//     for a float32 result and one of the result's type otherwise) inputs,
+//     and float32, float16 or bfloat16 results.
 //   - One algorithm, id 0, which needs no workspace:
 //     cublasLtMatmulAlgoGetHeuristic answers it, cublasLtMatmulAlgoGetIds
 //     lists it for the types it models, cublasLtMatmulAlgoInit makes it,
