@@ -194,6 +194,7 @@ func Setup(opts ...Option) (libPath string, err error) {
 	}
 	attachHostOrder(l)
 	setupFakeRandFFT()
+	setupFakeBLAS()
 	lib = l
 	return path, nil
 }

@@ -92,8 +92,9 @@ type Race struct {
 
 // RaceAccess is one side of a Race.
 type RaceAccess struct {
-	// Op is "memset", "copy", "kernel" or "host access" (HostRead,
-	// HostWrite); CopyDir a copy's direction ("HtoD", "DtoH", "DtoD",
+	// Op is "memset", "copy", "kernel", "host access" (HostRead,
+	// HostWrite) or "host function" (the work of the fake cuBLAS);
+	// CopyDir a copy's direction ("HtoD", "DtoH", "DtoD",
 	// "HtoH"); API the driver function that queued it ("" for the host).
 	Op, CopyDir, API string
 	Write            bool

@@ -74,7 +74,9 @@
 //   - a race detector (FAKECUDA_RACE=1, see RaceEnv): for every byte range
 //     of device, managed and page-locked host memory, which operation read
 //     or wrote it (memsets, copies, kernels through fakecuda_note_access,
-//     host accesses reported with Lib.HostAccess), and whether two
+//     host accesses reported with Lib.HostAccess, the host functions of
+//     the fake libraries through fakecuda_hostfn_access, which, with
+//     fakecuda_range_valid, is theirs to call), and whether two
 //     accesses to the same bytes, one a write, are ordered by
 //     happens-before, kept with vector clocks: stream order, events
 //     recorded and waited on, synchronizing calls and successful queries,

@@ -45,8 +45,9 @@ type Race struct {
 type RaceAccess struct {
 	// Seq numbers operations in the order they were queued, process-wide.
 	Seq uint64
-	// Op is "memset", "copy", "kernel" or "host access" (a host access of
-	// page-locked or managed memory that a test reported).
+	// Op is "memset", "copy", "kernel", "host access" (a host access of
+	// page-locked or managed memory that a test reported) or "host
+	// function" (one that reported its accesses: a fake library's work).
 	Op string
 	// CopyDir is a copy's direction: "HtoD", "DtoH", "DtoD" or "HtoH".
 	CopyDir string
@@ -135,6 +136,8 @@ func (l *Lib) access(a *C.struct_fakecuda_race_access) RaceAccess {
 		r.CopyDir = copyDirs[a.copy_dir&3]
 	case C.RACE_HOST_ACCESS:
 		r.Op = "host access"
+	case C.OP_HOSTFN:
+		r.Op = "host function"
 	default:
 		r.Op = "kernel"
 	}

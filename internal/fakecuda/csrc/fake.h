@@ -457,6 +457,11 @@ void module_reap(struct ctx *c);
 // kernel's launch receives) read or wrote [ptr, ptr+n): the race
 // detector's input (race.c). A kernel's accessors call it once per range.
 EXPORT void fakecuda_note_access(void *op, unsigned long long ptr, size_t n, int write);
+// fakecuda_hostfn_access reports an access of the host function running
+// on the calling stream thread (race.c); fakecuda_range_valid whether a
+// range lies in one allocation (memory.c). For the fake libraries.
+EXPORT void fakecuda_hostfn_access(unsigned long long ptr, size_t n, int write);
+EXPORT int fakecuda_range_valid(unsigned long long ptr, size_t n);
 
 #include "race.h"
 

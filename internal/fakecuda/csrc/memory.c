@@ -23,6 +23,16 @@ struct alloc *alloc_find(const void *p, size_t n) {
 	return NULL;
 }
 
+// fakecuda_range_valid reports whether [ptr, ptr+n) lies in one live
+// allocation (device, managed or page-locked memory): for a library of
+// the fake's to refuse memory a GPU would fault on, before it touches it.
+EXPORT int fakecuda_range_valid(unsigned long long ptr, size_t n) {
+	lock();
+	struct alloc *a = alloc_find((const void *)(uintptr_t)ptr, n ? n : 1);
+	unlock();
+	return a != NULL;
+}
+
 CUresult device_mem_take(size_t bytes) {
 	if (bytes > device_total_mem() - g_used)
 		return CUDA_ERROR_OUT_OF_MEMORY;

@@ -192,6 +192,11 @@ struct rop {
 // none marks queued operations that touch no memory (markers, waits, host
 // functions): counted in flight, nothing to check.
 static struct rop none;
+
+// t_hostfn is the host function running on this stream thread, from
+// race_run to race_done, whose accesses fakecuda_hostfn_access records.
+static __thread struct rop *t_hostfn;
+
 static long g_inflight; // queued operations not completed (under g_mu)
 static uint64_t g_seq;
 
@@ -385,8 +390,12 @@ void race_enqueue(struct stream *s, struct op *op, int sync) {
 		rop_clock(x, &r->vc);
 		op->race = x;
 	} else if (op->kind == OP_HOSTFN) {
-		// Kept when it runs, for those who observe its completion.
-		struct rop *x = rop_new(op->kind, t, 0, s, 0);
+		// Kept when it runs, for those who observe its completion; an
+		// event of its stream's, for the memory a library's host function
+		// reports it touched (fakecuda_hostfn_access).
+		uint64_t e = ++r->clk;
+		vc_set(&r->vc, t, e);
+		struct rop *x = rop_new(op->kind, t, e, s, 1);
 		rop_clock(x, &r->vc);
 		op->race = x;
 	}
@@ -405,6 +414,8 @@ void race_enqueue(struct stream *s, struct op *op, int sync) {
 void race_done(struct op *op) {
 	if (op->race == NULL)
 		return;
+	if (t_hostfn == op->race)
+		t_hostfn = NULL;
 	g_inflight--;
 	if (op->race != &none) {
 		pthread_mutex_lock(&g_rmu);
@@ -855,6 +866,7 @@ void race_run(struct op *op) {
 	if (x == NULL || x == &none)
 		return;
 	if (op->kind == OP_HOSTFN) {
+		t_hostfn = x;
 		lock();
 		struct hostfn_ran *h = &g_ran[g_nran++ % HOSTFN_RAN_MAX];
 		h->fn = op->fn;
@@ -884,6 +896,20 @@ EXPORT void fakecuda_note_access(void *opp, unsigned long long ptr, size_t n, in
 		return;
 	struct rop *x = ((struct op *)opp)->race;
 	if (x == NULL || x == &none)
+		return;
+	pthread_mutex_lock(&g_rmu);
+	access_range(x, ptr, n, write != 0);
+	pthread_mutex_unlock(&g_rmu);
+}
+
+// fakecuda_hostfn_access records that the host function running on the
+// calling thread read or wrote [ptr, ptr+n) of device memory: for a
+// library that works in stream order through host functions (the fake
+// cuBLAS), whose accesses are then checked as a kernel's are. Elsewhere
+// than in a host function of a stream, it records nothing.
+EXPORT void fakecuda_hostfn_access(unsigned long long ptr, size_t n, int write) {
+	struct rop *x = t_hostfn;
+	if (!g_race || x == NULL || n == 0)
 		return;
 	pthread_mutex_lock(&g_rmu);
 	access_range(x, ptr, n, write != 0);
