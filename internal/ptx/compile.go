@@ -45,7 +45,6 @@ type op struct {
 	atomic    bool
 	size      uint64 // bytes of a memory access
 	off       int64
-	t, t2     dtype
 	line      int
 	text      string
 	callee    *fn
@@ -102,14 +101,6 @@ type compiler struct {
 	spec   map[string]int32
 	scopes []map[string]*symbol
 	labels map[string]int32
-	fixups []fixup
-	err    *Error
-}
-
-type fixup struct {
-	op    int
-	label string
-	line  int
 }
 
 // compile compiles f and, first, every function it calls. Under p.mu.

@@ -210,8 +210,6 @@ type frame struct {
 	done   uint32 // lanes that returned
 }
 
-var framePools sync.Map // *fn → *sync.Pool
-
 func (w *warp) newFrame(f *fn) *frame {
 	fr := f.pool.Get().(*frame)
 	clear(fr.r)
