@@ -9,8 +9,9 @@ import (
 )
 
 // cgKernel compiles a source that includes cooperative_groups.h, from
-// the toolkit's headers; it skips where they lack it (the header cache
-// of a CUDA version that does not pin it).
+// the toolkit's headers; it skips where they lack it: the module's header
+// cache does not pin it, since it includes libcu++ headers that the
+// generator's include checks would have to admit.
 func (e *env) cgKernel(src, name string) *cuda.Kernel {
 	e.t.Helper()
 	res, err := nvrtc.Compile(src, nvrtc.WithArch(e.arch), nvrtc.WithNameExpressions(name), nvrtc.WithToolkitHeaders(), nvrtc.WithOptions("-std=c++17"))
