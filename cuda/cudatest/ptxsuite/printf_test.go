@@ -30,12 +30,12 @@ func captureStdout(t *testing.T, f func()) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := syscall.Dup2(int(tmp.Fd()), 1); err != nil {
+	if err := syscall.Dup3(int(tmp.Fd()), 1, 0); err != nil {
 		t.Fatal(err)
 	}
 	func() {
 		defer func() {
-			syscall.Dup2(saved, 1)
+			syscall.Dup3(saved, 1, 0)
 			syscall.Close(saved)
 		}()
 		f()
