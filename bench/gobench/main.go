@@ -41,7 +41,7 @@ var errNotDone = errors.New("event not done after synchronize")
 
 var cpuProfile = flag.String("cpuprofile", "", "write a CPU profile of the run to this file")
 
-var impl = flag.String("impl", "raw", "raw (package cu), cuda (package cuda), pair (cuda against raw, interleaved), overhead (raw against a C loop in the same process, interleaved), bindcost (what binding a context costs in the driver and in package cuda), alloc (what the one allocation of a new handle adds to a stream's and an event's create+destroy), nvrtc (an NVRTC compile from C, the raw bindings and cuda/nvrtc, interleaved; no PTX file) gocopy (stream-ordered copies of Go slices against a page-locked staging loop and the driver's pageable copy, interleaved; no PTX file) or gemm (cuBLAS GEMMs from a C loop and from the raw bindings, interleaved; no PTX file; see the -gemm flags)")
+var impl = flag.String("impl", "raw", "raw (package cu), cuda (package cuda), pair (cuda against raw, interleaved), overhead (raw against a C loop in the same process, interleaved), bindcost (what binding a context costs in the driver and in package cuda), alloc (what the one allocation of a new handle adds to a stream's and an event's create+destroy), nvrtc (an NVRTC compile from C, the raw bindings and cuda/nvrtc, interleaved; no PTX file) gocopy (stream-ordered copies of Go slices against a page-locked staging loop and the driver's pageable copy, interleaved; no PTX file) gemm (cuBLAS GEMMs from a C loop and from the raw bindings, interleaved; no PTX file; see the -gemm flags) or concur (N pthreads against N goroutines through the raw bindings and package cuda, in rotating turns; see the -concur flags)")
 
 func report(op string, v float64, unit string) {
 	fmt.Printf("RESULT impl=go-%s op=%s value=%.3f unit=%s\n", *impl, op, v, unit)
@@ -109,6 +109,8 @@ func main() {
 		runBindCost()
 	case "alloc":
 		runAllocProbe()
+	case "concur":
+		runConcur(append(ptx, 0))
 	default:
 		must("flag -impl", fmt.Errorf("unknown %q", *impl))
 	}

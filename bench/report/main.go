@@ -5,11 +5,17 @@
 // gemm_*, TFLOP/s: gobench -impl gemm and bench/python/gemm.py), a table
 // of their own with the ratios gobench -impl gemm measured paired with C.
 //
+// CONCURSUM lines (gobench -impl concur) and SERVICE lines (the inference
+// service's load generator) get tables of their own, and with -svg DIR
+// plots, concurrency.svg and service.svg, written into DIR.
+//
 //	go run ./bench/report < results.txt
+//	go run ./bench/report -svg bench/results < results.txt
 package main
 
 import (
 	"bufio"
+	"flag"
 	"fmt"
 	"os"
 	"slices"
@@ -30,7 +36,12 @@ var gemmImpls = []string{"c", "go-raw", "go-cuda", "torch"}
 
 type key struct{ impl, op string }
 
+var svgDir = flag.String("svg", "", "write the plots of the concurrency and service results into this directory")
+
 func main() {
+	flag.Parse()
+	var extra extraResults
+	defer func() { extra.print(*svgDir) }()
 	samples := map[key][]float64{}
 	units := map[string]string{}
 	paired := map[string][]float64{} // impl: one NVRTC compile ratio to C per process
@@ -44,6 +55,9 @@ func main() {
 			fmt.Println(line)
 		}
 		kind, rest, _ := strings.Cut(line, " ")
+		if extra.add(kind, rest, line) {
+			continue
+		}
 		if kind != "RESULT" && kind != "NVRTC" && kind != "GEMM" {
 			continue
 		}
@@ -84,6 +98,9 @@ func main() {
 		}
 		samples[k] = append(samples[k], value("value"))
 		units[f["op"]] = f["unit"]
+	}
+	if len(samples) == 0 && len(paired) == 0 && len(gemmPaired) == 0 {
+		return
 	}
 	fmt.Println()
 	fmt.Println("| operation | unit | C | Go raw | Go cuda/ | Python | Go raw / C | cuda/ / raw | cuda/ / C | Python / Go raw | raw − C | cuda/ − raw |")
