@@ -79,6 +79,10 @@ type config struct {
 
 	includeDirs    []string // WithIncludeDir
 	toolkitHeaders bool     // WithToolkitHeaders
+
+	noCache  bool   // WithoutCache
+	cacheDir string // WithCacheDir
+	cacheMax int64  // WithCacheLimit; -1 when not given
 }
 
 // WithLTO asks for LTO-IR (NVRTC's -dlto) instead of PTX and a CUBIN:
@@ -225,7 +229,7 @@ func (c *config) checkNUL(src string) error {
 // option that holds one returns an error matching ErrInvalidArgument, as
 // does a nil Option.
 func Compile(src string, opts ...Option) (*Result, error) {
-	c := config{name: "program.cu"}
+	c := config{name: "program.cu", cacheMax: -1}
 	for i, o := range opts {
 		if o == nil {
 			return nil, fmt.Errorf("nvrtc: Compile: %w: option %d is nil", ErrInvalidArgument, i)
@@ -240,6 +244,29 @@ func Compile(src string, opts ...Option) (*Result, error) {
 	if err := c.checkNUL(src); err != nil {
 		return nil, err
 	}
+	args := append([]string(nil), c.options...)
+	if c.arch != "" {
+		args = append(args, "-arch="+c.arch)
+	}
+	if c.lto && !slices.Contains(args, "-dlto") && !slices.Contains(args, "--dlink-time-opt") {
+		args = append(args, "-dlto")
+	}
+	// -dlto given as an option is asked for as WithLTO is.
+	c.lto = slices.Contains(args, "-dlto") || slices.Contains(args, "--dlink-time-opt")
+
+	hit, entry := c.lookup(src, args)
+	if hit != nil {
+		return hit, nil
+	}
+	res, err := compile(src, &c, args)
+	if err == nil && entry != nil {
+		entry.store(res)
+	}
+	return res, err
+}
+
+// compile runs NVRTC on src with the final arguments args.
+func compile(src string, c *config, args []string) (*Result, error) {
 	var hdrNames, hdrBodies []string
 	for _, h := range c.headers {
 		hdrNames = append(hdrNames, h[0])
@@ -260,15 +287,6 @@ func Compile(src string, opts ...Option) (*Result, error) {
 			return nil, fmt.Errorf("nvrtc: nvrtcAddNameExpression(%q): %w", e, err)
 		}
 	}
-	args := append([]string(nil), c.options...)
-	if c.arch != "" {
-		args = append(args, "-arch="+c.arch)
-	}
-	if c.lto && !slices.Contains(args, "-dlto") && !slices.Contains(args, "--dlink-time-opt") {
-		args = append(args, "-dlto")
-	}
-	// -dlto given as an option is asked for as WithLTO is.
-	c.lto = slices.Contains(args, "-dlto") || slices.Contains(args, "--dlink-time-opt")
 	cargs := newCStrings(args)
 	defer cargs.free()
 	cerr := raw.CompileProgram(prog, int32(len(args)), cargs.array())
@@ -284,6 +302,7 @@ func Compile(src string, opts ...Option) (*Result, error) {
 		return nil, lerr
 	}
 	res := &Result{Log: log}
+	var err error
 	if c.lto {
 		// NVRTC makes neither PTX nor a CUBIN of a -dlto compile.
 		if res.LTOIR, err = ltoIR(prog); err != nil {
