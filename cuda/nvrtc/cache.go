@@ -274,7 +274,9 @@ func (c *config) lookup(src string, args []string) (*Result, *entry) {
 		return res, nil
 	case errors.Is(err, errCorrupt):
 		stats.corrupt.Add(1)
-	case !errors.Is(err, fs.ErrNotExist):
+	case !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR):
+		// A directory that cannot be made fails the store, which
+		// reports it.
 		cacheError(err)
 	}
 	stats.misses.Add(1)
@@ -284,6 +286,7 @@ func (c *config) lookup(src string, args []string) (*Result, *entry) {
 const (
 	entrySuffix = ".nvrtc"
 	tempPrefix  = ".tmp-"
+	lockName    = ".evict.lock"
 	entryMagic  = "GoNVRTC\x00"
 	// entryVersion changes with the layout of an entry or its key.
 	entryVersion = 1
@@ -362,7 +365,30 @@ func (e *entry) store(res *Result) {
 
 // evict removes the least recently used entries of dir until the rest
 // fit in limit bytes, and temporary files that writers left behind.
+//
+// Processes evict one at a time, under a lock on a file of the
+// directory: a directory listing is no snapshot, and one taken while
+// another process removes files may miss a file that stays. Stores go on
+// meanwhile, each followed by its own eviction, so the last eviction
+// sees every entry.
 func evict(dir string, limit int64) {
+	lock, err := os.OpenFile(filepath.Join(dir, lockName), os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		cacheError(err)
+		return
+	}
+	defer lock.Close()
+	for {
+		err = syscall.Flock(int(lock.Fd()), syscall.LOCK_EX)
+		if err != syscall.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		cacheError(&fs.PathError{Op: "flock", Path: lock.Name(), Err: err})
+		return
+	}
+	// Closing the file releases the lock.
 	des, err := os.ReadDir(dir)
 	if err != nil {
 		cacheError(err)
@@ -465,8 +491,8 @@ func decodeEntry(b []byte, key [32]byte) (*Result, error) {
 	if len(b) < headerLen || string(b[:8]) != entryMagic {
 		return nil, errors.New("no entry header")
 	}
-	if v := binary.LittleEndian.Uint32(b[8:]); v != entryVersion {
-		return nil, fmt.Errorf("layout version %d, not %d", v, entryVersion)
+	if v, r := binary.LittleEndian.Uint32(b[8:]), binary.LittleEndian.Uint32(b[12:]); v != entryVersion || r != 0 {
+		return nil, fmt.Errorf("layout version %d (%#x), not %d", v, r, entryVersion)
 	}
 	if n := binary.LittleEndian.Uint64(b[16:]); n != uint64(len(b)-headerLen) {
 		return nil, fmt.Errorf("payload of %d bytes, header says %d", len(b)-headerLen, n)
