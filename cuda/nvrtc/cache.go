@@ -296,6 +296,9 @@ const (
 	// touchAfter: a hit marks its entry used (its modification time,
 	// which eviction goes by) unless it was marked this recently.
 	touchAfter = time.Minute
+	// maxEntry bounds what a read allocates, whatever a corrupt file's
+	// size.
+	maxEntry = 1 << 32
 	// staleTemp: a temporary file this old is a writer's that died.
 	staleTemp = time.Hour
 )
@@ -313,7 +316,7 @@ func (e *entry) load() (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	if st.Size() < headerLen || st.Size() > e.limit+headerLen {
+	if st.Size() < headerLen || st.Size() > maxEntry {
 		return nil, fmt.Errorf("%s: %w: %d bytes", e.path, errCorrupt, st.Size())
 	}
 	b := make([]byte, st.Size())

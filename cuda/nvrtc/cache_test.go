@@ -521,3 +521,27 @@ func BenchmarkCompileCold(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkCompileCacheHitToolkitHeaders: a hit that depends on the
+// toolkit's cuda_fp16.h, whose files it stats.
+func BenchmarkCompileCacheHitToolkitHeaders(b *testing.B) {
+	if err := raw.Load(); err != nil {
+		b.Skip(err)
+	}
+	if _, err := nvrtc.ToolkitIncludeDirs(); err != nil {
+		b.Skip(err)
+	}
+	opts := []nvrtc.Option{nvrtc.WithArch("sm_80"), nvrtc.WithToolkitHeaders(), nvrtc.WithCacheDir(b.TempDir())}
+	if _, err := nvrtc.Compile(halfToFloat, opts...); err != nil {
+		b.Fatal(err)
+	}
+	before := nvrtc.Stats()
+	for b.Loop() {
+		if _, err := nvrtc.Compile(halfToFloat, opts...); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if after := nvrtc.Stats(); after.Hits-before.Hits != uint64(b.N) {
+		b.Fatalf("%d hits in %d compiles: %+v", after.Hits-before.Hits, b.N, after)
+	}
+}

@@ -40,6 +40,70 @@
 //
 // Without either, such a source fails to compile: a *CompileError whose
 // log says "could not open source file".
+//
+// # The compile cache
+//
+// Compile keeps each result on disk and answers the same compile again
+// from there, in this process or any other: the vadd kernel of the tests,
+// for sm_80, takes 23 µs from the cache against 78 ms to compile
+// (BenchmarkCompileCacheHit and BenchmarkCompileCold, NVRTC 12.4 on two
+// cores of an AMD EPYC); one that includes the toolkit's cuda_fp16.h
+// takes 91 µs, most of it checking the headers
+// (BenchmarkCompileCacheHitToolkitHeaders).
+//
+// Where: os.UserCacheDir()/gocuda/nvrtc ($XDG_CACHE_HOME/gocuda/nvrtc,
+// else ~/.cache/gocuda/nvrtc); GOCUDA_NVRTC_CACHE=/some/dir moves it,
+// WithCacheDir moves it for one compile. Removing the directory, or any
+// file in it, is safe at any time.
+//
+// Turning it off: GOCUDA_NVRTC_CACHE=off for the whole process (it
+// overrides WithCacheDir), WithoutCache for one compile.
+//
+// Size: the directory is kept under 256 MiB (DefaultCacheLimit);
+// GOCUDA_NVRTC_CACHE_LIMIT=64MiB (bytes, or KiB, MiB, GiB) or
+// WithCacheLimit sets another bound. A store beyond it removes the least
+// recently used entries, by their modification time, which a hit renews
+// (at most once a minute). An entry larger than the bound is not kept.
+//
+// The key is everything that decides the result: the source, the program
+// name, the in-memory headers (names and contents), the name
+// expressions, every option as NVRTC gets it (the architecture, -dlto and
+// the -I directories included), the NVRTC library (its path, inode, size,
+// modification time and version) and the bindings' version, and the
+// files the compile may include. NVRTC 12.4 cannot say which files it
+// read (it has no -M or -MD), so Compile follows every #include,
+// #include_next and __has_include name of the source, of the in-memory
+// headers and of each file found, whatever #if surrounds it, and looks
+// the name up in every place NVRTC could take it from: beside the
+// including file (for the source, the directory of the program name,
+// relative to the working directory), and in each -I directory. Every
+// such place enters the key, with the content of the file there or its
+// absence, so that editing an included header, or adding one earlier on
+// the search path, misses; editing a header nothing includes does not.
+// Files are hashed once and then recognised by their inode, size and
+// modification and change times until they change. ".." in an include
+// name is resolved as text, as if no directory before it were a
+// symbolic link.
+//
+// Not cached: a compile that fails; one whose include graph names a file
+// through a macro (#define H "x.h" / #include H), which cannot be
+// followed without preprocessing; one with an option by which NVRTC reads
+// or writes another file (precompiled headers, -time,
+// -fdevice-time-trace, dependency output). Stats counts these as
+// Uncached.
+//
+// Entries are written to a temporary file in the directory and renamed
+// into place, so that processes sharing the cache see a whole entry or
+// none; evictions take a lock on a file of the directory. Each entry
+// starts with a header (a layout version, the payload's length, its key
+// and the SHA-256 of the payload) that is checked on every read: an
+// entry that fails (truncated, changed, of another layout) is never
+// used, but compiled again and replaced.
+//
+// The cache never fails a compile: a directory that cannot be made or
+// written, or an entry that cannot be read, leaves the compile to NVRTC.
+// Stats says what the cache did in this process, its errors included
+// (Errors, LastError).
 package nvrtc
 
 /*
