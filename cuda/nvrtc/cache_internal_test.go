@@ -129,6 +129,9 @@ func TestDependenciesCandidates(t *testing.T) {
 	wantFound := []string{filepath.Join(inc2, "a.h"), filepath.Join(inc2, "sub", "b.h")}
 	wantAbsent := []string{
 		filepath.Join(prog, "a.h"), filepath.Join(prog, "mem.h"),
+		// "sub/b.h" from a.h, which the program included: beside
+		// a.h, and beside the program too.
+		filepath.Join(prog, "sub", "b.h"),
 		filepath.Join(inc1, "a.h"), filepath.Join(inc1, "c.h"), filepath.Join(inc1, "mem.h"), filepath.Join(inc1, "sub", "b.h"),
 		filepath.Join(inc2, "c.h"), filepath.Join(inc2, "mem.h"),
 	}

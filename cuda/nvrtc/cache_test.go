@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gocuda/gocuda/cuda"
 	"github.com/gocuda/gocuda/cuda/nvrtc"
 	raw "github.com/gocuda/gocuda/generated/nvrtc"
 )
@@ -404,7 +405,10 @@ func TestCacheUnwritableDirectory(t *testing.T) {
 // bounded so that they evict one another's entries meanwhile.
 func TestCacheProcesses(t *testing.T) {
 	needLibrary(t)
-	const procs = 6
+	procs := 6
+	if testing.Short() {
+		procs = 3
+	}
 	for _, limit := range []string{"", "12KiB"} {
 		dir := t.TempDir()
 		var wg sync.WaitGroup
@@ -543,5 +547,50 @@ func BenchmarkCompileCacheHitToolkitHeaders(b *testing.B) {
 	}
 	if after := nvrtc.Stats(); after.Hits-before.Hits != uint64(b.N) {
 		b.Fatalf("%d hits in %d compiles: %+v", after.Hits-before.Hits, b.N, after)
+	}
+}
+
+// TestLoadModuleFromCache loads, where a GPU is, the PTX and the CUBIN a
+// cache hit returns.
+func TestLoadModuleFromCache(t *testing.T) {
+	needLibrary(t)
+	devs, err := cuda.Devices()
+	if err != nil || len(devs) == 0 {
+		t.Skipf("no GPU: %v", err)
+	}
+	arch, err := nvrtc.ArchOf(devs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, err := cuda.PrimaryContext(devs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ctx.Close()
+	dir := t.TempDir()
+	for _, target := range []string{"compute_" + strings.TrimPrefix(arch, "sm_"), arch} {
+		opts := []nvrtc.Option{nvrtc.WithArch(target), nvrtc.WithCacheDir(dir)}
+		if _, err := nvrtc.Compile(vadd, opts...); err != nil {
+			if target == arch {
+				t.Skipf("this NVRTC does not compile for %s: %v", arch, err)
+			}
+			t.Fatal(err)
+		}
+		var res *nvrtc.Result
+		if d := statsDelta(func() { res = mustCompile(t, vadd, opts...) }); d.Hits != 1 {
+			t.Fatalf("%s again: %+v, want a hit", target, d)
+		}
+		image := res.PTX
+		if target == arch {
+			image = res.CUBIN
+		}
+		mod, err := cuda.LoadModule(ctx, image)
+		if err != nil {
+			t.Fatalf("%s: loading the cached image: %v", target, err)
+		}
+		if _, err := mod.Function("vadd"); err != nil {
+			t.Error(err)
+		}
+		mod.Close()
 	}
 }

@@ -257,24 +257,28 @@ func dependencies(src string, sp *searchPath, preIncludes []string) ([]dependenc
 	deps := map[string]dependency{}
 	type pending struct {
 		inc inclusion
-		dir string // of the including file, for a quoted name
+		// dirs are those of the including file and of the files that
+		// included it, up to the program: a quoted name is looked for
+		// beside the first, and, by some compilers, beside the others.
+		dirs []string
 	}
 	var queue []pending
-	add := func(text []byte, dir string) error {
+	add := func(text []byte, dirs []string) error {
 		incs, computed := directives(text)
 		if computed {
 			return errUncacheable
 		}
 		for _, inc := range incs {
-			queue = append(queue, pending{inc, dir})
+			queue = append(queue, pending{inc, dirs})
 		}
 		return nil
 	}
-	if err := add([]byte(src), sp.programDir); err != nil {
+	top := []string{sp.programDir}
+	if err := add([]byte(src), top); err != nil {
 		return nil, err
 	}
 	for _, p := range preIncludes {
-		queue = append(queue, pending{inclusion{name: p, quoted: true}, sp.programDir})
+		queue = append(queue, pending{inclusion{name: p, quoted: true}, top})
 	}
 	seenHeaders := map[string]bool{}
 	for len(queue) > 0 {
@@ -285,11 +289,10 @@ func dependencies(src string, sp *searchPath, preIncludes []string) ([]dependenc
 			// Its content is in the key already; its own inclusions
 			// resolve beside the program, or beside its name's directory.
 			seenHeaders[name] = true
+			dirs := withDir(p.dirs, filepath.Join(sp.programDir, filepath.Dir(name)))
 			for _, h := range hs {
-				for _, dir := range []string{sp.programDir, filepath.Join(sp.programDir, filepath.Dir(name))} {
-					if err := add([]byte(h), dir); err != nil {
-						return nil, err
-					}
+				if err := add([]byte(h), dirs); err != nil {
+					return nil, err
 				}
 			}
 		}
@@ -298,7 +301,9 @@ func dependencies(src string, sp *searchPath, preIncludes []string) ([]dependenc
 			candidates = []string{filepath.Clean(name)}
 		} else {
 			if p.inc.quoted {
-				candidates = append(candidates, filepath.Join(p.dir, name))
+				for _, d := range p.dirs {
+					candidates = append(candidates, filepath.Join(d, name))
+				}
 			}
 			for _, d := range sp.dirs {
 				candidates = append(candidates, filepath.Join(d, name))
@@ -323,8 +328,9 @@ func dependencies(src string, sp *searchPath, preIncludes []string) ([]dependenc
 			if s.computed {
 				return nil, &fs.PathError{Op: "include", Path: c, Err: errUncacheable}
 			}
+			dirs := withDir(p.dirs, filepath.Dir(c))
 			for _, inc := range s.incs {
-				queue = append(queue, pending{inc, filepath.Dir(c)})
+				queue = append(queue, pending{inc, dirs})
 			}
 		}
 	}
@@ -334,4 +340,16 @@ func dependencies(src string, sp *searchPath, preIncludes []string) ([]dependenc
 	}
 	slices.SortFunc(out, func(a, b dependency) int { return strings.Compare(a.path, b.path) })
 	return out, nil
+}
+
+// withDir returns dirs with dir first, once.
+func withDir(dirs []string, dir string) []string {
+	out := make([]string, 0, len(dirs)+1)
+	out = append(out, dir)
+	for _, d := range dirs {
+		if d != dir {
+			out = append(out, d)
+		}
+	}
+	return out
 }

@@ -76,7 +76,8 @@
 // headers and of each file found, whatever #if surrounds it, and looks
 // the name up in every place NVRTC could take it from: beside the
 // including file (for the source, the directory of the program name,
-// relative to the working directory), and in each -I directory. Every
+// relative to the working directory), beside the files that included
+// that one, and in each -I directory. Every
 // such place enters the key, with the content of the file there or its
 // absence, so that editing an included header, or adding one earlier on
 // the search path, misses; editing a header nothing includes does not.
