@@ -45,11 +45,11 @@
 //
 // Compile keeps each result on disk and answers the same compile again
 // from there, in this process or any other: the vadd kernel of the tests,
-// for sm_80, takes 23 µs from the cache against 78 ms to compile
-// (BenchmarkCompileCacheHit and BenchmarkCompileCold, NVRTC 12.4 on two
-// cores of an AMD EPYC); one that includes the toolkit's cuda_fp16.h
-// takes 91 µs, most of it checking the headers
-// (BenchmarkCompileCacheHitToolkitHeaders).
+// for sm_80, takes 19 to 42 µs from the cache against 72 to 134 ms to
+// compile (BenchmarkCompileCacheHit and BenchmarkCompileCold, three runs
+// each, NVRTC 12.4 on two shared cores of an AMD EPYC); one that includes
+// the toolkit's cuda_fp16.h takes 91 to 207 µs, most of it checking the
+// headers (BenchmarkCompileCacheHitToolkitHeaders).
 //
 // Where: os.UserCacheDir()/gocuda/nvrtc ($XDG_CACHE_HOME/gocuda/nvrtc,
 // else ~/.cache/gocuda/nvrtc); GOCUDA_NVRTC_CACHE=/some/dir moves it,
@@ -77,10 +77,10 @@
 // the name up in every place NVRTC could take it from: beside the
 // including file (for the source, the directory of the program name,
 // relative to the working directory), beside the files that included
-// that one, and in each -I directory. Every
-// such place enters the key, with the content of the file there or its
-// absence, so that editing an included header, or adding one earlier on
-// the search path, misses; editing a header nothing includes does not.
+// that one, and in each -I directory. Every such place enters the key,
+// with the content of the file there or its absence, so that editing an
+// included header, or adding one earlier on the search path, misses;
+// editing a header nothing includes does not.
 // Files are hashed once and then recognised by their inode, size and
 // modification and change times until they change. ".." in an include
 // name is resolved as text, as if no directory before it were a
