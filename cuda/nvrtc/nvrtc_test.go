@@ -20,7 +20,21 @@ func TestMain(m *testing.M) {
 	if os.Getenv("GOCUDA_NVRTC_CHILD") == "" {
 		nvrtctest.UseCached(raw.HeaderVersion() / 1000)
 	}
-	os.Exit(m.Run())
+	// The tests compile through a cache of their own, never the user's;
+	// child processes inherit it.
+	var tmp string
+	if os.Getenv(nvrtc.CacheEnv) == "" {
+		var err error
+		if tmp, err = os.MkdirTemp("", "nvrtc-cache-"); err != nil {
+			panic(err)
+		}
+		os.Setenv(nvrtc.CacheEnv, tmp)
+	}
+	code := m.Run()
+	if tmp != "" {
+		os.RemoveAll(tmp)
+	}
+	os.Exit(code)
 }
 
 // needLibrary skips a test when no NVRTC library loads, saying why.
