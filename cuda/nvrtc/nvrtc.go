@@ -48,7 +48,7 @@
 // for sm_80, takes 19 to 42 µs from the cache against 72 to 134 ms to
 // compile (BenchmarkCompileCacheHit and BenchmarkCompileCold, three runs
 // each, NVRTC 12.4 on two shared cores of an AMD EPYC); one that includes
-// the toolkit's cuda_fp16.h takes 91 to 207 µs, most of it checking the
+// the toolkit's cuda_fp16.h takes 108 to 207 µs, most of it checking the
 // headers (BenchmarkCompileCacheHitToolkitHeaders).
 //
 // Where: os.UserCacheDir()/gocuda/nvrtc ($XDG_CACHE_HOME/gocuda/nvrtc,
