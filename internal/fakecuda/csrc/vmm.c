@@ -69,7 +69,8 @@ struct mapping {
 	char *base;
 	size_t size;
 	struct phys *p;
-	struct alloc *a; // the table's entry once accessible
+	int access;      // cuMemSetAccess granted access
+	struct alloc *a; // the table's entry of its run of accessible mappings
 };
 
 struct reservation {
@@ -80,6 +81,45 @@ struct reservation {
 };
 
 static struct reservation *g_reserved;
+
+static int by_base(const void *x, const void *y) {
+	const struct mapping *a = *(struct mapping *const *)x, *b = *(struct mapping *const *)y;
+	return a->base < b->base ? -1 : a->base > b->base;
+}
+
+// rebuild makes the table's entries of res one per run of adjacent
+// accessible mappings, so that a copy or a kernel may cross from one
+// mapping into the next, as on a GPU. It waits for the queued operations
+// that use the entries it replaces. Under the lock.
+static void rebuild(struct reservation *res) {
+	size_t n = 0;
+	for (struct mapping *m = res->maps; m != NULL; m = m->next) {
+		if (m->a != NULL) {
+			struct alloc *a = m->a;
+			for (struct mapping *o = res->maps; o != NULL; o = o->next)
+				if (o->a == a)
+					o->a = NULL;
+			alloc_remove_mapped(a);
+		}
+		n++;
+	}
+	struct mapping **v = xrealloc(NULL, (n ? n : 1) * sizeof *v);
+	n = 0;
+	for (struct mapping *m = res->maps; m != NULL; m = m->next)
+		if (m->access)
+			v[n++] = m;
+	qsort(v, n, sizeof *v, by_base);
+	for (size_t i = 0; i < n;) {
+		size_t j = i + 1;
+		while (j < n && v[j]->base == v[j - 1]->base + v[j - 1]->size)
+			j++;
+		struct alloc *a = alloc_add_mapped(v[i]->base, (size_t)(v[j - 1]->base + v[j - 1]->size - v[i]->base));
+		for (size_t k = i; k < j; k++)
+			v[k]->a = a;
+		i = j;
+	}
+	free(v);
+}
 
 static void phys_unref(struct phys *p) {
 	if (--p->refs > 0)
@@ -288,6 +328,10 @@ EXPORT CUresult cuMemUnmap(CUdeviceptr ptr, size_t size) {
 		unlock();
 		return CUDA_ERROR_INVALID_VALUE;
 	}
+	for (struct mapping *m = res->maps; m != NULL; m = m->next)
+		if (m->base >= base && m->base + m->size <= base + size)
+			m->access = 0;
+	rebuild(res);
 	struct mapping **pm = &res->maps;
 	while (*pm != NULL) {
 		struct mapping *m = *pm;
@@ -295,8 +339,6 @@ EXPORT CUresult cuMemUnmap(CUdeviceptr ptr, size_t size) {
 			pm = &m->next;
 			continue;
 		}
-		if (m->a != NULL)
-			alloc_remove_mapped(m->a);
 		*pm = m->next;
 		mmap(m->base, m->size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
 		phys_unref(m->p);
@@ -338,15 +380,14 @@ EXPORT CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDe
 	for (struct mapping *m = res->maps; m != NULL; m = m->next) {
 		if (m->base < base || m->base + m->size > base + size)
 			continue;
-		if (access != 0 && m->a == NULL) {
+		if (access != 0 && !m->access)
 			mprotect(m->base, m->size, PROT_READ | PROT_WRITE);
-			m->a = alloc_add_mapped(m->base, m->size);
-		} else if (access == 0 && m->a != NULL) {
-			alloc_remove_mapped(m->a);
-			m->a = NULL;
-			mprotect(m->base, m->size, PROT_NONE);
-		}
+		m->access = access != 0;
 	}
+	rebuild(res);
+	for (struct mapping *m = res->maps; m != NULL; m = m->next)
+		if (!m->access && m->base >= base && m->base + m->size <= base + size)
+			mprotect(m->base, m->size, PROT_NONE);
 	unlock();
 	return CUDA_SUCCESS;
 }
