@@ -325,6 +325,8 @@ func ExportPoolPointer(m Memory) (PoolPointer, error) {
 	}
 	defer h.exit()
 	switch {
+	case st.pool == nil && st.stream != nil:
+		return out, invalidArg(op, "memory of the device's default pool cannot be exported: allocate it from a MemPool made WithShareableHandles (AllocFromPool)")
 	case st.pool == nil:
 		return out, invalidArg(op, "the memory is not from a pool (AllocFromPool)")
 	case st.pool.val.handles&cu.CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR == 0:

@@ -123,7 +123,6 @@ func TestVMMRange(t *testing.T) {
 	}
 }
 
-
 func p2err[T any](_ T, err error) error { return err }
 
 func TestGrowableSlice(t *testing.T) {
