@@ -65,5 +65,7 @@ package cuda
 //fused type cuCtxPopCurrent
 //fused type cuStreamSynchronize
 //fused type cuLaunchHostFunc
+//fused type cuMemImportFromShareableHandle
+//fused type cuMemPoolImportFromShareableHandle
 
 //fused struct CUlaunchConfig

@@ -10,6 +10,11 @@ var (
 	liveGraphs, liveGraphExecs                   atomic.Int64
 	// liveLibraryObjects counts the library objects of every kind.
 	liveLibraryObjects atomic.Int64
+	// Virtual memory and memory imported from other processes (vmm.go,
+	// ipc.go); liveRangeViews counts the Slices of RangeSlice, which hold
+	// their range.
+	livePhysicalMemory, liveAddressRanges, liveRangeViews atomic.Int64
+	liveIPCImports                                        atomic.Int64
 )
 
 // LiveHandles reports how many driver objects of each kind this package
@@ -33,6 +38,10 @@ type LiveCounts struct {
 	ManagedMemory             int
 	// LibraryObjects counts the LibraryObjects of every library.
 	LibraryObjects int
+	// PhysicalMemory and AddressRanges count virtual memory's objects
+	// (NewPhysicalMemory, ReserveAddressRange); IPCImports the memory
+	// opened from another process's IPCMemHandle.
+	PhysicalMemory, AddressRanges, IPCImports int
 	// Deferred counts the objects above whose destroy the driver refused
 	// and that wait for a retry (ErrDeferred).
 	Deferred int
@@ -51,5 +60,8 @@ func LiveObjects() LiveCounts {
 		ManagedMemory:  int(liveManagedMemory.Load()),
 		LibraryObjects: int(liveLibraryObjects.Load()),
 		Deferred:       int(deferredCount.Load()),
+		PhysicalMemory: int(livePhysicalMemory.Load()),
+		AddressRanges:  int(liveAddressRanges.Load()),
+		IPCImports:     int(liveIPCImports.Load()),
 	}
 }

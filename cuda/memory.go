@@ -77,6 +77,9 @@ type memState struct {
 	// Close frees it (cuMemFreeAsync); nil for Alloc.
 	stream *shared[streamState]
 	pool   *shared[poolState] // AllocFromPool's pool; nil otherwise
+	// owner is what the memory of a view belongs to (RangeSlice's
+	// *shared[rangeState]), released by its kind's drop; nil otherwise.
+	owner any
 }
 
 func (m *DeviceMemory) handle() *handle[memState] {

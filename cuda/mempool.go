@@ -22,6 +22,9 @@ type poolState struct {
 	raw   cu.CUmemoryPool // first: see shared.val
 	dev   Device
 	owned bool // made by NewMemPool
+	// handles are the shareable handle types the pool was made with
+	// (WithShareableHandles): MemPool.ExportFD needs one.
+	handles cu.CUmemAllocationHandleType
 }
 
 func (p *MemPool) handle() *handle[poolState] {
@@ -45,14 +48,28 @@ func DefaultMemPool(dev Device) (*MemPool, error) {
 	return newMemPool(raw, dev, false), nil
 }
 
+// MemPoolOption configures NewMemPool.
+type MemPoolOption func(*cu.CUmemPoolProps)
+
+// WithShareableHandles makes a pool whose memory can be shared with other
+// processes through POSIX file descriptors
+// (CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR): MemPool.ExportFD and
+// ExportPoolPointer.
+func WithShareableHandles() MemPoolOption {
+	return func(p *cu.CUmemPoolProps) { p.HandleTypes |= cu.CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR }
+}
+
 // NewMemPool makes a memory pool of device memory on dev (cuMemPoolCreate,
 // pinned allocations located on the device).
-func NewMemPool(dev Device) (*MemPool, error) {
+func NewMemPool(dev Device, opts ...MemPoolOption) (*MemPool, error) {
 	const op = "NewMemPool"
 	if err := initDriver(); err != nil {
 		return nil, err
 	}
 	var props cu.CUmemPoolProps
+	for _, o := range opts {
+		o(&props)
+	}
 	props.AllocType = cu.CU_MEM_ALLOCATION_TYPE_PINNED
 	props.Location.Type = cu.CU_MEM_LOCATION_TYPE_DEVICE
 	props.Location.Id = int32(dev.ordinal)
@@ -60,7 +77,9 @@ func NewMemPool(dev Device) (*MemPool, error) {
 	if err := cu.MemPoolCreate(&raw, &props); err != nil {
 		return nil, newError(op, "cuMemPoolCreate", err)
 	}
-	return newMemPool(raw, dev, true), nil
+	p := newMemPool(raw, dev, true)
+	p.h.core.val.handles = props.HandleTypes
+	return p, nil
 }
 
 func newMemPool(raw cu.CUmemoryPool, dev Device, owned bool) *MemPool {

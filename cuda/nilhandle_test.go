@@ -42,6 +42,8 @@ func handleValues() []struct {
 		{"ManagedMemory", (*ManagedMemory)(nil), new(ManagedMemory)},
 		{"LibraryObject", (*LibraryObject[uintptr])(nil), new(LibraryObject[uintptr])},
 		{"Slice", (*Slice[float32])(nil), new(Slice[float32])},
+		{"PhysicalMemory", (*PhysicalMemory)(nil), new(PhysicalMemory)},
+		{"AddressRange", (*AddressRange)(nil), new(AddressRange)},
 	}
 }
 
@@ -118,6 +120,9 @@ func TestNilAndZeroHandles(t *testing.T) {
 func handleFuncCalls(t *testing.T) map[string][]error {
 	file := filepath.Join(t.TempDir(), "m.ptx")
 	must(t, os.WriteFile(file, []byte("x"), 0o600))
+	f, err := os.Open(file)
+	must(t, err)
+	t.Cleanup(func() { f.Close() })
 	calls := map[string][]error{}
 	add := func(name string, errs ...error) { calls[name] = append(calls[name], errs...) }
 	second := func(_ any, err error) error { return err }
@@ -172,6 +177,18 @@ func handleFuncCalls(t *testing.T) map[string][]error {
 		add("CopySlicePeerAsync", CopySlicePeerAsync(z.s, z.sl, z.sl))
 		add("NewLibraryObject", second(NewLibraryObject(z.s,
 			func() (uintptr, error) { return 1, nil }, func(uintptr) error { return nil })))
+		add("ImportIPC", second(ImportIPC(z.ctx, IPCMemHandle{})))
+		add("ImportIPCSlice", second(ImportIPCSlice[float32](z.ctx, IPCMemHandle{})))
+		add("ImportIPCEvent", second(ImportIPCEvent(z.ctx, IPCEventHandle{})))
+		add("ImportMemPool", second(ImportMemPool(z.ctx, f)))
+		add("ImportPoolPointer", second(ImportPoolPointer(z.ctx, z.pool, PoolPointer{})))
+		add("NewPhysicalMemory", second(NewPhysicalMemory(z.ctx, 1<<21)))
+		add("ImportPhysicalMemory", second(ImportPhysicalMemory(z.ctx, f, 1<<21)))
+		add("ReserveAddressRange", second(ReserveAddressRange(z.ctx, 1<<21, 0)))
+		add("NewGrowableSlice", second(NewGrowableSlice[float32](z.ctx, 16)))
+	}
+	for _, r := range []*AddressRange{nil, new(AddressRange)} {
+		add("RangeSlice", second(RangeSlice[float32](r, 0, 1)))
 	}
 	return calls
 }

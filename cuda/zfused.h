@@ -93,6 +93,12 @@ typedef int (*gocuda_cuStreamSynchronize_fn)(uintptr_t);
 // CUresult cuLaunchHostFunc(CUstream hStream, CUhostFn fn, void *userData)
 typedef int (*gocuda_cuLaunchHostFunc_fn)(uintptr_t, uintptr_t, void*);
 
+// CUresult cuMemImportFromShareableHandle(CUmemGenericAllocationHandle *handle, void *osHandle, CUmemAllocationHandleType shHandleType)
+typedef int (*gocuda_cuMemImportFromShareableHandle_fn)(void*, void*, int);
+
+// CUresult cuMemPoolImportFromShareableHandle(CUmemoryPool *pool_out, void *handle, CUmemAllocationHandleType handleType, unsigned long long flags)
+typedef int (*gocuda_cuMemPoolImportFromShareableHandle_fn)(void*, void*, int, unsigned long long);
+
 // CUlaunchConfig of cuda.h, its members as the C calls pass them.
 typedef struct {
 	unsigned int gridDimX;

@@ -42,6 +42,13 @@
 //     their attributes report what is reserved and used, the high
 //     watermarks and the release threshold (csrc/mempool.c says how it is
 //     simpler than the driver);
+//   - virtual memory (cuMemAddressReserve, cuMemCreate, cuMemMap,
+//     cuMemSetAccess, cuMemUnmap, cuMemRelease, cuMemAddressFree,
+//     cuMemGetAllocationGranularity): physical memory is a memory file
+//     mapped at the reserved host addresses, exported and imported as a
+//     POSIX file descriptor (cuMemExportToShareableHandle,
+//     cuMemImportFromShareableHandle), so it works between processes too
+//     (csrc/vmm.c);
 //   - modules and libraries (cuModuleLoadData, cuModuleLoadDataEx,
 //     cuModuleLoad, cuLibraryLoadData, cuLibraryLoadFromFile) of the
 //     images a driver takes, compiled by nobody: PTX whose header does not
@@ -94,7 +101,7 @@
 //
 // Every other driver function is absent, as in a driver too old for it
 // (the explicit graph-building API, module globals, pool access and
-// export), so
+// export, the cuIpc* calls), so
 // code that calls one gets an error matching cu.ErrMissingFunction. The
 // sources, in
 // csrc/, say what each part models and where it is simpler than the driver.

@@ -64,6 +64,7 @@ enum {
 	CUDA_ERROR_CONTEXT_IS_DESTROYED = 709,
 	CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED = 712,
 	CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED = 713,
+	CUDA_ERROR_NOT_PERMITTED = 800,
 	CUDA_ERROR_NOT_SUPPORTED = 801,
 	CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED = 900,
 	CUDA_ERROR_STREAM_CAPTURE_INVALIDATED = 901,
@@ -136,7 +137,10 @@ extern int g_initialized;    // cuInit succeeded
 	X(cuKernelGetFunction) X(cuFuncGetParamInfo) X(cuFuncGetName) X(cuOccupancyMaxPotentialBlockSize)  \
 	X(cuDeviceGetDefaultMemPool) X(cuDeviceGetMemPool) X(cuDeviceSetMemPool) X(cuMemPoolCreate)       \
 	X(cuMemPoolDestroy) X(cuMemPoolGetAttribute) X(cuMemPoolSetAttribute) X(cuMemPoolTrimTo)         \
-	X(cuMemAllocFromPoolAsync) X(cuMemsetD2D32) X(cuMemsetD2D32Async)
+	X(cuMemAllocFromPoolAsync) X(cuMemsetD2D32) X(cuMemsetD2D32Async)                              \
+	X(cuMemGetAllocationGranularity) X(cuMemAddressReserve) X(cuMemAddressFree) X(cuMemCreate)      \
+	X(cuMemRelease) X(cuMemMap) X(cuMemUnmap) X(cuMemSetAccess) X(cuMemExportToShareableHandle)    \
+	X(cuMemImportFromShareableHandle)
 
 #define FAKE_ENUM(n) F_##n,
 enum { FAKE_FUNCS(FAKE_ENUM) F_COUNT };
@@ -157,7 +161,7 @@ CUresult enter(int f);
 // slot's generation, never by pointers: a stale or forged handle is found
 // invalid instead of being dereferenced, and a recycled slot does not make
 // an old handle valid again.
-enum kind { K_CTX = 1, K_STREAM = 2, K_EVENT = 3, K_GRAPH = 4, K_EXEC = 5, K_NODE = 6, K_FUNC = 7, K_MODULE = 8, K_LIBRARY = 9, K_POOL = 10 };
+enum kind { K_CTX = 1, K_STREAM = 2, K_EVENT = 3, K_GRAPH = 4, K_EXEC = 5, K_NODE = 6, K_FUNC = 7, K_MODULE = 8, K_LIBRARY = 9, K_POOL = 10, K_PHYS = 11 };
 uint64_t handle_new(enum kind k, void *obj);
 void handle_free(uint64_t h);
 void *handle_get(uint64_t h, enum kind k);
@@ -357,6 +361,10 @@ struct alloc {
 	// A stream-ordered allocation's pool (mempool.c), which counts its
 	// bytes against the device instead of the allocation.
 	struct mempool *pool;
+	// A range of virtual memory mapped and made accessible (vmm.c): its
+	// physical memory counts against the device, and cuMemUnmap, not the
+	// table, takes the pages away.
+	int mapped;
 };
 
 void alloc_put(struct alloc *a);
@@ -374,6 +382,11 @@ CUresult alloc_async(struct stream *s, struct mempool *p, size_t bytes, CUdevice
 // device_mem_give counts bytes back. Under the lock.
 CUresult device_mem_take(size_t bytes);
 void device_mem_give(size_t bytes);
+// alloc_add_mapped enters [base, base+size) in the table as device memory
+// of no context, for a mapping made accessible; alloc_remove_mapped takes
+// it out once no queued operation uses it. Under the lock.
+struct alloc *alloc_add_mapped(char *base, size_t size);
+void alloc_remove_mapped(struct alloc *a);
 
 // ---- mempool.c ----
 

@@ -48,7 +48,7 @@ static void destroy(struct alloc *a) {
 	race_alloc_remove(a);
 	if (a->pool != NULL)
 		pool_give(a->pool, a->size);
-	if (!a->registered) // registered memory stays the caller's
+	if (!a->registered && !a->mapped) // registered and mapped memory is not the table's to unmap
 		munmap(a->base, a->size);
 	free(a);
 }
@@ -68,7 +68,7 @@ static void unlink_alloc(struct alloc *a) {
 		}
 	}
 	a->freed = 1;
-	if (!a->host && !a->managed && a->pool == NULL)
+	if (!a->host && !a->managed && a->pool == NULL && !a->mapped)
 		g_used -= a->size;
 	if (a->managed)
 		g_live[L_MANAGED]--;
@@ -115,6 +115,25 @@ static CUresult new_alloc(struct ctx *c, size_t bytes, int host, int managed, st
 	race_alloc_add(a);
 	*out = a;
 	return CUDA_SUCCESS;
+}
+
+struct alloc *alloc_add_mapped(char *base, size_t size) {
+	struct alloc *a = calloc(1, sizeof *a);
+	if (a == NULL)
+		abort();
+	a->base = base;
+	a->size = size;
+	a->mapped = 1;
+	a->next = g_allocs;
+	g_allocs = a;
+	race_alloc_add(a);
+	return a;
+}
+
+void alloc_remove_mapped(struct alloc *a) {
+	while (a->pending != 0)
+		pthread_cond_wait(&g_done, &g_mu);
+	unlink_alloc(a);
 }
 
 void alloc_reap(struct ctx *c) {
@@ -203,7 +222,7 @@ static CUresult free_at(const void *p, int host) {
 		return r;
 	lock();
 	struct alloc *a = alloc_find(p, 0);
-	if (a == NULL || a->base != p || a->host != host || a->registered) {
+	if (a == NULL || a->base != p || a->host != host || a->registered || a->mapped) {
 		unlock();
 		return CUDA_ERROR_INVALID_VALUE;
 	}

@@ -35,6 +35,8 @@ P(cuLibraryUnload) P(cuLibraryGetKernel) P(cuKernelGetFunction) P(cuFuncGetParam
 P(cuOccupancyMaxPotentialBlockSize) P(cuDeviceGetDefaultMemPool) P(cuDeviceGetMemPool) P(cuDeviceSetMemPool)
 P(cuMemPoolCreate) P(cuMemPoolDestroy) P(cuMemPoolGetAttribute) P(cuMemPoolSetAttribute) P(cuMemPoolTrimTo)
 P(cuMemAllocFromPoolAsync) P(cuMemsetD2D32_v2) P(cuMemsetD2D32Async)
+P(cuMemGetAllocationGranularity) P(cuMemAddressReserve) P(cuMemAddressFree) P(cuMemCreate) P(cuMemRelease)
+P(cuMemMap) P(cuMemUnmap) P(cuMemSetAccess) P(cuMemExportToShareableHandle) P(cuMemImportFromShareableHandle)
 #undef P
 
 EXPORT CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion, uint64_t flags);
@@ -136,6 +138,16 @@ static const struct proc {
 	{"cuMemsetD32Async", 3020, cuMemsetD32Async},
 	{"cuMemsetD2D32", 3020, cuMemsetD2D32_v2},
 	{"cuMemsetD2D32Async", 3020, cuMemsetD2D32Async},
+	{"cuMemGetAllocationGranularity", 10020, cuMemGetAllocationGranularity},
+	{"cuMemAddressReserve", 10020, cuMemAddressReserve},
+	{"cuMemAddressFree", 10020, cuMemAddressFree},
+	{"cuMemCreate", 10020, cuMemCreate},
+	{"cuMemRelease", 10020, cuMemRelease},
+	{"cuMemMap", 10020, cuMemMap},
+	{"cuMemUnmap", 10020, cuMemUnmap},
+	{"cuMemSetAccess", 10020, cuMemSetAccess},
+	{"cuMemExportToShareableHandle", 10020, cuMemExportToShareableHandle},
+	{"cuMemImportFromShareableHandle", 10020, cuMemImportFromShareableHandle},
 	{"cuMemHostRegister", 6050, cuMemHostRegister_v2},
 	{"cuMemHostUnregister", 4000, cuMemHostUnregister},
 	{"cuCtxEnablePeerAccess", 4000, cuCtxEnablePeerAccess},
