@@ -533,7 +533,8 @@ func mulHi(x, y uint64, size int, sgn bool) uint64 {
 }
 
 // carryArith is add.cc, addc, sub.cc, subc, mad.cc and madc: the carry
-// flag is one bit per lane of the warp.
+// flag is one bit per lane of the warp, a carry out of the adder for
+// subtractions too (set when nothing was borrowed).
 func (c *compiler) carryArith(in *instr, o *op, ms modset, t dtype) {
 	setCC := ms.has[".cc"]
 	mask := t.mask()
@@ -562,10 +563,18 @@ func (c *compiler) carryArith(in *instr, o *op, ms modset, t dtype) {
 					res, cout = s&mask, s>>(8*size)&1
 				}
 			case "sub", "subc":
+				// The hardware subtracts as a + ^b + carry: its carry
+				// flag is set when no borrow occurred, and a
+				// subtraction with no carry in takes one more away
+				// (the compiler's own multi-word division relies on it).
+				if name == "sub" {
+					cin = 1
+				}
+				nb := ^b & mask
 				if size == 8 {
-					res, cout = bits.Sub64(a, b, cin)
+					res, cout = bits.Add64(a, nb, cin)
 				} else {
-					s := a - b - cin
+					s := a + nb + cin
 					res, cout = s&mask, s>>(8*size)&1
 				}
 			case "mad", "madc":

@@ -166,6 +166,10 @@ func (c *compiler) buildBits(in *instr, o *op, ms modset) {
 			}
 			return v & 0xffffffff
 		})
+	case "fns":
+		c.nargs(in, 4, 4)
+		o.d, o.a, o.b, o.c = c.dst(in, in.args[0]), c.src(in, in.args[1], u32), c.src(in, in.args[2], u32), c.src(in, in.args[3], dtype{'s', 4, false})
+		o.exec = tri(func(a, b, cc uint64) uint64 { return uint64(fns(uint32(a), uint32(b), int32(uint32(cc)))) })
 	case "bmsk":
 		c.nargs(in, 3, 3)
 		o.d, o.a, o.b = c.dst(in, in.args[0]), c.src(in, in.args[1], u32), c.src(in, in.args[2], u32)
@@ -675,4 +679,28 @@ func (c *compiler) buildIsspacep(in *instr, o *op, ms modset) {
 		}
 		return b2u(w == 0)
 	})
+}
+
+// fns is the position of the offset-th set bit of mask counted from base
+// (upward for a positive offset, downward for a negative one, base itself
+// for zero), or all ones when there is none.
+func fns(mask, base uint32, offset int32) uint32 {
+	if offset == 0 {
+		if base < 32 && mask>>base&1 != 0 {
+			return base
+		}
+		return ^uint32(0)
+	}
+	step, left := 1, int64(offset)
+	if offset < 0 {
+		step, left = -1, -left
+	}
+	for p := int(base); p >= 0 && p < 32; p += step {
+		if mask>>p&1 != 0 {
+			if left--; left == 0 {
+				return uint32(p)
+			}
+		}
+	}
+	return ^uint32(0)
 }
