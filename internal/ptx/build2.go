@@ -2,6 +2,7 @@ package ptx
 
 import (
 	"math"
+	"math/big"
 	"math/bits"
 )
 
@@ -550,8 +551,8 @@ func cvtOne(dt, st dtype, mode byte, intRound, sat, ftz, relu bool, v uint64) ui
 					x = 1
 				}
 			}
-			if dt.kind == 'f' && dt.size == 4 && mode != 'n' && st.size == 8 {
-				return uint64(math.Float32bits(float32(directed(fAdd, dt, mode, x, 0, 0))))
+			if mode != 'n' && !math.IsNaN(x) && !math.IsInf(x, 0) && narrower(dt, st) {
+				return roundBits(dt, mode, new(big.Float).SetFloat64(x))
 			}
 			r := dt.fbits(x)
 			if ftz && dt.kind == 'f' && dt.size == 4 {
@@ -588,6 +589,15 @@ func cvtOne(dt, st dtype, mode byte, intRound, sat, ftz, relu bool, v uint64) ui
 		return uint64(x) & dt.mask()
 	}
 	iv := st.ival(v)
+	if dt.isFloat() && (mode != 'n' || dt.kind != 'f') {
+		// directed rounding, and the half types, whose conversion
+		// through float64 could round twice
+		b := new(big.Float).SetUint64(iv)
+		if st.signed() {
+			b.SetInt64(int64(iv))
+		}
+		return roundBits(dt, mode, b)
+	}
 	if dt.isFloat() {
 		var x float64
 		if st.signed() {
@@ -703,4 +713,12 @@ func fns(mask, base uint32, offset int32) uint32 {
 		}
 	}
 	return ^uint32(0)
+}
+
+// narrower reports whether converting from st to dt can round: dt has
+// fewer significand bits or a smaller exponent range.
+func narrower(dt, st dtype) bool {
+	dp, dmin, _ := dt.format()
+	sp, smin, _ := st.format()
+	return dp < sp || dmin > smin
 }

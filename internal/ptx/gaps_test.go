@@ -80,3 +80,38 @@ func TestFindNthSet(t *testing.T) {
 	cvt.u64.u32 %rd10, %r7; st.global.u64 [%rd1+48], %rd10;`, 7)
 	expect(t, got, 3, 3, 3, 1, 0xffffffff, 5, 0xffffffff)
 }
+
+// Conversions to floating point honour their rounding modifier: from
+// integers, and from wider floats to f32, f16 and bf16, subnormals and
+// overflow included.
+func TestConvertDirectedRounding(t *testing.T) {
+	got := runOne(t, ".reg .f32 %f<8>;\n.reg .b16 %h<8>;\n", `
+	cvt.rz.f32.s32 %f1, 16777217;          // 2^24 + 1
+	mov.b32 %r1, %f1; cvt.u64.u32 %rd10, %r1; st.global.u64 [%rd1], %rd10;
+	cvt.rp.f32.s32 %f1, 16777217;
+	mov.b32 %r1, %f1; cvt.u64.u32 %rd10, %r1; st.global.u64 [%rd1+8], %rd10;
+	cvt.rm.f32.s64 %f1, -16777217;
+	mov.b32 %r1, %f1; cvt.u64.u32 %rd10, %r1; st.global.u64 [%rd1+16], %rd10;
+	cvt.rz.f32.s32 %f1, -16777219;
+	mov.b32 %r1, %f1; cvt.u64.u32 %rd10, %r1; st.global.u64 [%rd1+24], %rd10;
+	mov.b32 %f2, 0f3F800001;               // 1 + 2^-23
+	cvt.rp.f16.f32 %h1, %f2;
+	cvt.u64.u16 %rd10, %h1; st.global.u64 [%rd1+32], %rd10;
+	cvt.rz.bf16.f32 %h1, %f2;
+	cvt.u64.u16 %rd10, %h1; st.global.u64 [%rd1+40], %rd10;
+	mov.b32 %f2, 0f33000001;               // just above 2^-25, half of the smallest f16
+	cvt.rn.f16.f32 %h1, %f2;
+	cvt.u64.u16 %rd10, %h1; st.global.u64 [%rd1+48], %rd10;
+	mov.b32 %f2, 0f33000000;               // 2^-25 exactly: a tie, to 0
+	cvt.rn.f16.f32 %h1, %f2;
+	cvt.u64.u16 %rd10, %h1; st.global.u64 [%rd1+56], %rd10;
+	mov.b32 %f2, 0f47800000;               // 65536 overflows f16
+	cvt.rz.f16.f32 %h1, %f2;
+	cvt.u64.u16 %rd10, %h1; st.global.u64 [%rd1+64], %rd10;
+	cvt.rm.f16.s32 %h1, -70000;
+	cvt.u64.u16 %rd10, %h1; st.global.u64 [%rd1+72], %rd10;
+	mov.b32 %f2, 0f00000001;               // the smallest f32 subnormal
+	cvt.rp.f16.f32 %h1, %f2;
+	cvt.u64.u16 %rd10, %h1; st.global.u64 [%rd1+80], %rd10;`, 11)
+	expect(t, got, 0x4b800000, 0x4b800001, 0xcb800001, 0xcb800001, 0x3c01, 0x3f80, 1, 0, 0x7bff, 0xfc00, 1)
+}
