@@ -343,6 +343,10 @@ func (c *compiler) buildCall(in *instr, o *op, ms modset) {
 	if target.decl {
 		if b := builtins[name]; b != nil {
 			o.builtin = b
+			if (name == "malloc" || name == "free") && c.p.heap.Load() == nil {
+				// under p.mu, as all compiling is
+				c.p.heap.Store(newDeviceHeap())
+			}
 			return
 		}
 		c.bad(in, "call of %s, which is declared and not defined (no device library is linked)", name)
@@ -748,6 +752,8 @@ func (c *compiler) buildCpAsync(in *instr, o *op, ms modset) {
 var builtins = map[string]execFn{
 	"vprintf":      builtinPrintf,
 	"__assertfail": builtinAssert,
+	"malloc":       builtinMalloc,
+	"free":         builtinFree,
 }
 
 // cString reads the NUL-terminated string at a generic address.

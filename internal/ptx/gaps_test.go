@@ -2,6 +2,8 @@ package ptx
 
 import (
 	"encoding/binary"
+	"errors"
+	"strings"
 	"testing"
 )
 
@@ -114,4 +116,77 @@ func TestConvertDirectedRounding(t *testing.T) {
 	cvt.rp.f16.f32 %h1, %f2;
 	cvt.u64.u16 %rd10, %h1; st.global.u64 [%rd1+80], %rd10;`, 11)
 	expect(t, got, 0x4b800000, 0x4b800001, 0xcb800001, 0xcb800001, 0x3c01, 0x3f80, 1, 0, 0x7bff, 0xfc00, 1)
+}
+
+const mallocPTX = `.version 8.4
+.target sm_90
+.address_size 64
+.extern .func (.param .b64 func_retval0) malloc(.param .b64 malloc_param_0);
+.extern .func free(.param .b64 free_param_0);
+.visible .entry k(.param .u64 out, .param .u32 twice)
+{
+	.reg .pred %p<2>;
+	.reg .b32 %r<4>;
+	.reg .b64 %rd<8>;
+	ld.param.u64 %rd1, [out];
+	ld.param.u32 %r1, [twice];
+	mov.u32 %r2, %tid.x;
+	{
+	.param .b64 param0;
+	st.param.b64 [param0], 40;
+	.param .b64 retval0;
+	call.uni (retval0), malloc, (param0);
+	ld.param.b64 %rd2, [retval0];
+	}
+	cvt.u64.u32 %rd3, %r2;
+	st.u64 [%rd2+32], %rd3;
+	ld.u64 %rd4, [%rd2+32];
+	shl.b64 %rd5, %rd3, 3;
+	add.s64 %rd5, %rd1, %rd5;
+	st.global.u64 [%rd5], %rd4;
+	and.b64 %rd6, %rd2, 15;
+	st.global.u64 [%rd5+256], %rd6;
+	{
+	.param .b64 param0;
+	st.param.b64 [param0], %rd2;
+	call.uni free, (param0);
+	}
+	setp.eq.s32 %p1, %r1, 0;
+	@%p1 ret;
+	{
+	.param .b64 param0;
+	st.param.b64 [param0], %rd2;
+	call.uni free, (param0);
+	}
+	ret;
+}
+`
+
+// Device-side malloc hands each thread its own aligned block, free takes
+// it back, and freeing it twice is a fault.
+func TestDeviceMallocAndFree(t *testing.T) {
+	k := mustKernel(t, mallocPTX, "k")
+	var mem hostMem
+	defer mem.free()
+	buf := mem.alloc(512)
+	for _, twice := range []uint32{0, 1} {
+		var p params
+		p.u64(addrOf(buf)).u32(twice)
+		err := k.Run(&Launch{Grid: [3]uint32{1, 1, 1}, Block: [3]uint32{32, 1, 1}, Params: p, Memory: &mem})
+		if twice == 1 {
+			var f *Fault
+			if !errors.As(err, &f) || !strings.Contains(f.Msg, "free") {
+				t.Fatalf("double free: err = %v, want a fault naming free", err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range 32 {
+			if v, a := binary.LittleEndian.Uint64(buf[8*i:]), binary.LittleEndian.Uint64(buf[256+8*i:]); v != uint64(i) || a != 0 {
+				t.Errorf("thread %d: read back %d, alignment %d", i, v, a)
+			}
+		}
+	}
 }

@@ -328,6 +328,9 @@ func (k *Kernel) Run(l *Launch) (err error) {
 func (g *grid) work() {
 	w := &worker{g: g}
 	w.spans = append(w.spans, g.k.p.hostSpans...)
+	if h := g.k.p.heap.Load(); h != nil {
+		w.spans = append(w.spans, span{h.base, h.base + heapSize})
+	}
 	if g.workspace != nil {
 		a := addrOf(g.workspace)
 		w.spans = append(w.spans, span{a, a + uint64(len(g.workspace))})

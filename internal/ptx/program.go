@@ -3,6 +3,7 @@ package ptx
 import (
 	"fmt"
 	"sync"
+	"sync/atomic"
 )
 
 // program is a module made ready to run: its variables have memory, its
@@ -17,6 +18,7 @@ type program struct {
 	sharedStatic int
 	hostSpans    []span
 	shFree       map[int][][]byte
+	heap         atomic.Pointer[deviceHeap] // set once a kernel calls malloc or free
 }
 
 // Kernel is an entry of a module, compiled.
