@@ -315,11 +315,12 @@ func (c *compiler) buildCall(in *instr, o *op, ms modset) {
 		params = args[i].elems
 		i++
 	}
-	if i < len(args) {
-		c.bad(in, "indirect calls (with a prototype) are not supported")
+	if i < len(args) && (args[i].kind != 'r' || i+1 < len(args)) {
+		c.bad(in, "a call with operands after its arguments other than a prototype's label")
 	}
-	if _, isReg := c.regs[name]; isReg {
-		c.bad(in, "indirect calls through %s are not supported", name)
+	_, isReg := c.regs[name]
+	if !isReg && i < len(args) {
+		c.bad(in, "a direct call with a prototype")
 	}
 	ref := func(ops []operand) []paramRef {
 		var refs []paramRef
@@ -336,6 +337,10 @@ func (c *compiler) buildCall(in *instr, o *op, ms modset) {
 		return refs
 	}
 	o.args, o.rets = ref(params), ref(rets)
+	if isReg {
+		c.buildIndirectCall(in, o, name)
+		return
+	}
 	target := c.p.mod.funcs[name]
 	if target == nil {
 		c.bad(in, "call of unknown function %s", name)
@@ -909,4 +914,32 @@ func (wp *warp) cFormat(fr *frame, lane int, o *op, format string, args uint64) 
 		}
 	}
 	return out.String(), n
+}
+
+// buildIndirectCall compiles a call through the function address in
+// register reg: every function of the module with as many arguments and
+// return values may be its target. Those that do not compile are errors
+// only when called.
+func (c *compiler) buildIndirectCall(in *instr, o *op, reg string) {
+	o.indirect = true
+	o.a = c.regs[reg]
+	o.targets = map[uint64]*fn{}
+	for _, f := range c.p.mod.order {
+		if f.entry || f.decl || len(f.params) != len(o.args) || len(f.rets) != len(o.rets) {
+			continue
+		}
+		callee, err := c.p.compile(f)
+		a := c.p.fnAddr[f.name]
+		if err != nil {
+			if o.targetErrs == nil {
+				o.targetErrs = map[uint64]string{}
+			}
+			o.targetErrs[a] = fmt.Sprintf("%s, which does not compile: %v", f.name, err)
+			continue
+		}
+		o.targets[a] = callee
+		if callee.syncs {
+			c.f.syncs = true
+		}
+	}
 }

@@ -30,27 +30,30 @@ type execFn func(wp *warp, fr *frame, o *op, m uint32)
 // variable addresses and special registers are registers the frame fills
 // when it starts.
 type op struct {
-	kind      uint8
-	exec      execFn
-	builtin   execFn
-	guard     int32
-	guardNeg  bool
-	d, a, b   int32
-	c, e      int32
-	dp        int32 // a second destination (setp's |q, shfl's predicate)
-	vd        []int32
-	target    int32
-	space     space
-	funcParam bool
-	atomic    bool
-	size      uint64 // bytes of a memory access
-	off       int64
-	line      int
-	text      string
-	callee    *fn
-	args      []paramRef
-	rets      []paramRef
-	neg       [4]bool
+	kind       uint8
+	exec       execFn
+	builtin    execFn
+	guard      int32
+	guardNeg   bool
+	d, a, b    int32
+	c, e       int32
+	dp         int32 // a second destination (setp's |q, shfl's predicate)
+	vd         []int32
+	target     int32
+	space      space
+	funcParam  bool
+	atomic     bool
+	size       uint64 // bytes of a memory access
+	off        int64
+	line       int
+	text       string
+	callee     *fn
+	indirect   bool           // a call through the function address in register a
+	targets    map[uint64]*fn // the functions an indirect call may reach, by address
+	targetErrs map[uint64]string
+	args       []paramRef
+	rets       []paramRef
+	neg        [4]bool
 }
 
 type paramRef struct{ off, size int32 }
@@ -104,10 +107,16 @@ type compiler struct {
 }
 
 // compile compiles f and, first, every function it calls. Under p.mu.
-func (p *program) compile(src *function) (*fn, error) {
+func (p *program) compile(src *function) (_ *fn, err error) {
 	if f := p.fns[src.name]; f != nil {
 		return f, nil
 	}
+	defer func() {
+		if err != nil {
+			// a function that did not compile is not one to call
+			delete(p.fns, src.name)
+		}
+	}()
 	if src.decl {
 		return nil, &Error{Line: src.line, Msg: fmt.Sprintf("function %s is declared and not defined", src.name)}
 	}
@@ -178,6 +187,11 @@ func (p *program) compile(src *function) (*fn, error) {
 	for i := range f.code {
 		if f.code[i].callee != nil && f.code[i].callee.syncs {
 			f.syncs = true
+		}
+		for _, t := range f.code[i].targets {
+			if t.syncs {
+				f.syncs = true
+			}
 		}
 	}
 	f.nregs = len(c.regs) + len(c.consts) + len(c.spec)
@@ -319,8 +333,8 @@ func (c *compiler) src(in *instr, o operand, t dtype) int32 {
 		if strings.HasPrefix(o.name, "%envreg") {
 			return c.constant(0)
 		}
-		if _, ok := c.p.mod.funcs[o.name]; ok {
-			c.bad(in, "the address of function %s (function pointers are not supported)", o.name)
+		if a, ok := c.p.fnAddr[o.name]; ok {
+			return c.constant(a)
 		}
 		c.bad(in, "unknown register or symbol %s", o.name)
 	case 'n':

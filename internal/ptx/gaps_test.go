@@ -190,3 +190,93 @@ func TestDeviceMallocAndFree(t *testing.T) {
 		}
 	}
 }
+
+const indirectPTX = `.version 8.4
+.target sm_90
+.address_size 64
+.func (.param .b32 func_retval0) inc(.param .b32 x);
+.func (.param .b32 func_retval0) dbl(.param .b32 x);
+.global .align 8 .u64 table[2] = {inc, dbl};
+.func (.param .b32 func_retval0) inc(.param .b32 x)
+{
+	.reg .b32 %r<3>;
+	ld.param.b32 %r1, [x];
+	add.s32 %r2, %r1, 1;
+	st.param.b32 [func_retval0], %r2;
+	ret;
+}
+.func (.param .b32 func_retval0) dbl(.param .b32 x)
+{
+	.reg .b32 %r<3>;
+	ld.param.b32 %r1, [x];
+	shl.b32 %r2, %r1, 1;
+	st.param.b32 [func_retval0], %r2;
+	ret;
+}
+.visible .entry k(.param .u64 out, .param .u64 bad)
+{
+	.reg .b32 %r<6>;
+	.reg .b64 %rd<8>;
+	ld.param.u64 %rd1, [out];
+	mov.u32 %r1, %tid.x;
+	and.b32 %r2, %r1, 1;
+	mul.wide.u32 %rd2, %r2, 8;
+	mov.u64 %rd3, table;
+	add.s64 %rd3, %rd3, %rd2;
+	ld.global.u64 %rd4, [%rd3];
+	ld.param.u64 %rd5, [bad];
+	add.s64 %rd4, %rd4, %rd5;
+	{
+	.param .b32 param0;
+	st.param.b32 [param0], %r1;
+	.param .b32 retval0;
+	prototype_0 : .callprototype (.param .b32 _) _ (.param .b32 _);
+	call (retval0), %rd4, (param0), prototype_0;
+	ld.param.b32 %r3, [retval0];
+	}
+	mov.u64 %rd6, dbl;
+	{
+	.param .b32 param0;
+	st.param.b32 [param0], %r3;
+	.param .b32 retval0;
+	prototype_1 : .callprototype (.param .b32 _) _ (.param .b32 _);
+	call (retval0), %rd6, (param0), prototype_1;
+	ld.param.b32 %r4, [retval0];
+	}
+	mul.wide.u32 %rd7, %r1, 4;
+	add.s64 %rd7, %rd1, %rd7;
+	st.global.u32 [%rd7], %r4;
+	ret;
+}
+`
+
+// Calls through function pointers, from a table initialized with
+// functions' addresses and from mov of a function's name, reach the
+// function each lane names; a pointer to no function is a fault.
+func TestIndirectCalls(t *testing.T) {
+	k := mustKernel(t, indirectPTX, "k")
+	var mem hostMem
+	defer mem.free()
+	buf := mem.alloc(4 * 32)
+	var p params
+	p.u64(addrOf(buf)).u64(0)
+	if err := k.Run(&Launch{Grid: [3]uint32{1, 1, 1}, Block: [3]uint32{32, 1, 1}, Params: p, Memory: &mem}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 32 {
+		want := uint32(2 * (i + 1))
+		if i%2 == 1 {
+			want = uint32(4 * i)
+		}
+		if got := binary.LittleEndian.Uint32(buf[4*i:]); got != want {
+			t.Errorf("lane %d: %d, want %d", i, got, want)
+		}
+	}
+	p = nil
+	p.u64(addrOf(buf)).u64(8)
+	err := k.Run(&Launch{Grid: [3]uint32{1, 1, 1}, Block: [3]uint32{32, 1, 1}, Params: p, Memory: &mem})
+	var f *Fault
+	if !errors.As(err, &f) || f.Result != ResultIllegalAddress || !strings.Contains(f.Msg, "not the address of a function") {
+		t.Fatalf("call through a bad pointer: err = %v", err)
+	}
+}
