@@ -283,4 +283,3 @@ func TestRecursionFramesAndAckermann(t *testing.T) {
 		same(e, "ackermann", down(e, ack), wantA, 0)
 	})
 }
-
