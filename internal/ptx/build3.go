@@ -487,6 +487,36 @@ func (b *block) reduce(count, threads uint64) [2]uint64 {
 
 func (c *compiler) buildWarp(in *instr, o *op, ms modset) {
 	switch in.op {
+	case "elect":
+		// elect.sync d|p, membermask: the lowest lane of the mask among
+		// those here leads
+		c.nargs(in, 2, 2)
+		d := in.args[0]
+		o.d = c.dst(in, d)
+		o.dp = -1
+		if d.pair != "" {
+			r, ok := c.regs[d.pair]
+			if !ok {
+				c.bad(in, "unknown predicate %s", d.pair)
+			}
+			o.dp = r
+		}
+		o.a = c.src(in, in.args[1], dtype{'u', 4, false})
+		o.exec = func(wp *warp, fr *frame, o *op, m uint32) {
+			r := fr.r
+			mask := uint32(r[int(o.a)*32+tz(m)]) & m
+			leader := uint64(tz(mask))
+			for x := m; x != 0; x &= x - 1 {
+				l := tz(x)
+				if mask == 0 {
+					leader = 0
+				}
+				r[int(o.d)*32+l] = leader
+				if o.dp >= 0 {
+					r[int(o.dp)*32+l] = b2u(mask != 0 && uint64(l) == leader)
+				}
+			}
+		}
 	case "activemask":
 		c.nargs(in, 1, 1)
 		o.d = c.dst(in, in.args[0])

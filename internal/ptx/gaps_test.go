@@ -280,3 +280,34 @@ func TestIndirectCalls(t *testing.T) {
 		t.Fatalf("call through a bad pointer: err = %v", err)
 	}
 }
+
+// elect.sync, the SIMD video instructions, 16-bit integer pairs and the
+// FP8 conversions.
+func TestElectSIMDPairsFP8(t *testing.T) {
+	got := runOne(t, ".reg .b16 %h<4>;\n.reg .f32 %f<4>;\n", `
+	elect.sync %r1|%p1, 0xffffffff;
+	selp.u32 %r2, 1, 0, %p1;
+	cvt.u64.u32 %rd10, %r1; st.global.u64 [%rd1], %rd10;
+	cvt.u64.u32 %rd10, %r2; st.global.u64 [%rd1+8], %rd10;
+	vabsdiff4.u32.u32.u32 %r3, 0x10ff0580, 0x2001ff80, 0;
+	cvt.u64.u32 %rd10, %r3; st.global.u64 [%rd1+16], %rd10;
+	vadd2.s32.s32.s32.sat %r3, 0x7fff0001, 0x00017fff, 0;
+	cvt.u64.u32 %rd10, %r3; st.global.u64 [%rd1+24], %rd10;
+	vabsdiff4.u32.u32.u32.add %r3, 0x10ff0580, 0x2001ff80, 5;
+	cvt.u64.u32 %rd10, %r3; st.global.u64 [%rd1+32], %rd10;
+	min.s16x2 %r3, 0xffff0005, 0x0001fff0;
+	cvt.u64.u32 %rd10, %r3; st.global.u64 [%rd1+40], %rd10;
+	add.u16x2 %r3, 0xffff0005, 0x00020001;
+	cvt.u64.u32 %rd10, %r3; st.global.u64 [%rd1+48], %rd10;
+	mov.f32 %f1, 0f43E00000;                 // 448
+	mov.f32 %f2, 0fC4FA0000;                 // -2000: saturates
+	cvt.rn.satfinite.e4m3x2.f32 %h1, %f1, %f2;
+	cvt.u64.u16 %rd10, %h1; st.global.u64 [%rd1+56], %rd10;
+	cvt.rn.f16x2.e4m3x2 %r3, %h1;
+	cvt.u64.u32 %rd10, %r3; st.global.u64 [%rd1+64], %rd10;
+	mov.f32 %f1, 0f3FC00000;                 // 1.5
+	mov.f32 %f2, 0f3A800000;                 // 2^-10
+	cvt.rn.satfinite.e5m2x2.f32 %h1, %f1, %f2;
+	cvt.u64.u16 %rd10, %h1; st.global.u64 [%rd1+72], %rd10;`, 10)
+	expect(t, got, 0, 1, 0x10fefa00, 0x7fff7fff, 0x10+0xfe+0xfa+0x00+5, 0xfffffff0, 0x00010006, 0x7efe, 0x5f00df00, 0x3e14)
+}
