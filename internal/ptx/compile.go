@@ -394,7 +394,7 @@ func (c *compiler) scratch() int32 { return c.specialReg("sink", 0) }
 // base (or -1) and the offset, and whether it is in the frame's
 // parameter area.
 func (c *compiler) addr(in *instr, o operand, sp space) (reg int32, off int64, funcParam bool) {
-	if o.kind != 'a' {
+	if o.kind != 'a' || len(o.elems) > 0 {
 		c.bad(in, "expected an address [...]")
 	}
 	if o.name == "" {

@@ -829,6 +829,14 @@ func (p *parser) operand() operand {
 		} else {
 			o.off = p.number()
 		}
+		// a texture's or surface's coordinates: [tex, {x, y}], or
+		// [tex, sampler, {x}]
+		for p.accept(",") {
+			o.elems = append(o.elems, p.operand())
+			if len(o.elems) > 4 {
+				p.fail("an address of more than 4 parts")
+			}
+		}
 		p.expect("]")
 		return o
 	case t.text == "{":
