@@ -951,9 +951,9 @@ func (wp *warp) cFormat(fr *frame, lane int, o *op, format string, args uint64) 
 // return values may be its target. Those that do not compile are errors
 // only when called.
 func (c *compiler) buildIndirectCall(in *instr, o *op, reg string) {
-	o.indirect = true
 	o.a = c.regs[reg]
-	o.targets = map[uint64]*fn{}
+	ind := &indirect{targets: map[uint64]*fn{}}
+	o.ind = ind
 	for _, f := range c.p.mod.order {
 		if f.entry || f.decl || len(f.params) != len(o.args) || len(f.rets) != len(o.rets) {
 			continue
@@ -961,13 +961,13 @@ func (c *compiler) buildIndirectCall(in *instr, o *op, reg string) {
 		callee, err := c.p.compile(f)
 		a := c.p.fnAddr[f.name]
 		if err != nil {
-			if o.targetErrs == nil {
-				o.targetErrs = map[uint64]string{}
+			if ind.errs == nil {
+				ind.errs = map[uint64]string{}
 			}
-			o.targetErrs[a] = fmt.Sprintf("%s, which does not compile: %v", f.name, err)
+			ind.errs[a] = fmt.Sprintf("%s, which does not compile: %v", f.name, err)
 			continue
 		}
-		o.targets[a] = callee
+		ind.targets[a] = callee
 		if callee.syncs {
 			c.f.syncs = true
 		}

@@ -30,33 +30,39 @@ type execFn func(wp *warp, fr *frame, o *op, m uint32)
 // variable addresses and special registers are registers the frame fills
 // when it starts.
 type op struct {
-	kind       uint8
-	exec       execFn
-	builtin    execFn
-	guard      int32
-	guardNeg   bool
-	d, a, b    int32
-	c, e       int32
-	dp         int32 // a second destination (setp's |q, shfl's predicate)
-	vd         []int32
-	target     int32
-	space      space
-	funcParam  bool
-	atomic     bool
-	size       uint64 // bytes of a memory access
-	off        int64
-	line       int
-	text       string
-	callee     *fn
-	indirect   bool           // a call through the function address in register a
-	targets    map[uint64]*fn // the functions an indirect call may reach, by address
-	targetErrs map[uint64]string
-	args       []paramRef
-	rets       []paramRef
-	neg        [4]bool
+	kind      uint8
+	exec      execFn
+	builtin   execFn
+	guard     int32
+	guardNeg  bool
+	d, a, b   int32
+	c, e      int32
+	dp        int32 // a second destination (setp's |q, shfl's predicate)
+	vd        []int32
+	target    int32
+	space     space
+	funcParam bool
+	atomic    bool
+	size      uint64 // bytes of a memory access
+	off       int64
+	line      int
+	text      string
+	callee    *fn
+	ind       *indirect // set for a call through a function pointer
+	args      []paramRef
+	rets      []paramRef
+	neg       [4]bool
 }
 
 type paramRef struct{ off, size int32 }
+
+// indirect is a call through the function address in register a: the
+// functions it may reach by address, and why those that do not compile
+// do not.
+type indirect struct {
+	targets map[uint64]*fn
+	errs    map[uint64]string
+}
 
 // fn is a compiled function.
 type fn struct {
@@ -188,7 +194,10 @@ func (p *program) compile(src *function) (_ *fn, err error) {
 		if f.code[i].callee != nil && f.code[i].callee.syncs {
 			f.syncs = true
 		}
-		for _, t := range f.code[i].targets {
+		if f.code[i].ind == nil {
+			continue
+		}
+		for _, t := range f.code[i].ind.targets {
 			if t.syncs {
 				f.syncs = true
 			}

@@ -677,7 +677,7 @@ func (wp *warp) call(fr *frame, o *op, m uint32) {
 		o.builtin(wp, fr, o, m)
 		return
 	}
-	if o.indirect {
+	if o.ind != nil {
 		// lanes calling different functions call them one after the
 		// other, as a GPU serializes them
 		for m != 0 {
@@ -689,9 +689,9 @@ func (wp *warp) call(fr *frame, o *op, m uint32) {
 					grp |= 1 << k
 				}
 			}
-			callee := o.targets[a]
+			callee := o.ind.targets[a]
 			if callee == nil {
-				if e := o.targetErrs[a]; e != "" {
+				if e := o.ind.errs[a]; e != "" {
 					wp.fail(l, o, ResultIllegalInstr, "call through a pointer to %s", e)
 				}
 				wp.fail(l, o, ResultIllegalAddress, "call through %#x, which is not the address of a function taking %d arguments and returning %d values", a, len(o.args), len(o.rets))
