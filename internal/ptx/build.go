@@ -55,7 +55,7 @@ func (ms modset) space() space {
 }
 
 func (c *compiler) typ(in *instr, ms modset, i int) dtype {
-	if i >= len(ms.types) {
+	if i < 0 || i >= len(ms.types) {
 		c.bad(in, "a type is missing")
 	}
 	return ms.types[i]
@@ -109,7 +109,7 @@ var unsupported = map[string]string{
 	"mma": "tensor-core mma", "wmma": "tensor-core wmma", "wgmma": "warpgroup mma", "ldmatrix": "ldmatrix", "stmatrix": "stmatrix",
 	"tex": "texture fetch", "tld4": "texture gather", "txq": "texture query", "suld": "surface load", "sust": "surface store",
 	"sured": "surface reduction", "suq": "surface query", "cp.async.bulk": "bulk async copy (TMA)", "mbarrier": "mbarrier",
-	"tcgen05": "tensor-core gen5", "setmaxnreg": "setmaxnreg", "elect": "elect", "getctarank": "cluster ranks", "mapa": "cluster addresses",
+	"tcgen05": "tensor-core gen5", "setmaxnreg": "setmaxnreg", "getctarank": "cluster ranks", "mapa": "cluster addresses",
 	"istypep": "istypep", "alloca": "alloca", "stackrestore": "stack restore", "stacksave": "stack save", "brx": "indirect branch",
 }
 
@@ -178,8 +178,10 @@ func (c *compiler) build(in *instr, o *op) {
 				fr.r[int(o.d)*32+tz(m)] = 0
 			}
 		}
-	case "shfl", "vote", "match", "activemask", "redux":
+	case "shfl", "vote", "match", "activemask", "redux", "elect":
 		c.buildWarp(in, o, ms)
+	case "vadd2", "vsub2", "vavrg2", "vabsdiff2", "vmin2", "vmax2", "vadd4", "vsub4", "vavrg4", "vabsdiff4", "vmin4", "vmax4":
+		c.buildSIMD(in, o, ms)
 	case "isspacep":
 		c.buildIsspacep(in, o, ms)
 	case "cp":
@@ -276,6 +278,10 @@ func (c *compiler) buildArith(in *instr, o *op, ms modset) {
 	unary := map[string]bool{"not": true, "neg": true, "abs": true, "popc": true, "clz": true, "brev": true, "bfind": true, "cnot": true,
 		"sqrt": true, "rsqrt": true, "rcp": true, "sin": true, "cos": true, "lg2": true, "ex2": true, "tanh": true}[name]
 	ternary := name == "mad" || name == "fma" || name == "mad24" || name == "sad" || name == "madc"
+	if t.x2 && !t.isFloat() {
+		c.buildIntPair(in, o, ms, t)
+		return
+	}
 	n := 3
 	if unary {
 		n = 2
@@ -533,7 +539,8 @@ func mulHi(x, y uint64, size int, sgn bool) uint64 {
 }
 
 // carryArith is add.cc, addc, sub.cc, subc, mad.cc and madc: the carry
-// flag is one bit per lane of the warp.
+// flag is one bit per lane of the warp, a carry out of the adder for
+// subtractions too (set when nothing was borrowed).
 func (c *compiler) carryArith(in *instr, o *op, ms modset, t dtype) {
 	setCC := ms.has[".cc"]
 	mask := t.mask()
@@ -562,10 +569,18 @@ func (c *compiler) carryArith(in *instr, o *op, ms modset, t dtype) {
 					res, cout = s&mask, s>>(8*size)&1
 				}
 			case "sub", "subc":
+				// The hardware subtracts as a + ^b + carry: its carry
+				// flag is set when no borrow occurred, and a
+				// subtraction with no carry in takes one more away
+				// (the compiler's own multi-word division relies on it).
+				if name == "sub" {
+					cin = 1
+				}
+				nb := ^b & mask
 				if size == 8 {
-					res, cout = bits.Sub64(a, b, cin)
+					res, cout = bits.Add64(a, nb, cin)
 				} else {
-					s := a - b - cin
+					s := a + nb + cin
 					res, cout = s&mask, s>>(8*size)&1
 				}
 			case "mad", "madc":

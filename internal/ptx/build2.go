@@ -2,6 +2,7 @@ package ptx
 
 import (
 	"math"
+	"math/big"
 	"math/bits"
 )
 
@@ -166,6 +167,10 @@ func (c *compiler) buildBits(in *instr, o *op, ms modset) {
 			}
 			return v & 0xffffffff
 		})
+	case "fns":
+		c.nargs(in, 4, 4)
+		o.d, o.a, o.b, o.c = c.dst(in, in.args[0]), c.src(in, in.args[1], u32), c.src(in, in.args[2], u32), c.src(in, in.args[3], dtype{'s', 4, false})
+		o.exec = tri(func(a, b, cc uint64) uint64 { return uint64(fns(uint32(a), uint32(b), int32(uint32(cc)))) })
 	case "bmsk":
 		c.nargs(in, 3, 3)
 		o.d, o.a, o.b = c.dst(in, in.args[0]), c.src(in, in.args[1], u32), c.src(in, in.args[2], u32)
@@ -480,6 +485,12 @@ func (c *compiler) buildTestp(in *instr, o *op, ms modset) {
 }
 
 func (c *compiler) buildCvt(in *instr, o *op, ms modset) {
+	for _, f := range fp8Formats {
+		if ms.has[f.name] {
+			c.buildCvtFP8(in, o, ms, f)
+			return
+		}
+	}
 	if len(ms.types) < 2 {
 		c.bad(in, "two types expected")
 	}
@@ -546,8 +557,8 @@ func cvtOne(dt, st dtype, mode byte, intRound, sat, ftz, relu bool, v uint64) ui
 					x = 1
 				}
 			}
-			if dt.kind == 'f' && dt.size == 4 && mode != 'n' && st.size == 8 {
-				return uint64(math.Float32bits(float32(directed(fAdd, dt, mode, x, 0, 0))))
+			if mode != 'n' && !math.IsNaN(x) && !math.IsInf(x, 0) && narrower(dt, st) {
+				return roundBits(dt, mode, new(big.Float).SetFloat64(x))
 			}
 			r := dt.fbits(x)
 			if ftz && dt.kind == 'f' && dt.size == 4 {
@@ -584,6 +595,15 @@ func cvtOne(dt, st dtype, mode byte, intRound, sat, ftz, relu bool, v uint64) ui
 		return uint64(x) & dt.mask()
 	}
 	iv := st.ival(v)
+	if dt.isFloat() && (mode != 'n' || dt.kind != 'f') {
+		// directed rounding, and the half types, whose conversion
+		// through float64 could round twice
+		b := new(big.Float).SetUint64(iv)
+		if st.signed() {
+			b.SetInt64(int64(iv))
+		}
+		return roundBits(dt, mode, b)
+	}
 	if dt.isFloat() {
 		var x float64
 		if st.signed() {
@@ -675,4 +695,262 @@ func (c *compiler) buildIsspacep(in *instr, o *op, ms modset) {
 		}
 		return b2u(w == 0)
 	})
+}
+
+// fns is the position of the offset-th set bit of mask counted from base
+// (upward for a positive offset, downward for a negative one, base itself
+// for zero), or all ones when there is none.
+func fns(mask, base uint32, offset int32) uint32 {
+	if offset == 0 {
+		if base < 32 && mask>>base&1 != 0 {
+			return base
+		}
+		return ^uint32(0)
+	}
+	step, left := 1, int64(offset)
+	if offset < 0 {
+		step, left = -1, -left
+	}
+	for p := int(base); p >= 0 && p < 32; p += step {
+		if mask>>p&1 != 0 {
+			if left--; left == 0 {
+				return uint32(p)
+			}
+		}
+	}
+	return ^uint32(0)
+}
+
+// narrower reports whether converting from st to dt can round: dt has
+// fewer significand bits or a smaller exponent range.
+func narrower(dt, st dtype) bool {
+	dp, dmin, _ := dt.format()
+	sp, smin, _ := st.format()
+	return dp < sp || dmin > smin
+}
+
+// buildSIMD compiles the video instructions on pairs of halfwords and
+// quads of bytes (vadd4, vabsdiff4 and the like) in their merge form,
+// every lane written, and their accumulate form (.add: d = c + the sum of
+// the lanes' results). Lane masks and selectors are not supported.
+func (c *compiler) buildSIMD(in *instr, o *op, ms modset) {
+	c.nargs(in, 4, 4)
+	if len(ms.types) != 3 {
+		c.bad(in, "three types expected")
+	}
+	dt, at, bt := ms.types[0], ms.types[1], ms.types[2]
+	u32 := dtype{'u', 4, false}
+	o.d, o.a, o.b, o.c = c.dst(in, in.args[0]), c.src(in, in.args[1], u32), c.src(in, in.args[2], u32), c.src(in, in.args[3], u32)
+	name := in.op[:len(in.op)-1]
+	w := 8
+	if in.op[len(in.op)-1] == '2' {
+		w = 16
+	}
+	sat, acc := ms.has[".sat"], ms.has[".add"]
+	lanes := 32 / w
+	lmask := int64(1)<<w - 1
+	lane := func(v uint64, k int, signed bool) int64 {
+		x := int64(v>>(w*k)) & lmask
+		if signed && x>>(w-1) != 0 {
+			x -= 1 << w
+		}
+		return x
+	}
+	lo, hi := int64(0), lmask
+	if dt.signed() {
+		lo, hi = -(int64(1) << (w - 1)), int64(1)<<(w-1)-1
+	}
+	o.exec = tri(func(a, b, cc uint64) uint64 {
+		var d uint64
+		var sum int64
+		for k := range lanes {
+			x, y := lane(a, k, at.signed()), lane(b, k, bt.signed())
+			var r int64
+			switch name {
+			case "vadd":
+				r = x + y
+			case "vsub":
+				r = x - y
+			case "vavrg":
+				r = (x + y + 1) >> 1
+			case "vabsdiff":
+				r = x - y
+				if r < 0 {
+					r = -r
+				}
+			case "vmin":
+				r = min(x, y)
+			case "vmax":
+				r = max(x, y)
+			}
+			if sat {
+				r = min(max(r, lo), hi)
+			}
+			if acc {
+				sum += r
+			} else {
+				d |= uint64(r&lmask) << (w * k)
+			}
+		}
+		if acc {
+			return uint64(sum+int64(int32(uint32(cc)))) & 0xffffffff
+		}
+		return d
+	})
+}
+
+// buildIntPair compiles add, sub, min and max on pairs of 16-bit
+// integers (.u16x2, .s16x2; .sat saturates signed sums and differences,
+// .relu clamps signed minima and maxima at zero).
+func (c *compiler) buildIntPair(in *instr, o *op, ms modset, t dtype) {
+	name := in.op
+	if name != "min" && name != "max" && name != "add" && name != "sub" {
+		c.bad(in, "%s on %s pairs is not supported", name, map[byte]string{'u': "u16", 's': "s16"}[t.kind])
+	}
+	c.nargs(in, 3, 3)
+	o.d, o.a, o.b = c.dst(in, in.args[0]), c.src(in, in.args[1], t), c.src(in, in.args[2], t)
+	sgn, relu, sat := t.signed(), ms.has[".relu"], ms.has[".sat"]
+	o.exec = bin(func(a, b uint64) uint64 {
+		var d uint64
+		for k := range 2 {
+			x, y := int64(a>>(16*k)&0xffff), int64(b>>(16*k)&0xffff)
+			if sgn {
+				x, y = int64(int16(x)), int64(int16(y))
+			}
+			var r int64
+			switch name {
+			case "min":
+				r = min(x, y)
+			case "max":
+				r = max(x, y)
+			case "add":
+				r = x + y
+			case "sub":
+				r = x - y
+			}
+			if sat && sgn {
+				r = min(max(r, -32768), 32767)
+			}
+			if relu && r < 0 {
+				r = 0
+			}
+			d |= uint64(r&0xffff) << (16 * k)
+		}
+		return d
+	})
+}
+
+// fp8Format is an 8-bit floating-point format of sm_89 and later.
+type fp8Format struct {
+	name         string
+	ebits, mbits int
+	bias         int
+	max          float64 // the largest finite value
+}
+
+var fp8Formats = []fp8Format{{".e4m3x2", 4, 3, 7, 448}, {".e5m2x2", 5, 2, 15, 57344}}
+
+// buildCvtFP8 compiles the conversions of pairs to and from FP8:
+// cvt.rn.satfinite{.relu}.e4m3x2.f32 d, a, b (a in the high byte),
+// cvt.rn.satfinite{.relu}.e4m3x2.f16x2 d, a, and cvt.rn{.relu}.f16x2.e4m3x2
+// d, a (and the same for e5m2x2).
+func (c *compiler) buildCvtFP8(in *instr, o *op, ms modset, f fp8Format) {
+	if len(ms.types) != 1 {
+		c.bad(in, "one type besides %s expected", f.name)
+	}
+	other := ms.types[0]
+	toFP8 := false
+	for _, m := range in.mods {
+		if m == f.name {
+			toFP8 = true
+			break
+		}
+		if _, ok := dtypes[m]; ok {
+			break
+		}
+	}
+	relu := ms.has[".relu"]
+	u16, u32 := dtype{'u', 2, false}, dtype{'u', 4, false}
+	switch {
+	case toFP8 && other.kind == 'f' && other.size == 4:
+		c.nargs(in, 3, 3)
+		o.d, o.a, o.b = c.dst(in, in.args[0]), c.src(in, in.args[1], other), c.src(in, in.args[2], other)
+		o.exec = bin(func(a, b uint64) uint64 {
+			hi := toFP8Bits(float64(math.Float32frombits(uint32(a))), f, relu)
+			lo := toFP8Bits(float64(math.Float32frombits(uint32(b))), f, relu)
+			return uint64(hi)<<8 | uint64(lo)
+		})
+	case toFP8 && other.kind == 'h' && other.x2:
+		c.nargs(in, 2, 2)
+		o.d, o.a = c.dst(in, in.args[0]), c.src(in, in.args[1], u32)
+		o.exec = un(func(a uint64) uint64 {
+			hi := toFP8Bits(float64(f16ToF32(uint16(a>>16))), f, relu)
+			lo := toFP8Bits(float64(f16ToF32(uint16(a))), f, relu)
+			return uint64(hi)<<8 | uint64(lo)
+		})
+	case !toFP8 && other.kind == 'h' && other.x2:
+		c.nargs(in, 2, 2)
+		o.d, o.a = c.dst(in, in.args[0]), c.src(in, in.args[1], u16)
+		h := dtype{'h', 2, false}
+		o.exec = un(func(a uint64) uint64 {
+			hi, lo := fromFP8(uint8(a>>8), f), fromFP8(uint8(a), f)
+			if relu {
+				hi, lo = max(hi, 0), max(lo, 0)
+			}
+			return h.fbits(hi)<<16 | h.fbits(lo)
+		})
+	default:
+		c.bad(in, "a conversion between %s and this type is not supported", f.name)
+	}
+}
+
+// toFP8Bits rounds x to nearest even in f, saturating to its largest
+// finite value (satfinite); NaN stays NaN.
+func toFP8Bits(x float64, f fp8Format, relu bool) uint8 {
+	if math.IsNaN(x) {
+		return 0x7f
+	}
+	var sign uint8
+	if math.Signbit(x) {
+		if relu {
+			return 0
+		}
+		sign, x = 0x80, -x
+	}
+	if x == 0 {
+		return sign
+	}
+	emin := 1 - f.bias
+	_, exp := math.Frexp(x)
+	e := max(exp-1, emin)
+	q := math.Ldexp(1, e-f.mbits)
+	v := math.RoundToEven(x/q) * q
+	if v > f.max || math.IsInf(x, 0) {
+		v = f.max
+	}
+	if v < math.Ldexp(1, emin) {
+		return sign | uint8(v/math.Ldexp(1, emin-f.mbits))
+	}
+	fr, exp := math.Frexp(v)
+	m := uint8((fr*2 - 1) * float64(int(1)<<f.mbits))
+	return sign | uint8(exp-1+f.bias)<<f.mbits | m
+}
+
+// fromFP8 decodes c of format f.
+func fromFP8(c uint8, f fp8Format) float64 {
+	sign := 1.0
+	if c&0x80 != 0 {
+		sign = -1
+	}
+	e := int(c>>f.mbits) & (1<<f.ebits - 1)
+	m := int(c) & (1<<f.mbits - 1)
+	switch {
+	case f.ebits == 4 && e == 15 && m == 7, f.ebits == 5 && e == 31 && m != 0:
+		return math.NaN()
+	case f.ebits == 5 && e == 31:
+		return math.Inf(int(sign))
+	case e == 0:
+		return sign * math.Ldexp(float64(m), 1-f.bias-f.mbits)
+	}
+	return sign * math.Ldexp(float64(int(1)<<f.mbits+m), e-f.bias-f.mbits)
 }

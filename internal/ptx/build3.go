@@ -315,11 +315,12 @@ func (c *compiler) buildCall(in *instr, o *op, ms modset) {
 		params = args[i].elems
 		i++
 	}
-	if i < len(args) {
-		c.bad(in, "indirect calls (with a prototype) are not supported")
+	if i < len(args) && (args[i].kind != 'r' || i+1 < len(args)) {
+		c.bad(in, "a call with operands after its arguments other than a prototype's label")
 	}
-	if _, isReg := c.regs[name]; isReg {
-		c.bad(in, "indirect calls through %s are not supported", name)
+	_, isReg := c.regs[name]
+	if !isReg && i < len(args) {
+		c.bad(in, "a direct call with a prototype")
 	}
 	ref := func(ops []operand) []paramRef {
 		var refs []paramRef
@@ -336,6 +337,10 @@ func (c *compiler) buildCall(in *instr, o *op, ms modset) {
 		return refs
 	}
 	o.args, o.rets = ref(params), ref(rets)
+	if isReg {
+		c.buildIndirectCall(in, o, name)
+		return
+	}
 	target := c.p.mod.funcs[name]
 	if target == nil {
 		c.bad(in, "call of unknown function %s", name)
@@ -343,6 +348,10 @@ func (c *compiler) buildCall(in *instr, o *op, ms modset) {
 	if target.decl {
 		if b := builtins[name]; b != nil {
 			o.builtin = b
+			if (name == "malloc" || name == "free") && c.p.heap.Load() == nil {
+				// under p.mu, as all compiling is
+				c.p.heap.Store(newDeviceHeap())
+			}
 			return
 		}
 		c.bad(in, "call of %s, which is declared and not defined (no device library is linked)", name)
@@ -478,6 +487,36 @@ func (b *block) reduce(count, threads uint64) [2]uint64 {
 
 func (c *compiler) buildWarp(in *instr, o *op, ms modset) {
 	switch in.op {
+	case "elect":
+		// elect.sync d|p, membermask: the lowest lane of the mask among
+		// those here leads
+		c.nargs(in, 2, 2)
+		d := in.args[0]
+		o.d = c.dst(in, d)
+		o.dp = -1
+		if d.pair != "" {
+			r, ok := c.regs[d.pair]
+			if !ok {
+				c.bad(in, "unknown predicate %s", d.pair)
+			}
+			o.dp = r
+		}
+		o.a = c.src(in, in.args[1], dtype{'u', 4, false})
+		o.exec = func(wp *warp, fr *frame, o *op, m uint32) {
+			r := fr.r
+			mask := uint32(r[int(o.a)*32+tz(m)]) & m
+			leader := uint64(tz(mask))
+			for x := m; x != 0; x &= x - 1 {
+				l := tz(x)
+				if mask == 0 {
+					leader = 0
+				}
+				r[int(o.d)*32+l] = leader
+				if o.dp >= 0 {
+					r[int(o.dp)*32+l] = b2u(mask != 0 && uint64(l) == leader)
+				}
+			}
+		}
 	case "activemask":
 		c.nargs(in, 1, 1)
 		o.d = c.dst(in, in.args[0])
@@ -748,6 +787,8 @@ func (c *compiler) buildCpAsync(in *instr, o *op, ms modset) {
 var builtins = map[string]execFn{
 	"vprintf":      builtinPrintf,
 	"__assertfail": builtinAssert,
+	"malloc":       builtinMalloc,
+	"free":         builtinFree,
 }
 
 // cString reads the NUL-terminated string at a generic address.
@@ -903,4 +944,32 @@ func (wp *warp) cFormat(fr *frame, lane int, o *op, format string, args uint64) 
 		}
 	}
 	return out.String(), n
+}
+
+// buildIndirectCall compiles a call through the function address in
+// register reg: every function of the module with as many arguments and
+// return values may be its target. Those that do not compile are errors
+// only when called.
+func (c *compiler) buildIndirectCall(in *instr, o *op, reg string) {
+	o.a = c.regs[reg]
+	ind := &indirect{targets: map[uint64]*fn{}}
+	o.ind = ind
+	for _, f := range c.p.mod.order {
+		if f.entry || f.decl || len(f.params) != len(o.args) || len(f.rets) != len(o.rets) {
+			continue
+		}
+		callee, err := c.p.compile(f)
+		a := c.p.fnAddr[f.name]
+		if err != nil {
+			if ind.errs == nil {
+				ind.errs = map[uint64]string{}
+			}
+			ind.errs[a] = fmt.Sprintf("%s, which does not compile: %v", f.name, err)
+			continue
+		}
+		ind.targets[a] = callee
+		if callee.syncs {
+			c.f.syncs = true
+		}
+	}
 }

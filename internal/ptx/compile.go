@@ -48,12 +48,21 @@ type op struct {
 	line      int
 	text      string
 	callee    *fn
+	ind       *indirect // set for a call through a function pointer
 	args      []paramRef
 	rets      []paramRef
 	neg       [4]bool
 }
 
 type paramRef struct{ off, size int32 }
+
+// indirect is a call through the function address in register a: the
+// functions it may reach by address, and why those that do not compile
+// do not.
+type indirect struct {
+	targets map[uint64]*fn
+	errs    map[uint64]string
+}
 
 // fn is a compiled function.
 type fn struct {
@@ -104,10 +113,16 @@ type compiler struct {
 }
 
 // compile compiles f and, first, every function it calls. Under p.mu.
-func (p *program) compile(src *function) (*fn, error) {
+func (p *program) compile(src *function) (_ *fn, err error) {
 	if f := p.fns[src.name]; f != nil {
 		return f, nil
 	}
+	defer func() {
+		if err != nil {
+			// a function that did not compile is not one to call
+			delete(p.fns, src.name)
+		}
+	}()
 	if src.decl {
 		return nil, &Error{Line: src.line, Msg: fmt.Sprintf("function %s is declared and not defined", src.name)}
 	}
@@ -178,6 +193,14 @@ func (p *program) compile(src *function) (*fn, error) {
 	for i := range f.code {
 		if f.code[i].callee != nil && f.code[i].callee.syncs {
 			f.syncs = true
+		}
+		if f.code[i].ind == nil {
+			continue
+		}
+		for _, t := range f.code[i].ind.targets {
+			if t.syncs {
+				f.syncs = true
+			}
 		}
 	}
 	f.nregs = len(c.regs) + len(c.consts) + len(c.spec)
@@ -319,8 +342,8 @@ func (c *compiler) src(in *instr, o operand, t dtype) int32 {
 		if strings.HasPrefix(o.name, "%envreg") {
 			return c.constant(0)
 		}
-		if _, ok := c.p.mod.funcs[o.name]; ok {
-			c.bad(in, "the address of function %s (function pointers are not supported)", o.name)
+		if a, ok := c.p.fnAddr[o.name]; ok {
+			return c.constant(a)
 		}
 		c.bad(in, "unknown register or symbol %s", o.name)
 	case 'n':
@@ -380,7 +403,7 @@ func (c *compiler) scratch() int32 { return c.specialReg("sink", 0) }
 // base (or -1) and the offset, and whether it is in the frame's
 // parameter area.
 func (c *compiler) addr(in *instr, o operand, sp space) (reg int32, off int64, funcParam bool) {
-	if o.kind != 'a' {
+	if o.kind != 'a' || len(o.elems) > 0 {
 		c.bad(in, "expected an address [...]")
 	}
 	if o.name == "" {

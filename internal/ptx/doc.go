@@ -20,8 +20,12 @@
 //   - integer arithmetic of every width, signed and unsigned: add, sub,
 //     mul (.lo, .hi, .wide), mad, mul24, mad24, sad, div, rem, min, max,
 //     abs, neg, the carry chains (add.cc, addc, sub.cc, subc, mad.cc,
-//     madc), and, or, xor, not, cnot, shl, shr, popc, clz, brev, bfind,
-//     bfe, bfi, prmt, shf, lop3, dp4a, dp2a, szext, bmsk;
+//     madc, whose carry after a subtraction is the hardware's: set when
+//     nothing is borrowed), and, or, xor, not, cnot, shl, shr, popc, clz,
+//     brev, bfind, fns, bfe, bfi, prmt, shf, lop3, dp4a, dp2a, szext,
+//     bmsk; add, sub, min and max on u16x2 and s16x2; the SIMD video
+//     instructions on halfwords and bytes (vadd2, vabsdiff4 and kin, in
+//     their merge and .add forms, without lane masks or selectors);
 //   - floating point on f16, f16x2, bf16, bf16x2, f32 and f64: add, sub,
 //     mul, fma, mad, div, min, max (.NaN too), neg, abs, sqrt, rsqrt,
 //     rcp, sin, cos, lg2, ex2, tanh, copysign, testp, with the rounding
@@ -31,7 +35,9 @@
 //     error;
 //   - setp and set with every comparison and .and, .or, .xor, selp, slct,
 //     mov (vectors packed and unpacked), cvt between all of those types
-//     with every rounding and saturation, cvta and isspacep;
+//     with every rounding and saturation (directed roundings exact, from
+//     integers too) and to and from the FP8 pairs e4m3x2 and e5m2x2,
+//     cvta and isspacep;
 //   - ld, ldu and st on .global, .const, .shared, .local, .param and
 //     generic addresses, scalar and .v2, .v4; atom and red (add, min,
 //     max, and, or, xor, exch, cas, inc, dec) of 16, 32 and 64 bits on
@@ -39,20 +45,23 @@
 //     (done at once); membar, fence, prefetch and the like, which have
 //     nothing to order;
 //   - bra, ret, exit, call of .func (recursion included, up to 4096
-//     calls deep and 64 MiB of a warp's registers), trap and brkpt;
-//     vprintf (printf) and __assertfail (assert) as built-ins;
+//     calls deep and 64 MiB of a warp's registers), calls through
+//     function pointers (a function's address comes from mov or an
+//     initializer; lanes calling different functions call them in turn),
+//     trap and brkpt; vprintf (printf), __assertfail (assert), and malloc
+//     and free (from a heap of 8 MiB per module) as built-ins;
 //   - bar.sync, barrier.sync, bar.red (__syncthreads_count, _and, _or),
 //     bar.warp.sync; shfl.sync (up, down, bfly, idx), vote.sync, match,
-//     activemask, redux.sync; a grid-wide barrier for cooperative
-//     launches;
+//     activemask, redux.sync, elect.sync; a grid-wide barrier for
+//     cooperative launches;
 //   - the special registers: %tid, %ntid, %ctaid, %nctaid, %laneid,
 //     %warpid, %smid, %nsmid, the lane masks, %clock, %clock64,
 //     %globaltimer, %dynamic_smem_size, %total_smem_size and the cluster
 //     registers (a cluster is one block).
 //
 // Tensor-core instructions (mma, wmma, wgmma, ldmatrix), the bulk and
-// tensor copies (TMA), mbarrier, textures and surfaces, indirect calls and
-// branches, and named barriers with a thread count are errors.
+// tensor copies (TMA), mbarrier, textures and surfaces, indirect branches,
+// and named barriers with a thread count are errors.
 //
 // # How it runs
 //

@@ -16,6 +16,7 @@ var dtypes = map[string]dtype{
 	".u8": {'u', 1, false}, ".u16": {'u', 2, false}, ".u32": {'u', 4, false}, ".u64": {'u', 8, false},
 	".s8": {'s', 1, false}, ".s16": {'s', 2, false}, ".s32": {'s', 4, false}, ".s64": {'s', 8, false},
 	".f16": {'h', 2, false}, ".f16x2": {'h', 4, true}, ".bf16": {'B', 2, false}, ".bf16x2": {'B', 4, true},
+	".u16x2": {'u', 4, true}, ".s16x2": {'s', 4, true},
 	".f32": {'f', 4, false}, ".f64": {'f', 8, false}, ".pred": {'p', 1, false}, ".tf32": {'f', 4, false},
 }
 

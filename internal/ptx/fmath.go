@@ -270,3 +270,86 @@ func roundInt(x float64, mode byte) float64 {
 	}
 	return math.RoundToEven(x)
 }
+
+// format is a floating-point type's shape: significand bits (the
+// implicit one included) and the exponents of its smallest and largest
+// normal numbers.
+func (t dtype) format() (prec uint, emin, emax int) {
+	switch {
+	case t.kind == 'h':
+		return 11, -14, 15
+	case t.kind == 'B':
+		return 8, -126, 127
+	case t.size == 4:
+		return 24, -126, 127
+	}
+	return 53, -1022, 1023
+}
+
+// roundBits rounds the exact value x to t by mode ('n', 'z', 'm', 'p'),
+// subnormals and overflow included, and returns its bits.
+func roundBits(t dtype, mode byte, x *big.Float) uint64 {
+	if x.Sign() == 0 {
+		if x.Signbit() {
+			return t.fbits(math.Copysign(0, -1))
+		}
+		return 0
+	}
+	bm := map[byte]big.RoundingMode{'n': big.ToNearestEven, 'z': big.ToZero, 'm': big.ToNegativeInf, 'p': big.ToPositiveInf}[mode]
+	prec, emin, emax := t.format()
+	neg := x.Signbit()
+	var r *big.Float
+	if e := x.MantExp(nil) - 1; e < emin {
+		// a subnormal: round to a multiple of the smallest one, as an
+		// integer of that unit with as many bits as it needs
+		shift := emin - int(prec) + 1
+		q := new(big.Float).SetMantExp(x, -shift)
+		var qi *big.Float
+		if bits := q.MantExp(nil); bits >= 1 {
+			qi = new(big.Float).SetMode(bm).SetPrec(uint(bits)).Set(q)
+		} else {
+			qi = roundTiny(q, mode, neg)
+		}
+		r = new(big.Float).SetMantExp(qi, shift)
+	} else {
+		r = new(big.Float).SetMode(bm).SetPrec(prec).Set(x)
+	}
+	if r.MantExp(nil)-1 > emax {
+		inf := mode == 'n' || mode == 'p' && !neg || mode == 'm' && neg
+		v := math.Inf(1)
+		if !inf {
+			v = math.Ldexp(2-math.Ldexp(1, 1-int(prec)), emax)
+		}
+		if neg {
+			v = -v
+		}
+		return t.fbits(v)
+	}
+	v, _ := r.Float64()
+	return t.fbits(v)
+}
+
+// roundTiny rounds q, of a magnitude below one unit, to 0 or 1 unit
+// (ties to even: to 0).
+func roundTiny(q *big.Float, mode byte, neg bool) *big.Float {
+	a := new(big.Float).Abs(q)
+	one := false
+	switch mode {
+	case 'n':
+		one = a.Cmp(big.NewFloat(0.5)) > 0
+	case 'p':
+		one = !neg
+	case 'm':
+		one = neg
+	}
+	if !one {
+		if neg {
+			return new(big.Float).Neg(new(big.Float))
+		}
+		return new(big.Float)
+	}
+	if neg {
+		return big.NewFloat(-1)
+	}
+	return big.NewFloat(1)
+}

@@ -19,6 +19,7 @@ const (
 	winShared uint64 = 1 << 56
 	winLocal  uint64 = 2 << 56
 	winParam  uint64 = 3 << 56
+	winCode   uint64 = 4 << 56 // functions' addresses, for calls through pointers
 	winMask   uint64 = 0xff << 56
 )
 
@@ -328,6 +329,9 @@ func (k *Kernel) Run(l *Launch) (err error) {
 func (g *grid) work() {
 	w := &worker{g: g}
 	w.spans = append(w.spans, g.k.p.hostSpans...)
+	if h := g.k.p.heap.Load(); h != nil {
+		w.spans = append(w.spans, span{h.base, h.base + heapSize})
+	}
 	if g.workspace != nil {
 		a := addrOf(g.workspace)
 		w.spans = append(w.spans, span{a, a + uint64(len(g.workspace))})
@@ -673,7 +677,35 @@ func (wp *warp) call(fr *frame, o *op, m uint32) {
 		o.builtin(wp, fr, o, m)
 		return
 	}
-	callee := o.callee
+	if o.ind != nil {
+		// lanes calling different functions call them one after the
+		// other, as a GPU serializes them
+		for m != 0 {
+			l := bits.TrailingZeros32(m)
+			a := fr.r[int(o.a)*32+l]
+			var grp uint32
+			for x := m; x != 0; x &= x - 1 {
+				if k := bits.TrailingZeros32(x); fr.r[int(o.a)*32+k] == a {
+					grp |= 1 << k
+				}
+			}
+			callee := o.ind.targets[a]
+			if callee == nil {
+				if e := o.ind.errs[a]; e != "" {
+					wp.fail(l, o, ResultIllegalInstr, "call through a pointer to %s", e)
+				}
+				wp.fail(l, o, ResultIllegalAddress, "call through %#x, which is not the address of a function taking %d arguments and returning %d values", a, len(o.args), len(o.rets))
+			}
+			wp.callFn(fr, o, grp, callee)
+			m &^= grp
+		}
+		return
+	}
+	wp.callFn(fr, o, m, o.callee)
+}
+
+// callFn runs callee on the lanes of m.
+func (wp *warp) callFn(fr *frame, o *op, m uint32, callee *fn) {
 	if wp.depth >= maxDepth {
 		wp.fail(bits.TrailingZeros32(m), o, ResultLaunchOutOfRes, "calls nested more than %d deep", maxDepth)
 	}

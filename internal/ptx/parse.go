@@ -697,6 +697,15 @@ func (p *parser) body(f *function) {
 			p.next()
 			p.next()
 			p.expect(";")
+		case t.text == ".callprototype" || t.text == ".calltargets":
+			// the signature (or the targets) of an indirect call, named
+			// by the label before it: the callee's own signature is
+			// checked when the call runs
+			for p.next().text != ";" {
+				if p.peek().kind == 0 {
+					p.fail("%s with no closing semicolon", t.text)
+				}
+			}
 		case t.text == ".loc":
 			p.next()
 			for p.peek().kind == 'n' || p.is(",") {
@@ -819,6 +828,14 @@ func (p *parser) operand() operand {
 			}
 		} else {
 			o.off = p.number()
+		}
+		// a texture's or surface's coordinates: [tex, {x, y}], or
+		// [tex, sampler, {x}]
+		for p.accept(",") {
+			o.elems = append(o.elems, p.operand())
+			if len(o.elems) > 4 {
+				p.fail("an address of more than 4 parts")
+			}
 		}
 		p.expect("]")
 		return o

@@ -3,6 +3,7 @@ package ptx
 import (
 	"fmt"
 	"sync"
+	"sync/atomic"
 )
 
 // program is a module made ready to run: its variables have memory, its
@@ -17,6 +18,8 @@ type program struct {
 	sharedStatic int
 	hostSpans    []span
 	shFree       map[int][][]byte
+	heap         atomic.Pointer[deviceHeap] // set once a kernel calls malloc or free
+	fnAddr       map[string]uint64          // each function's address, for pointers to it
 }
 
 // Kernel is an entry of a module, compiled.
@@ -37,7 +40,11 @@ func (m *Module) program() *program {
 }
 
 func newProgram(m *Module) *program {
-	p := &program{mod: m, fns: map[string]*fn{}, kernels: map[string]*Kernel{}, addr: map[*variable]uint64{}, shFree: map[int][][]byte{}}
+	p := &program{mod: m, fns: map[string]*fn{}, kernels: map[string]*Kernel{}, addr: map[*variable]uint64{}, shFree: map[int][][]byte{},
+		fnAddr: map[string]uint64{}}
+	for i, f := range m.order {
+		p.fnAddr[f.name] = winCode + uint64(i+1)*16
+	}
 	// global and constant variables share one mapping; shared ones get
 	// offsets in every block's shared memory
 	size := 0
@@ -76,6 +83,8 @@ func newProgram(m *Module) *program {
 				if t.space == spShared && r.generic {
 					a += winShared
 				}
+			} else {
+				a = p.fnAddr[r.sym]
 			}
 			at := p.addr[v] - base + uint64(r.at)
 			old := uint64(0)

@@ -121,3 +121,70 @@ func TestUnsupportedInstructionIsNamed(t *testing.T) {
 		t.Errorf("LastKernelError = %q: want the instruction and its line", msg)
 	}
 }
+
+// outOfScope are kernels using what the interpreter does not run, each
+// with the architecture it needs and the instruction its error names.
+var outOfScope = []struct {
+	name, arch, inst, src string
+}{
+	{"wgmma", "compute_90a", "wgmma", `
+extern "C" __global__ void k(float *d) {
+	asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+	d[threadIdx.x] = 1.0f;
+}`},
+	{"bulk copy", "compute_90", "cp.async.bulk", `
+extern "C" __global__ void k(float *d, const float *s) {
+	__shared__ __align__(128) float buf[32];
+	__shared__ __align__(8) unsigned long long bar;
+	asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], 128, [%2];"
+		:: "r"((unsigned)__cvta_generic_to_shared(buf)), "l"(s), "r"((unsigned)__cvta_generic_to_shared(&bar)) : "memory");
+	d[threadIdx.x] = buf[threadIdx.x];
+}`},
+	{"mbarrier", "compute_90", "mbarrier", `
+extern "C" __global__ void k(float *d) {
+	__shared__ __align__(8) unsigned long long bar;
+	asm volatile("mbarrier.init.shared.b64 [%0], %1;" :: "r"((unsigned)__cvta_generic_to_shared(&bar)), "r"(32) : "memory");
+	d[threadIdx.x] = 1.0f;
+}`},
+	{"texture", "compute_75", "tex", `
+extern "C" __global__ void k(float *d, cudaTextureObject_t t) {
+	d[threadIdx.x] = tex1Dfetch<float>(t, threadIdx.x);
+}`},
+	{"ldmatrix", "compute_90", "ldmatrix", `
+extern "C" __global__ void k(unsigned *d) {
+	__shared__ __align__(16) unsigned short m[8 * 8];
+	unsigned r;
+	asm volatile("ldmatrix.sync.aligned.m8n8.x1.shared.b16 {%0}, [%1];" : "=r"(r) : "r"((unsigned)__cvta_generic_to_shared(m)));
+	d[threadIdx.x] = r;
+}`},
+}
+
+// Tensor-core, bulk-copy, mbarrier, texture and ldmatrix instructions
+// fail the launch with an error naming the instruction and its line.
+func TestOutOfScopeInstructionsAreNamed(t *testing.T) {
+	onFake(t)
+	for _, c := range outOfScope {
+		t.Run(c.name, func(t *testing.T) {
+			e := ownContext(t)
+			e.arch = c.arch
+			k := e.kernel(c.src, "k")
+			d := zeros[uint32](e, 32)
+			var err error
+			if c.name == "texture" || c.name == "bulk copy" {
+				err = k.Launch(e.s, cuda.LaunchConfig{Grid: cuda.Dim3{X: 1}, Block: cuda.Dim3{X: 32}}, d, uint64(d.Ptr()))
+			} else {
+				err = k.Launch(e.s, cuda.LaunchConfig{Grid: cuda.Dim3{X: 1}, Block: cuda.Dim3{X: 32}}, d)
+			}
+			if err == nil {
+				err = e.s.Synchronize()
+			}
+			if !errors.Is(err, cu.CUDA_ERROR_NOT_SUPPORTED) {
+				t.Fatalf("launch and synchronize: %v, want CUDA_ERROR_NOT_SUPPORTED", err)
+			}
+			msg := cudatest.LastKernelError().Error()
+			if !strings.Contains(msg, c.inst) || !strings.Contains(msg, "line") {
+				t.Errorf("LastKernelError = %q: want %s and its line", msg, c.inst)
+			}
+		})
+	}
+}
