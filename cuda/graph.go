@@ -181,6 +181,9 @@ type graphState struct {
 	// keep holds what the nodes of a graph made by NewGraph use
 	// (graphbuild.go); nil for a captured graph.
 	keep *graphKeep
+	// parent is held by the body of a conditional node (graphcond.go),
+	// which its parent graph owns; nil otherwise.
+	parent *shared[graphState]
 }
 
 func (g *Graph) handle() *handle[graphState] {

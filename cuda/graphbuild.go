@@ -561,11 +561,11 @@ func (g *Graph) AddChild(deps []GraphNode, child *Graph) (GraphNode, error) {
 
 // graphMemKind is the kind of the Slices of memory a graph allocates: the
 // graph's alloc and free nodes own the memory, the Slice only names it.
-var graphMemKind = objectKind[memState]{destroy: func(*memState) error { return nil }, drop: dropGraphMem, live: &liveGraphMemViews, name: "graph memory"}
+var graphMemKind = objectKind[memState]{destroy: func(*memState) error { return nil }, drop: dropGraphMem, live: &liveGraphViews, name: "graph memory"}
 
-// liveGraphMemViews counts the open views of graph memory, which are no
-// driver objects.
-var liveGraphMemViews atomic.Int64
+// liveGraphViews counts the open views of what a graph owns (its memory,
+// its conditional nodes' bodies), which are no driver objects of their own.
+var liveGraphViews atomic.Int64
 
 func dropGraphMem(st *memState) error { return st.ctx.release() }
 

@@ -259,7 +259,9 @@ func TestGraphBuildErrors(t *testing.T) {
 	if _, err := g.AddCopy(nil, d64, d); !errors.Is(err, cu.CUDA_ERROR_INVALID_VALUE) {
 		t.Errorf("a copy of 64 bytes into 32: %v", err)
 	}
-	if _, err := g.AddKernel(nil, vadd, Linear(16, 16), d, d, d); !errors.Is(err, ErrKernelArgs) {
+	// The arguments are checked where the driver tells the kernel's
+	// parameters (not with the bindings of CUDA 11.8).
+	if _, err := g.AddKernel(nil, vadd, Linear(16, 16), d, d, d); vadd.paramsKnown && !errors.Is(err, ErrKernelArgs) {
 		t.Errorf("a kernel node with 3 of 4 arguments: %v", err)
 	}
 	if _, err := g.AddKernel(nil, vadd, LaunchConfig{}, d, d, d, uint32(16)); !errors.Is(err, cu.CUDA_ERROR_INVALID_VALUE) {
@@ -268,10 +270,13 @@ func TestGraphBuildErrors(t *testing.T) {
 	if _, err := AddMemFree(g, nil, d); !errors.Is(err, cu.CUDA_ERROR_INVALID_VALUE) {
 		t.Errorf("a free node of memory no graph allocated: %v", err)
 	}
-	if n, err := g.NodeCount(); err != nil || n != 0 {
+	if n, err := g.NodeCount(); vadd.paramsKnown && (err != nil || n != 0) {
 		t.Errorf("after refused nodes the graph has %d nodes (%v), want 0", n, err)
 	}
 
+	g, err = NewGraph(ctx)
+	must(t, err)
+	defer g.Close()
 	k, err := g.AddKernel(nil, vadd, Linear(16, 16), d, d, d, uint32(16))
 	must(t, err)
 	exec, err := g.Instantiate()
@@ -280,7 +285,7 @@ func TestGraphBuildErrors(t *testing.T) {
 	if err := exec.SetKernel(foreign, vadd, Linear(16, 16), d, d, d, uint32(16)); !errors.Is(err, cu.CUDA_ERROR_INVALID_VALUE) {
 		t.Errorf("SetKernel of another graph's node: %v", err)
 	}
-	if err := exec.SetKernel(k, vadd, Linear(16, 16), d, d); !errors.Is(err, ErrKernelArgs) {
+	if err := exec.SetKernel(k, vadd, Linear(16, 16), d, d); vadd.paramsKnown && !errors.Is(err, ErrKernelArgs) {
 		t.Errorf("SetKernel with 2 of 4 arguments: %v", err)
 	}
 
