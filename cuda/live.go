@@ -10,6 +10,7 @@ var (
 	liveGraphs, liveGraphExecs                   atomic.Int64
 	// liveLibraryObjects counts the library objects of every kind.
 	liveLibraryObjects atomic.Int64
+	liveGreenContexts  atomic.Int64
 )
 
 // LiveHandles reports how many driver objects of each kind this package
@@ -33,6 +34,9 @@ type LiveCounts struct {
 	ManagedMemory             int
 	// LibraryObjects counts the LibraryObjects of every library.
 	LibraryObjects int
+	// GreenContexts counts the green contexts (NewGreenContext), which
+	// Contexts does not.
+	GreenContexts int
 	// Deferred counts the objects above whose destroy the driver refused
 	// and that wait for a retry (ErrDeferred).
 	Deferred int
@@ -50,6 +54,7 @@ func LiveObjects() LiveCounts {
 		MemPools:       int(liveMemPools.Load()),
 		ManagedMemory:  int(liveManagedMemory.Load()),
 		LibraryObjects: int(liveLibraryObjects.Load()),
+		GreenContexts:  int(liveGreenContexts.Load()),
 		Deferred:       int(deferredCount.Load()),
 	}
 }
