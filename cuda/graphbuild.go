@@ -411,6 +411,9 @@ func (g *Graph) AddCopy(deps []GraphNode, dst, src CopyEnd) (GraphNode, error) {
 // dst.
 func AddFill[T Element](g *Graph, deps []GraphNode, dst *Slice[T], v T) (GraphNode, error) {
 	const op = "AddFill"
+	if _, ok := g.handle().peek(); !ok {
+		return GraphNode{}, g.handle().closedError(op)
+	}
 	size := sizeOf[T]()
 	var bits uint32
 	switch size {
@@ -461,6 +464,9 @@ func AddFill[T Element](g *Graph, deps []GraphNode, dst *Slice[T], v T) (GraphNo
 // until they are destroyed.
 func (g *Graph) AddHost(deps []GraphNode, fn func()) (GraphNode, error) {
 	const op = "Graph.AddHost"
+	if _, ok := g.handle().peek(); !ok {
+		return GraphNode{}, g.handle().closedError(op)
+	}
 	if fn == nil {
 		return GraphNode{}, invalidArg(op, "nil function")
 	}
@@ -579,6 +585,9 @@ func dropGraphMem(st *memState) error { return st.ctx.release() }
 // allocated.
 func AddMemAlloc[T Element](g *Graph, deps []GraphNode, n int) (*Slice[T], GraphNode, error) {
 	const op = "AddMemAlloc"
+	if _, ok := g.handle().peek(); !ok {
+		return nil, GraphNode{}, g.handle().closedError(op)
+	}
 	size := sizeOf[T]()
 	if n <= 0 || n > (1<<62)/size {
 		return nil, GraphNode{}, invalidArg(op, "length %d of %d-byte elements", n, size)
@@ -610,6 +619,9 @@ func AddMemAlloc[T Element](g *Graph, deps []GraphNode, n int) (*Slice[T], Graph
 // allocates, in this graph or another (cuGraphAddMemFreeNode).
 func AddMemFree[T Element](g *Graph, deps []GraphNode, s *Slice[T]) (GraphNode, error) {
 	const op = "AddMemFree"
+	if _, ok := g.handle().peek(); !ok {
+		return GraphNode{}, g.handle().closedError(op)
+	}
 	st, ok := s.handle().peek()
 	if !ok {
 		return GraphNode{}, s.handle().closedError(op)

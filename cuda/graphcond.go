@@ -86,6 +86,9 @@ func (g *Graph) AddWhile(deps []GraphNode, c GraphCondition) (GraphNode, *Graph,
 // none when c is n or more. It returns the node and the bodies, each as
 // AddIf's.
 func (g *Graph) AddSwitch(deps []GraphNode, c GraphCondition, n int) (GraphNode, []*Graph, error) {
+	if _, ok := g.handle().peek(); !ok {
+		return GraphNode{}, nil, g.handle().closedError("Graph.AddSwitch")
+	}
 	if n < 1 {
 		return GraphNode{}, nil, invalidArg("Graph.AddSwitch", "%d bodies", n)
 	}
@@ -93,6 +96,9 @@ func (g *Graph) AddSwitch(deps []GraphNode, c GraphCondition, n int) (GraphNode,
 }
 
 func (g *Graph) addConditional(op string, deps []GraphNode, c GraphCondition, kind cu.CUgraphConditionalNodeType, size, since int) (GraphNode, []*Graph, error) {
+	if _, ok := g.handle().peek(); !ok {
+		return GraphNode{}, nil, g.handle().closedError(op)
+	}
 	if c.raw == 0 && c.g == nil {
 		return GraphNode{}, nil, invalidArg(op, "the zero GraphCondition")
 	}
