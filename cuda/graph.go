@@ -177,7 +177,13 @@ type Graph struct {
 
 type graphState struct {
 	raw cu.CUgraph // first: see shared.val
-	ctx ctxRef     // the context of the captured stream
+	ctx ctxRef     // the context of the captured stream, or NewGraph's
+	// keep holds what the nodes of a graph made by NewGraph use
+	// (graphbuild.go); nil for a captured graph.
+	keep *graphKeep
+	// parent is held by the body of a conditional node (graphcond.go),
+	// which its parent graph owns; nil otherwise.
+	parent *shared[graphState]
 }
 
 func (g *Graph) handle() *handle[graphState] {
@@ -197,7 +203,10 @@ func destroyGraph(st *graphState) error {
 	return check("Graph.Close", "cuGraphDestroy", cu.GraphDestroy(st.raw))
 }
 
-func dropGraph(st *graphState) error { return st.ctx.release() }
+func dropGraph(st *graphState) error {
+	st.keep.release()
+	return st.ctx.release()
+}
 
 // Clone returns another handle to the same graph (not a copy of the graph:
 // that is cuGraphClone), to be closed on its own.
@@ -324,6 +333,8 @@ func (g *Graph) Instantiate() (*GraphExec, error) {
 	b.core.init(&graphExecKind)
 	b.core.val.raw = exec
 	b.core.val.ctx.core = cc
+	b.core.val.keep = &execKeep{src: h.core}
+	b.core.val.keep.add(st.keep)
 	attachBoxed(b, &b.e.h, &b.core)
 	return &b.e, nil
 }
@@ -337,7 +348,9 @@ type graphExecBox struct {
 
 var _ stateCopier[graphExecState] = (*graphExecState)(nil)
 
-func (s *graphExecState) copyTo(d *graphExecState) { d.raw, d.ctx.core = s.raw, s.ctx.core }
+func (s *graphExecState) copyTo(d *graphExecState) {
+	d.raw, d.ctx.core, d.keep = s.raw, s.ctx.core, s.keep
+}
 
 // GraphExec is a shared handle to an executable graph, made by
 // Graph.Instantiate. Clone, Close and the Context reference work as for
@@ -353,6 +366,9 @@ type GraphExec struct {
 type graphExecState struct {
 	raw cu.CUgraphExec // first: see shared.val
 	ctx ctxRef
+	// keep holds what the graphs it was made and updated from hold for
+	// their nodes, and what its own parameter changes use (graphbuild.go).
+	keep *execKeep
 }
 
 func (e *GraphExec) handle() *handle[graphExecState] {
@@ -372,7 +388,10 @@ func destroyGraphExec(st *graphExecState) error {
 	return check("GraphExec.Close", "cuGraphExecDestroy", cu.GraphExecDestroy(st.raw))
 }
 
-func dropGraphExec(st *graphExecState) error { return st.ctx.release() }
+func dropGraphExec(st *graphExecState) error {
+	st.keep.release()
+	return st.ctx.release()
+}
 
 // Clone returns another handle to the same executable graph, to be closed
 // on its own.
@@ -430,9 +449,14 @@ func (e *GraphExec) Update(g *Graph) error {
 		return err
 	}
 	st, gs := &eh.core.val, &gh.core.val
-	return bind(op, st.ctx.raw(), func() error {
+	err := bind(op, st.ctx.raw(), func() error {
 		return graphExecUpdate(op, st.raw, gs.raw)
 	})
+	if err == nil {
+		// e now runs g's nodes, and what they use must outlive it.
+		st.keep.add(gs.keep)
+	}
+	return err
 }
 
 // updateError is the error of a failed cuGraphExecUpdate, naming the

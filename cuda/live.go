@@ -15,6 +15,7 @@ var (
 	// their range.
 	livePhysicalMemory, liveAddressRanges, liveRangeViews atomic.Int64
 	liveIPCImports                                        atomic.Int64
+	liveGreenContexts  atomic.Int64
 )
 
 // LiveHandles reports how many driver objects of each kind this package
@@ -42,6 +43,9 @@ type LiveCounts struct {
 	// (NewPhysicalMemory, ReserveAddressRange); IPCImports the memory
 	// opened from another process's IPCMemHandle.
 	PhysicalMemory, AddressRanges, IPCImports int
+	// GreenContexts counts the green contexts (NewGreenContext), which
+	// Contexts does not.
+	GreenContexts int
 	// Deferred counts the objects above whose destroy the driver refused
 	// and that wait for a retry (ErrDeferred).
 	Deferred int
@@ -59,6 +63,7 @@ func LiveObjects() LiveCounts {
 		MemPools:       int(liveMemPools.Load()),
 		ManagedMemory:  int(liveManagedMemory.Load()),
 		LibraryObjects: int(liveLibraryObjects.Load()),
+		GreenContexts:  int(liveGreenContexts.Load()),
 		Deferred:       int(deferredCount.Load()),
 		PhysicalMemory: int(livePhysicalMemory.Load()),
 		AddressRanges:  int(liveAddressRanges.Load()),

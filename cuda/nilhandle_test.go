@@ -171,6 +171,15 @@ func handleFuncCalls(t *testing.T) map[string][]error {
 		add("AllocSliceFrom", second(AllocSliceFrom(z.ctx, []float32{1})))
 		add("CopySlice", CopySlice(z.sl, z.sl))
 		add("CopySliceAsync", CopySliceAsync(z.s, z.sl, z.sl))
+		zg := (*Graph)(nil)
+		if z.ctx != nil {
+			zg = new(Graph)
+		}
+		add("NewGraph", second(NewGraph(z.ctx)))
+		add("AddFill", second(AddFill(zg, nil, z.sl, 1)))
+		_, _, err := AddMemAlloc[float32](zg, nil, 4)
+		add("AddMemAlloc", err)
+		add("AddMemFree", second(AddMemFree(zg, nil, z.sl)))
 		add("CopyPeer", CopyPeer(z.m, z.m))
 		add("CopyPeerAsync", CopyPeerAsync(z.s, z.m, z.m))
 		add("CopySlicePeer", CopySlicePeer(z.sl, z.sl))

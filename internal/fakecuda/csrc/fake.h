@@ -129,6 +129,9 @@ extern int g_initialized;    // cuInit succeeded
 	X(cuStreamBeginCapture) X(cuStreamEndCapture) X(cuStreamIsCapturing) X(cuGraphGetNodes)       \
 	X(cuGraphGetEdges) X(cuGraphDestroy) X(cuGraphInstantiate) X(cuGraphInstantiateWithFlags)     \
 	X(cuGraphLaunch) X(cuGraphExecDestroy) X(cuGraphExecUpdate) X(cuMemAllocManaged)            \
+	X(cuGraphCreate) X(cuGraphAddEmptyNode) X(cuGraphAddKernelNode) X(cuGraphAddMemcpyNode)      \
+	X(cuGraphAddMemsetNode) X(cuGraphAddHostNode) X(cuGraphAddEventRecordNode)                   \
+	X(cuGraphAddEventWaitNode) X(cuGraphExecKernelNodeSetParams) X(cuGraphExecMemcpyNodeSetParams) \
 	X(cuMemPrefetchAsync) X(cuMemAdvise) X(cuMemRangeGetAttribute)                               \
 	X(cuFuncGetAttribute) X(cuFuncSetAttribute) X(cuOccupancyMaxActiveBlocksPerMultiprocessor)    \
 	X(cuLaunchKernelEx) X(cuLaunchKernel) X(cuLaunchCooperativeKernel) X(cuModuleLoad)             \
@@ -459,6 +462,9 @@ void func_unref(struct func *f);
 // aligns[i], or without aligns to its size (at most 8); -1 for a size of 0.
 int func_layout(struct func *f, unsigned n, const unsigned *sizes, const unsigned *aligns);
 void klaunch_unref(struct klaunch *k);
+// graph_klaunch makes the launch of a kernel node (graph.c). Under the lock.
+CUresult graph_klaunch(uint64_t hfunc, const unsigned grid[3], const unsigned block[3], unsigned shmem, void **params,
+	void **extra, struct ctx *c, struct klaunch **out);
 // kernel_run runs op's Go kernel on the calling (worker) thread, unlocked.
 void kernel_run(struct op *op);
 // kernel_release drops what a finished kernel op holds. Under the lock.

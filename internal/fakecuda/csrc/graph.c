@@ -4,9 +4,11 @@
 // the streams that wait on them, which join the capture. An executable
 // graph replays its nodes on a stream in creation order, one order its
 // dependencies allow. Kernel nodes are launches of Go kernels (module.c),
-// sharing the launch's copied parameters. Not modeled: kernel nodes of
-// functions without code, memory-allocation, event and child-graph nodes,
-// and the explicit graph-building API.
+// sharing the launch's copied parameters. Graphs built node by node
+// (cuGraphCreate, cuGraphAdd*Node) have kernel, 1D copy, 1D memset, host,
+// event and empty nodes, and the kernel and copy nodes of an executable
+// graph take new parameters. Not modeled: kernel nodes of functions
+// without code, memory-allocation, child-graph and conditional nodes.
 #include "fake.h"
 
 #include <stdlib.h>
@@ -27,6 +29,8 @@ struct gnode {
 	CUhostFn fn;
 	void *arg;
 	struct klaunch *k; // kernel (referenced)
+	uint64_t ev;       // event record and wait nodes: the event's handle
+	struct graph *g;   // the graph it belongs to
 	struct gnode **deps;
 	size_t ndeps;
 };
@@ -39,6 +43,7 @@ struct graph {
 
 struct gexec {
 	uint64_t h;
+	uint64_t src; // the graph it was instantiated from
 	struct ctx *ctx;
 	struct gnode *nodes; // copies; deps point into this array
 	size_t n;
@@ -57,6 +62,9 @@ struct capture {
 };
 
 static struct capture *g_captures; // active captures
+
+// empty_fn is the host function of empty nodes.
+static void empty_fn(void *arg) { (void)arg; }
 static uint64_t g_capture_ids;
 
 static struct gnode **copy_deps(struct gnode **src, size_t n) {
@@ -173,6 +181,7 @@ CUresult capture_add(struct stream *s, struct op *op, int sync) {
 		n->arg = op->arg;
 		n->k = op->k; // the node takes the op's reference
 		op->k = NULL;
+		n->g = c->g;
 		n->deps = s->deps;
 		n->ndeps = s->ndeps;
 		struct graph *g = c->g;
@@ -463,6 +472,7 @@ static void set_params(struct gnode *dst, const struct gnode *src) {
 	dst->value = src->value;
 	dst->fn = src->fn;
 	dst->arg = src->arg;
+	dst->ev = src->ev;
 	if (src->k != NULL)
 		src->k->refs++;
 	klaunch_unref(dst->k);
@@ -483,6 +493,7 @@ static CUresult instantiate(CUgraphExec *px, CUgraph h, unsigned long long flags
 		if (x == NULL)
 			abort();
 		x->ctx = c;
+		x->src = g->h;
 		x->n = g->n;
 		x->nodes = xrealloc(NULL, g->n * sizeof *x->nodes);
 		for (size_t i = 0; i < g->n; i++) {
@@ -538,18 +549,38 @@ EXPORT CUresult cuGraphLaunch(CUgraphExec hx, CUstream hs) {
 			r = CUDA_ERROR_INVALID_VALUE;
 		if (n->kind == OP_COPY && alloc_find(n->src, n->bytes) == NULL)
 			r = CUDA_ERROR_INVALID_VALUE;
+		if ((n->kind == OP_MARKER || n->kind == OP_WAIT_EVENT) && handle_get(n->ev, K_EVENT) == NULL)
+			r = CUDA_ERROR_INVALID_HANDLE; // destroyed since
 	}
 	struct race_graph *rg = r == CUDA_SUCCESS ? race_graph_begin(s, x->n) : NULL;
 	for (size_t i = 0; r == CUDA_SUCCESS && i < x->n; i++) {
 		struct gnode *n = &x->nodes[i];
-		struct op *op = op_new(n->kind);
+		struct event *ev = n->ev != 0 ? handle_get(n->ev, K_EVENT) : NULL;
+		// A wait for an event never recorded waits for nothing: it runs
+		// as an empty node.
+		int nop = n->kind == OP_WAIT_EVENT && ev->rec == 0;
+		struct op *op = op_new(nop ? OP_HOSTFN : n->kind);
+		if (nop)
+			op->fn = empty_fn;
+		else if (n->kind == OP_MARKER) {
+			capture_forget(ev);
+			op->ev = ev;
+			op->target = ++ev->rec;
+			ev->refs++;
+		} else if (n->kind == OP_WAIT_EVENT) {
+			op->ev = ev;
+			op->target = ev->rec;
+			ev->refs++;
+		}
 		op->dst = n->dst;
 		op->src = n->src;
 		op->bytes = n->bytes;
 		op->elem = n->elem;
 		op->value = n->value;
-		op->fn = n->fn;
-		op->arg = n->arg;
+		if (!nop) {
+			op->fn = n->fn;
+			op->arg = n->arg;
+		}
 		op->k = n->k;
 		if (op->k != NULL)
 			op->k->refs++;
@@ -642,4 +673,328 @@ EXPORT CUresult cuGraphExecUpdate_v2(CUgraphExec hx, CUgraph hg, struct update_i
 		return CUDA_ERROR_INVALID_VALUE;
 	info->errorFromNode = NULL;
 	return update(hx, hg, &info->result, &info->errorNode);
+}
+
+// ---- graphs built node by node ----
+
+// cuda.h's CUDA_KERNEL_NODE_PARAMS (its _v2 adds a CUkernel and a
+// context, which the fake does not read: a node's function is func, its
+// context the current one).
+struct kernel_node_params {
+	uint64_t func;
+	unsigned grid[3], block[3], shmem;
+	void **params, **extra;
+};
+
+// cuda.h's CUDA_MEMCPY3D.
+struct memcpy3d {
+	size_t src_x, src_y, src_z, src_lod;
+	int src_type;
+	const void *src_host;
+	uint64_t src_dev;
+	void *src_array, *reserved0;
+	size_t src_pitch, src_height;
+	size_t dst_x, dst_y, dst_z, dst_lod;
+	int dst_type;
+	void *dst_host;
+	uint64_t dst_dev;
+	void *dst_array, *reserved1;
+	size_t dst_pitch, dst_height;
+	size_t width, height, depth;
+};
+_Static_assert(sizeof(struct memcpy3d) == 200, "CUDA_MEMCPY3D is 200 bytes");
+
+// cuda.h's CUDA_MEMSET_NODE_PARAMS.
+struct memset_node_params {
+	uint64_t dst;
+	size_t pitch;
+	unsigned value, elem;
+	size_t width, height;
+};
+
+// cuda.h's CUDA_HOST_NODE_PARAMS.
+struct host_node_params {
+	CUhostFn fn;
+	void *arg;
+};
+
+enum { MEMTYPE_HOST = 1, MEMTYPE_DEVICE = 2 };
+
+// node_add adds a node like proto to graph hg, after deps. Under the lock.
+static CUresult node_add(CUgraphNode *out, CUgraph hg, const CUgraphNode *deps, size_t ndeps, struct gnode *proto) {
+	struct graph *g = handle_get((uint64_t)(uintptr_t)hg, K_GRAPH);
+	if (g == NULL || (ndeps > 0 && deps == NULL))
+		return CUDA_ERROR_INVALID_VALUE;
+	struct gnode **d = ndeps ? xrealloc(NULL, ndeps * sizeof *d) : NULL;
+	for (size_t i = 0; i < ndeps; i++) {
+		d[i] = handle_get((uint64_t)(uintptr_t)deps[i], K_NODE);
+		int dup = 0;
+		for (size_t j = 0; j < i; j++)
+			dup |= d[j] == d[i];
+		if (d[i] == NULL || d[i]->g != g || dup) {
+			free(d);
+			return CUDA_ERROR_INVALID_VALUE;
+		}
+	}
+	struct gnode *n = calloc(1, sizeof *n);
+	if (n == NULL)
+		abort();
+	*n = *proto;
+	n->g = g;
+	n->deps = d;
+	n->ndeps = ndeps;
+	if (g->n == g->cap) {
+		g->cap = g->cap ? 2 * g->cap : 16;
+		g->nodes = xrealloc(g->nodes, g->cap * sizeof *g->nodes);
+	}
+	n->index = g->n;
+	g->nodes[g->n++] = n;
+	n->h = handle_new(K_NODE, n);
+	*out = (CUgraphNode)(uintptr_t)n->h;
+	return CUDA_SUCCESS;
+}
+
+// node_call runs the prologue of a node call: ready, out given, lock held.
+static CUresult node_call(CUgraphNode *out) {
+	if (out == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	CUresult r = driver_ready();
+	if (r == CUDA_SUCCESS)
+		lock();
+	return r;
+}
+
+EXPORT CUresult cuGraphCreate(CUgraph *pg, unsigned flags) {
+	ENTER(cuGraphCreate);
+	if (pg == NULL || flags != 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	CUresult r = driver_ready();
+	if (r != CUDA_SUCCESS)
+		return r;
+	lock();
+	struct graph *g = calloc(1, sizeof *g);
+	if (g == NULL)
+		abort();
+	g->h = handle_new(K_GRAPH, g);
+	g_live[L_GRAPHS]++;
+	*pg = (CUgraph)(uintptr_t)g->h;
+	unlock();
+	return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuGraphAddEmptyNode(CUgraphNode *out, CUgraph hg, const CUgraphNode *deps, size_t ndeps) {
+	ENTER(cuGraphAddEmptyNode);
+	CUresult r = node_call(out);
+	if (r != CUDA_SUCCESS)
+		return r;
+	struct gnode proto = {.kind = OP_HOSTFN, .fn = empty_fn};
+	r = node_add(out, hg, deps, ndeps, &proto);
+	unlock();
+	return r;
+}
+
+// kernel_node makes the launch of p in the current context.
+static CUresult kernel_node(const struct kernel_node_params *p, struct klaunch **k) {
+	struct ctx *c;
+	CUresult r = current_ctx(&c);
+	if (r == CUDA_SUCCESS)
+		r = graph_klaunch(p->func, p->grid, p->block, p->shmem, p->params, p->extra, c, k);
+	return r;
+}
+
+EXPORT CUresult cuGraphAddKernelNode(CUgraphNode *out, CUgraph hg, const CUgraphNode *deps, size_t ndeps,
+	const struct kernel_node_params *p) {
+	ENTER(cuGraphAddKernelNode);
+	if (p == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	CUresult r = node_call(out);
+	if (r != CUDA_SUCCESS)
+		return r;
+	struct gnode proto = {.kind = OP_KERNEL};
+	r = kernel_node(p, &proto.k);
+	if (r == CUDA_SUCCESS) {
+		r = node_add(out, hg, deps, ndeps, &proto);
+		if (r != CUDA_SUCCESS)
+			klaunch_unref(proto.k);
+	}
+	unlock();
+	return r;
+}
+
+// copy_node reads a 1D copy between host and device memory (the fake's
+// device memory is host memory: a side's pointer is its address).
+static CUresult copy_node(const struct memcpy3d *p, struct gnode *n) {
+	if (p->height > 1 || p->depth > 1 || p->src_array != NULL || p->dst_array != NULL || p->src_x || p->src_y ||
+		p->src_z || p->dst_x || p->dst_y || p->dst_z || p->width == 0)
+		return CUDA_ERROR_NOT_SUPPORTED;
+	const char *src;
+	char *dst;
+	switch (p->src_type) {
+	case MEMTYPE_HOST:
+		src = p->src_host;
+		break;
+	case MEMTYPE_DEVICE:
+		src = (const char *)(uintptr_t)p->src_dev;
+		break;
+	default:
+		return CUDA_ERROR_INVALID_VALUE;
+	}
+	switch (p->dst_type) {
+	case MEMTYPE_HOST:
+		dst = p->dst_host;
+		break;
+	case MEMTYPE_DEVICE:
+		dst = (char *)(uintptr_t)p->dst_dev;
+		break;
+	default:
+		return CUDA_ERROR_INVALID_VALUE;
+	}
+	// Both sides must be memory the driver knows: device memory, or host
+	// memory it page-locked (a copy node reads pageable memory at no set
+	// time, which the fake does not model).
+	if (alloc_find(src, p->width) == NULL || alloc_find(dst, p->width) == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	n->kind = OP_COPY;
+	n->src = src;
+	n->dst = dst;
+	n->bytes = p->width;
+	return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuGraphAddMemcpyNode(CUgraphNode *out, CUgraph hg, const CUgraphNode *deps, size_t ndeps,
+	const struct memcpy3d *p, CUcontext ctx) {
+	ENTER(cuGraphAddMemcpyNode);
+	if (p == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	CUresult r = node_call(out);
+	if (r != CUDA_SUCCESS)
+		return r;
+	struct ctx *c;
+	struct gnode proto = {0};
+	r = ctx_of(ctx, &c);
+	if (r == CUDA_SUCCESS)
+		r = copy_node(p, &proto);
+	if (r == CUDA_SUCCESS)
+		r = node_add(out, hg, deps, ndeps, &proto);
+	unlock();
+	return r;
+}
+
+EXPORT CUresult cuGraphAddMemsetNode(CUgraphNode *out, CUgraph hg, const CUgraphNode *deps, size_t ndeps,
+	const struct memset_node_params *p, CUcontext ctx) {
+	ENTER(cuGraphAddMemsetNode);
+	if (p == NULL || (p->elem != 1 && p->elem != 2 && p->elem != 4) || p->width == 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (p->height > 1)
+		return CUDA_ERROR_NOT_SUPPORTED;
+	CUresult r = node_call(out);
+	if (r != CUDA_SUCCESS)
+		return r;
+	struct ctx *c;
+	struct gnode proto = {.kind = OP_MEMSET, .dst = (char *)(uintptr_t)p->dst, .bytes = p->width * p->elem,
+		.elem = p->elem, .value = p->value};
+	r = ctx_of(ctx, &c);
+	if (r == CUDA_SUCCESS && alloc_find(proto.dst, proto.bytes) == NULL)
+		r = CUDA_ERROR_INVALID_VALUE;
+	if (r == CUDA_SUCCESS)
+		r = node_add(out, hg, deps, ndeps, &proto);
+	unlock();
+	return r;
+}
+
+EXPORT CUresult cuGraphAddHostNode(CUgraphNode *out, CUgraph hg, const CUgraphNode *deps, size_t ndeps,
+	const struct host_node_params *p) {
+	ENTER(cuGraphAddHostNode);
+	if (p == NULL || p->fn == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	CUresult r = node_call(out);
+	if (r != CUDA_SUCCESS)
+		return r;
+	struct gnode proto = {.kind = OP_HOSTFN, .fn = p->fn, .arg = p->arg};
+	r = node_add(out, hg, deps, ndeps, &proto);
+	unlock();
+	return r;
+}
+
+static CUresult event_node(CUgraphNode *out, CUgraph hg, const CUgraphNode *deps, size_t ndeps, CUevent ev, enum op_kind k) {
+	CUresult r = node_call(out);
+	if (r != CUDA_SUCCESS)
+		return r;
+	struct gnode proto = {.kind = k, .ev = (uint64_t)(uintptr_t)ev};
+	if (handle_get(proto.ev, K_EVENT) == NULL)
+		r = CUDA_ERROR_INVALID_HANDLE;
+	else
+		r = node_add(out, hg, deps, ndeps, &proto);
+	unlock();
+	return r;
+}
+
+EXPORT CUresult cuGraphAddEventRecordNode(CUgraphNode *out, CUgraph hg, const CUgraphNode *deps, size_t ndeps, CUevent ev) {
+	ENTER(cuGraphAddEventRecordNode);
+	return event_node(out, hg, deps, ndeps, ev, OP_MARKER);
+}
+
+EXPORT CUresult cuGraphAddEventWaitNode(CUgraphNode *out, CUgraph hg, const CUgraphNode *deps, size_t ndeps, CUevent ev) {
+	ENTER(cuGraphAddEventWaitNode);
+	return event_node(out, hg, deps, ndeps, ev, OP_WAIT_EVENT);
+}
+
+// exec_node finds the node of x that is hn of the graph x was made from,
+// of kind k: lock held on success.
+static CUresult exec_node(CUgraphExec hx, CUgraphNode hn, enum op_kind k, struct gexec **x, struct gnode **xn) {
+	CUresult r = driver_ready();
+	if (r != CUDA_SUCCESS)
+		return r;
+	lock();
+	*x = handle_get((uint64_t)(uintptr_t)hx, K_EXEC);
+	struct gnode *n = handle_get((uint64_t)(uintptr_t)hn, K_NODE);
+	struct graph *g = *x != NULL ? handle_get((*x)->src, K_GRAPH) : NULL;
+	if (*x == NULL || n == NULL || g == NULL || n->g != g || n->index >= (*x)->n || (*x)->nodes[n->index].kind != k) {
+		unlock();
+		return CUDA_ERROR_INVALID_VALUE;
+	}
+	*xn = &(*x)->nodes[n->index];
+	return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuGraphExecKernelNodeSetParams(CUgraphExec hx, CUgraphNode hn, const struct kernel_node_params *p) {
+	ENTER(cuGraphExecKernelNodeSetParams);
+	if (p == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	struct gexec *x;
+	struct gnode *xn;
+	CUresult r = exec_node(hx, hn, OP_KERNEL, &x, &xn);
+	if (r != CUDA_SUCCESS)
+		return r;
+	struct klaunch *k;
+	r = graph_klaunch(p->func, p->grid, p->block, p->shmem, p->params, p->extra, x->ctx, &k);
+	if (r == CUDA_SUCCESS) {
+		klaunch_unref(xn->k);
+		xn->k = k;
+	}
+	unlock();
+	return r;
+}
+
+EXPORT CUresult cuGraphExecMemcpyNodeSetParams(CUgraphExec hx, CUgraphNode hn, const struct memcpy3d *p, CUcontext ctx) {
+	ENTER(cuGraphExecMemcpyNodeSetParams);
+	if (p == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	struct gexec *x;
+	struct gnode *xn;
+	CUresult r = exec_node(hx, hn, OP_COPY, &x, &xn);
+	if (r != CUDA_SUCCESS)
+		return r;
+	struct ctx *c;
+	struct gnode n = {0};
+	r = ctx_of(ctx, &c);
+	if (r == CUDA_SUCCESS)
+		r = copy_node(p, &n);
+	if (r == CUDA_SUCCESS) {
+		xn->src = n.src;
+		xn->dst = n.dst;
+		xn->bytes = n.bytes;
+	}
+	unlock();
+	return r;
 }

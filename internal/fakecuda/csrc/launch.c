@@ -438,7 +438,7 @@ static struct klaunch *klaunch_get(size_t bytes) {
 // klaunch_new copies a launch of f: its shape and its parameters, from
 // kernelParams through f's layout or from extra's buffer, as the driver
 // copies them before cuLaunchKernel returns. Under the lock.
-static CUresult klaunch_new(struct func *f, const launch_config *cfg, struct stream *s, void **params, void **extra,
+static CUresult klaunch_new(struct func *f, const launch_config *cfg, struct ctx *c, void **params, void **extra,
 	struct klaunch **out) {
 	const unsigned char *xbuf = NULL;
 	size_t xbytes = 0;
@@ -462,7 +462,7 @@ static CUresult klaunch_new(struct func *f, const launch_config *cfg, struct str
 	k->refs = 1;
 	k->f = f;
 	f->refs++;
-	k->ctx = s->ctx;
+	k->ctx = c;
 	k->stream = (uint64_t)(uintptr_t)cfg->stream;
 	memcpy(k->grid, cfg->grid, sizeof k->grid);
 	memcpy(k->block, cfg->block, sizeof k->block);
@@ -526,13 +526,9 @@ static void record(uint64_t hfunc, const struct func *f, const launch_config *cf
 // queued to run its Go kernel in stream order (or captured, on a
 // capturing stream). A function without code cannot be captured: in a
 // capturing stream it fails and invalidates the capture.
-static CUresult launch(const launch_config *cfg, uint64_t hfunc, void **params, void **extra) {
-	if (cfg == NULL)
-		return CUDA_ERROR_INVALID_VALUE;
-	struct func *f;
-	CUresult r = locked_func(hfunc, &f);
-	if (r != CUDA_SUCCESS)
-		return r;
+// launch_check checks a launch's shape, parameters and attributes.
+static CUresult launch_check(struct func *f, const launch_config *cfg, void **params, void **extra) {
+	CUresult r = CUDA_SUCCESS;
 	static const unsigned max_block[3] = {1024, 1024, 64};
 	static const unsigned max_grid[3] = {2147483647u, 65535, 65535};
 	for (int d = 0; d < 3; d++)
@@ -548,6 +544,17 @@ static CUresult launch(const launch_config *cfg, uint64_t hfunc, void **params, 
 		r = CUDA_ERROR_INVALID_VALUE;
 	if (r == CUDA_SUCCESS)
 		r = check_attrs(f, cfg);
+	return r;
+}
+
+static CUresult launch(const launch_config *cfg, uint64_t hfunc, void **params, void **extra) {
+	if (cfg == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	struct func *f;
+	CUresult r = locked_func(hfunc, &f);
+	if (r != CUDA_SUCCESS)
+		return r;
+	r = launch_check(f, cfg, params, extra);
 	struct stream *s = NULL;
 	if (r == CUDA_SUCCESS)
 		r = stream_of(cfg->stream, &s);
@@ -559,7 +566,7 @@ static CUresult launch(const launch_config *cfg, uint64_t hfunc, void **params, 
 	}
 	struct klaunch *k = NULL;
 	if (r == CUDA_SUCCESS && f->go)
-		r = klaunch_new(f, cfg, s, params, extra, &k);
+		r = klaunch_new(f, cfg, s->ctx, params, extra, &k);
 	if (r == CUDA_SUCCESS)
 		record(hfunc, f, cfg, params);
 	if (r == CUDA_SUCCESS && k != NULL) {
@@ -630,4 +637,25 @@ EXPORT CUresult cuFuncGetName(const char **name, uint64_t hfunc) {
 	*name = f->name != NULL ? f->name : "fakecuda_function";
 	unlock();
 	return CUDA_SUCCESS;
+}
+
+// graph_klaunch checks and copies the launch of a kernel node in context c,
+// as a launch on a stream does. Only functions with Go code run in a
+// graph. Under the lock.
+CUresult graph_klaunch(uint64_t hfunc, const unsigned grid[3], const unsigned block[3], unsigned shmem, void **params,
+	void **extra, struct ctx *c, struct klaunch **out) {
+	struct func *f = handle_get(hfunc, K_FUNC);
+	if (f == NULL)
+		return CUDA_ERROR_INVALID_HANDLE;
+	launch_config cfg;
+	memset(&cfg, 0, sizeof cfg);
+	memcpy(cfg.grid, grid, sizeof cfg.grid);
+	memcpy(cfg.block, block, sizeof cfg.block);
+	cfg.shmem = shmem;
+	CUresult r = launch_check(f, &cfg, params, extra);
+	if (r == CUDA_SUCCESS && !f->go)
+		r = CUDA_ERROR_NOT_SUPPORTED;
+	if (r == CUDA_SUCCESS)
+		r = klaunch_new(f, &cfg, c, params, extra, out);
+	return r;
 }

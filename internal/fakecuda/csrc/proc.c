@@ -37,6 +37,9 @@ P(cuMemPoolCreate) P(cuMemPoolDestroy) P(cuMemPoolGetAttribute) P(cuMemPoolSetAt
 P(cuMemAllocFromPoolAsync) P(cuMemsetD2D32_v2) P(cuMemsetD2D32Async)
 P(cuMemGetAllocationGranularity) P(cuMemAddressReserve) P(cuMemAddressFree) P(cuMemCreate) P(cuMemRelease)
 P(cuMemMap) P(cuMemUnmap) P(cuMemSetAccess) P(cuMemExportToShareableHandle) P(cuMemImportFromShareableHandle)
+P(cuGraphCreate) P(cuGraphAddEmptyNode) P(cuGraphAddKernelNode) P(cuGraphAddMemcpyNode) P(cuGraphAddMemsetNode)
+P(cuGraphAddHostNode) P(cuGraphAddEventRecordNode) P(cuGraphAddEventWaitNode) P(cuGraphExecKernelNodeSetParams)
+P(cuGraphExecMemcpyNodeSetParams)
 #undef P
 
 EXPORT CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion, uint64_t flags);
@@ -166,6 +169,22 @@ static const struct proc {
 	{"cuGraphExecDestroy", 10000, cuGraphExecDestroy},
 	{"cuGraphExecUpdate", 10020, cuGraphExecUpdate},
 	{"cuGraphExecUpdate", 12000, cuGraphExecUpdate_v2},
+	// The kernel node calls' _v2 ABIs (12.0) add fields after those of
+	// the first, which the fake does not read: one implementation serves both.
+	{"cuGraphCreate", 10000, cuGraphCreate},
+	{"cuGraphAddEmptyNode", 10000, cuGraphAddEmptyNode},
+	{"cuGraphAddKernelNode", 10000, cuGraphAddKernelNode},
+	{"cuGraphAddKernelNode", 12000, cuGraphAddKernelNode},
+	{"cuGraphAddKernelNode_v2", 12000, cuGraphAddKernelNode},
+	{"cuGraphAddMemcpyNode", 10000, cuGraphAddMemcpyNode},
+	{"cuGraphAddMemsetNode", 10000, cuGraphAddMemsetNode},
+	{"cuGraphAddHostNode", 10000, cuGraphAddHostNode},
+	{"cuGraphAddEventRecordNode", 11010, cuGraphAddEventRecordNode},
+	{"cuGraphAddEventWaitNode", 11010, cuGraphAddEventWaitNode},
+	{"cuGraphExecKernelNodeSetParams", 10010, cuGraphExecKernelNodeSetParams},
+	{"cuGraphExecKernelNodeSetParams", 12000, cuGraphExecKernelNodeSetParams},
+	{"cuGraphExecKernelNodeSetParams_v2", 12000, cuGraphExecKernelNodeSetParams},
+	{"cuGraphExecMemcpyNodeSetParams", 10020, cuGraphExecMemcpyNodeSetParams},
 	{"cuMemAllocManaged", 6000, cuMemAllocManaged},
 	// 13.0's header binds the names to the CUmemLocation ABIs, which 12.2
 	// introduced as the _v2 symbols.

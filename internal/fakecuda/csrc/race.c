@@ -521,6 +521,11 @@ void race_graph_node(struct race_graph *g, struct op *op, size_t i) {
 			lane = g->lane_of[d];
 	}
 	g->ndeps = 0;
+	// An event wait node orders the node after the record it waits for,
+	// and a record node passes on what its dependencies saw, as their
+	// stream operations do.
+	if (op->kind == OP_WAIT_EVENT && op->ev->race_vc != NULL)
+		vc_join(&v, op->ev->race_vc);
 	if (lane < 0) {
 		lane = g->nl++;
 		g->tail[lane] = -1;
@@ -539,6 +544,14 @@ void race_graph_node(struct race_graph *g, struct op *op, size_t i) {
 	g->lane_of[i] = (uint32_t)lane;
 	g->tail[lane] = (long)i;
 	g->node_vc[i] = v;
+	if (op->kind == OP_MARKER) {
+		if (op->ev->race_vc == NULL) {
+			op->ev->race_vc = xrealloc(NULL, sizeof(struct vc));
+			memset(op->ev->race_vc, 0, sizeof(struct vc));
+		}
+		vc_free(op->ev->race_vc);
+		*op->ev->race_vc = vc_copy(&v);
+	}
 	struct rop *x = NULL;
 	if (touches_memory(op) || op->kind == OP_HOSTFN) {
 		x = rop_new(op->kind, lt, e, NULL, op->kind != OP_HOSTFN);
