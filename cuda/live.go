@@ -15,7 +15,7 @@ var (
 	// their range.
 	livePhysicalMemory, liveAddressRanges, liveRangeViews atomic.Int64
 	liveIPCImports                                        atomic.Int64
-	liveGreenContexts  atomic.Int64
+	liveGreenContexts                                     atomic.Int64
 )
 
 // LiveHandles reports how many driver objects of each kind this package
