@@ -74,7 +74,7 @@ func run(device int, cfg Config, addr string, wait time.Duration) error {
 		stopLoop()
 		return err
 	}
-	srv := &http.Server{Handler: Handler(b, cfg.D)}
+	srv := &http.Server{Handler: Handler(b, cfg.D), ReadHeaderTimeout: 10 * time.Second}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	log.Printf("inference: width %d, %d layers, batches of up to %d (wait %v), ready in %v; listening on %s",

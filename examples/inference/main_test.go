@@ -41,7 +41,14 @@ func TestMain(m *testing.M) {
 		cudatest.SetupIfNoDriver()
 	}
 	useCachedNVRTC()
-	os.Exit(m.Run())
+	code := m.Run()
+	// With FAKECUDA_RACE=1 the fake driver checks the device work for
+	// races between streams and the host.
+	if n := cudatest.ReportRaces(os.Stderr); n > 0 && code == 0 {
+		fmt.Fprintf(os.Stderr, "FAIL: %d CUDA data race(s)\n", n)
+		code = 1
+	}
+	os.Exit(code)
 }
 
 // useCachedNVRTC points GOCUDA_LIBNVRTC, unless it is set, at the NVRTC
@@ -215,6 +222,15 @@ func TestModelMatchesCPUReference(t *testing.T) {
 	}
 	if err := m.Forward(in[:1], [][]float32{make([]float32, cfg.D-1)}); err == nil {
 		t.Error("a batch with a short output row ran")
+	}
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Forward(in[:1], [][]float32{make([]float32, cfg.D)}); !errors.Is(err, cuda.ErrClosed) {
+		t.Errorf("Forward after Close: %v, want ErrClosed", err)
+	}
+	if err := m.Close(); err != nil {
+		t.Errorf("a second Close: %v", err)
 	}
 }
 

@@ -337,14 +337,14 @@ func (m *Model) graph(n int) (*batchGraph, error) {
 }
 
 // Close frees everything the model holds, after its work, in the reverse
-// order of its making.
+// order of its making. Closing it again does nothing.
 func (m *Model) Close() error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	var err error
-	if m.s != nil {
-		err = m.s.Synchronize()
+	if len(m.closers) == 0 {
+		return nil // closed already
 	}
+	err := m.s.Synchronize()
 	for i := len(m.closers) - 1; i >= 0; i-- {
 		err = errors.Join(err, m.closers[i]())
 	}
