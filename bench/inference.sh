@@ -13,8 +13,8 @@
 #
 # Settings from the environment: BIN (.gpu/bench), PY
 # (/opt/torch/.venv/bin/python), WIDTH, LAYERS, BATCH, WAIT_MS, DURATION
-# and WARMUP of each run, RATES, CLIENTS. With the defaults the whole
-# takes about three minutes.
+# and WARMUP of each run, RATES, CLIENTS, PY_FLAGS (more flags for the
+# Python service). With the defaults the whole takes about three minutes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -66,7 +66,7 @@ pids+=($!)
 loads go "http://$GO_ADDR"
 stop "${pids[0]}"
 
-"$PY" bench/python/inference_server.py --addr "$PY_ADDR" --batch "$BATCH" --wait-ms "$WAIT_MS" --layers "$LAYERS" --width "$WIDTH" &
+"$PY" bench/python/inference_server.py --addr "$PY_ADDR" --batch "$BATCH" --wait-ms "$WAIT_MS" --layers "$LAYERS" --width "$WIDTH" ${PY_FLAGS:-} &
 pids+=($!)
 loads python "http://$PY_ADDR"
 stop "${pids[1]}"

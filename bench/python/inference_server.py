@@ -227,6 +227,12 @@ class Server(ThreadingHTTPServer):
     request_queue_size = 1024  # the load generator opens hundreds of connections at once
     allow_reuse_address = True
 
+    def handle_error(self, request, client_address):
+        # A client that goes away (the load generator, at the end of a
+        # run) is no error of the service's.
+        if not isinstance(sys.exc_info()[1], (ConnectionResetError, BrokenPipeError)):
+            super().handle_error(request, client_address)
+
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
