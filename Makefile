@@ -26,7 +26,7 @@ TAG_INDEPENDENT := TestLayers|TestBlockedThenHoldsBackOnlyItsStream|TestUnwaited
 # Where GPU test binaries are built, to be carried to the GPU machine.
 GPU_BIN     ?= .gpu
 
-.PHONY: all headers generate api-diff check check-generated tidy fmt vet staticcheck unit test-race test-cgocheck2 fuzz cross-arm64 test gpu-bin nccl-bin bench-bin bench-report
+.PHONY: all headers generate api-diff check check-generated tidy fmt vet staticcheck unit test-race test-cgocheck2 fuzz cross-arm64 test gpu-bin nccl-bin bench-bin inference-bin bench-report
 
 all: generate test
 
@@ -134,6 +134,14 @@ bench-bin:
 	mkdir -p $(GPU_BIN)/bench
 	$(CC) -O2 -Wall -o $(GPU_BIN)/bench/cbench bench/c/bench.c -ldl
 	$(GO) build -tags "$(BENCH_TAGS)" -o $(GPU_BIN)/bench/gobench ./bench/gobench
+
+## inference-bin: the inference service of examples/inference, its load generator and its test binary into $(GPU_BIN)/bench (INFERENCE_TAGS: the bindings' CUDA version, that of the GPU machine's toolkit); there, `LD_LIBRARY_PATH=/usr/local/cuda/lib64 bash bench/inference.sh` compares it with bench/python/inference_server.py, and `GOCUDA_TEST_DRIVER=real GOCUDA_TEST_NVRTC=required $(GPU_BIN)/bench/inference.test -test.v` checks it against the CPU
+INFERENCE_TAGS ?= cuda13000
+inference-bin:
+	mkdir -p $(GPU_BIN)/bench
+	$(GO) build -tags "$(INFERENCE_TAGS)" -o $(GPU_BIN)/bench/inference ./examples/inference
+	$(GO) build -o $(GPU_BIN)/bench/loadgen ./examples/inference/loadgen
+	$(GO) test -c -tags "$(INFERENCE_TAGS)" -o $(GPU_BIN)/bench/inference.test ./examples/inference
 
 ## bench-report: the table of a run's results (RESULTS=file)
 bench-report:
