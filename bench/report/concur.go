@@ -11,7 +11,9 @@ import (
 
 // The concurrency benchmark (gobench -impl concur) prints one CONCURSUM
 // line per scenario, worker count and implementation; the inference
-// service's load generator one SERVICE line per implementation and load.
+// service's load generator (examples/inference/loadgen) one RESULT line
+// with a mode= field per implementation and load: open loop at a target
+// rate, or closed loop with a number of clients.
 // Both become a table here and, with -svg, a plot beside it.
 
 var concurImpls = []string{"c", "go-raw", "go-cuda"}
@@ -26,9 +28,10 @@ type concurKey struct {
 }
 
 type servicePoint struct {
-	impl      string
-	load, rps float64
-	p50, p99  float64 // µs
+	impl, mode string
+	load, rps  float64 // load: the target rate (open loop) or the clients (closed)
+	p50, p99   float64 // µs
+	batch      float64
 }
 
 type extraResults struct {
@@ -83,10 +86,18 @@ func (x *extraResults) add(kind, rest, line string) bool {
 			p50: float(f, "p50_ns", line), p99: float(f, "p99_ns", line),
 		}
 		return true
-	case "SERVICE":
+	case "RESULT":
 		f := fields(rest)
-		x.service = append(x.service, servicePoint{impl: f["impl"], load: float(f, "load", line),
-			rps: float(f, "rps", line), p50: float(f, "p50_us", line), p99: float(f, "p99_us", line)})
+		load := "target_rps"
+		switch f["mode"] {
+		case "":
+			return false // a RESULT of bench/run.sh
+		case "closed":
+			load = "clients"
+		}
+		x.service = append(x.service, servicePoint{impl: f["impl"], mode: f["mode"], load: float(f, load, line),
+			rps: float(f, "rps", line), p50: float(f, "p50_us", line), p99: float(f, "p99_us", line),
+			batch: float(f, "mean_batch", line)})
 		return true
 	}
 	return false
@@ -194,10 +205,14 @@ func (x *extraResults) concurCharts() (int, []chart) {
 
 func (x *extraResults) serviceTable() {
 	fmt.Println()
-	fmt.Println("| service | offered load (req/s) | served (req/s) | p50 | p99 |")
-	fmt.Println("|---|---|---|---|---|")
+	fmt.Println("| service | load | served (req/s) | p50 | p99 | mean batch |")
+	fmt.Println("|---|---|---|---|---|---|")
 	for _, p := range x.service {
-		fmt.Printf("| %s | %s | %s | %s | %s |\n", p.impl, short(p.load), short(p.rps), ns(p.p50*1e3), ns(p.p99*1e3))
+		load := short(p.load) + " req/s"
+		if p.mode == "closed" {
+			load = fmt.Sprintf("%.0f clients", p.load)
+		}
+		fmt.Printf("| %s | %s | %s | %s | %s | %.1f |\n", p.impl, load, short(p.rps), ns(p.p50*1e3), ns(p.p99*1e3), p.batch)
 	}
 }
 
@@ -208,17 +223,25 @@ func (x *extraResults) serviceCharts() (int, []chart) {
 			impls = append(impls, p.impl)
 		}
 	}
-	lat := chart{title: "latency against load", xLabel: "offered load (requests per second)", yLabel: "p99 latency (µs)", logX: true, logY: true}
-	thr := chart{title: "throughput against load", xLabel: "offered load (requests per second)", yLabel: "served (requests per second)", logX: true, logY: true}
+	lat := chart{title: "open loop: p99 latency against load", xLabel: "offered load (requests per second)", yLabel: "p99 latency (µs)", logX: true, logY: true}
+	thr := chart{title: "closed loop: throughput against clients", xLabel: "clients", yLabel: "served (requests per second)", logX: true, logY: true}
 	for _, impl := range impls {
 		l, t := series{name: impl}, series{name: impl}
 		for _, p := range x.service {
-			if p.impl == impl {
-				l.x, l.y = append(l.x, p.load), append(l.y, p.p99)
+			switch {
+			case p.impl != impl:
+			case p.mode == "closed":
 				t.x, t.y = append(t.x, p.load), append(t.y, p.rps)
+			default:
+				l.x, l.y = append(l.x, p.load), append(l.y, p.p99)
 			}
 		}
-		lat.lines, thr.lines = append(lat.lines, l), append(thr.lines, t)
+		if len(l.x) > 0 {
+			lat.lines = append(lat.lines, l)
+		}
+		if len(t.x) > 0 {
+			thr.lines = append(thr.lines, t)
+		}
 	}
 	return 2, []chart{lat, thr}
 }
