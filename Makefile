@@ -13,10 +13,18 @@ NCCL_VERSION_TAGS := $(shell sed -n 's/.*"tag": *"\(nccl[0-9]*\)".*/\1/p' header
 DEFAULT_TAG := $(shell awk -F'"' '$$2 == "default" { split($$4, v, "."); printf "cuda%d%03d", v[1], v[2] * 10 }' headers/versions.json)
 OTHER_TAGS  := $(filter-out $(DEFAULT_TAG),$(TAGS))
 OTHER_NCCL_TAGS := $(filter-out $(lastword $(NCCL_VERSION_TAGS)),$(NCCL_VERSION_TAGS))
-# The race runs take the default, the oldest and the newest version: the
-# ones between differ from those only in bindings that the per-tag tests
-# (unit) run.
-RACE_TAGS   := $(firstword $(OTHER_TAGS)) $(lastword $(OTHER_TAGS))
+# The newest version and the oldest, besides the default: the versions
+# between differ from them only in bindings that vet and the per-tag tests
+# (unit) cover. Staticcheck and the arm64 vet run for these. The race runs
+# take the default and the newest: the oldest's own code (the _cuda11
+# files) runs in its plain per-tag tests.
+EDGE_TAGS   := $(firstword $(OTHER_TAGS)) $(lastword $(OTHER_TAGS))
+RACE_TAGS   := $(lastword $(OTHER_TAGS))
+# Packages whose tests no CUDA version changes beyond the bindings that the
+# default run already exercises: the per-tag runs leave them out. The PTX
+# suite runs the interpreter, which knows no CUDA version.
+PER_TAG_PKGS = $(shell $(GO) list ./generated/... ./cuda/... ./internal/fakecuda/... | grep -v '/cuda/cudatest/ptxsuite$$')
+RACE_PKGS    = $(shell $(GO) list ./cuda/... ./internal/fakecuda/... | grep -v '/cuda/cudatest/ptxsuite$$')
 # Tests whose code no version tag changes (the layering of package cuda,
 # the completions' and the race detector's long runs): the runs of the
 # other tags skip them. The layering check reads source, not run-time
@@ -64,37 +72,38 @@ vet:
 	@set -e; for t in $(OTHER_TAGS); do echo "go vet -tags $$t ./..."; $(GO) vet -tags $$t ./...; done
 	@set -e; for t in $(OTHER_NCCL_TAGS); do echo "go vet -tags $$t ./generated/nccl ./cuda/nccl"; $(GO) vet -tags $$t ./generated/nccl ./cuda/nccl; done
 
+## staticcheck: for the default version, the oldest and the newest (vet covers every tag)
 staticcheck:
-	@set -e; for t in $(TAGS); do echo "staticcheck -tags $$t ./..."; $(STATICCHECK) -tags $$t ./...; done
+	@set -e; for t in $(DEFAULT_TAG) $(EDGE_TAGS); do echo "staticcheck -tags $$t ./..."; $(STATICCHECK) -tags $$t ./...; done
 	@set -e; for t in $(OTHER_NCCL_TAGS); do echo "staticcheck -tags $$t ./generated/nccl ./cuda/nccl"; $(STATICCHECK) -tags $$t ./generated/nccl ./cuda/nccl; done
 
 ## unit: all tests, for every version tag; without libcuda the cuda tests run against the fake driver (internal/fakecuda)
 unit:
 	$(GO) test ./...
-	@set -e; for t in $(OTHER_TAGS); do echo "go test -tags $$t -skip '$(TAG_INDEPENDENT)' ./generated/... ./cuda/... ./internal/fakecuda/..."; $(GO) test -tags $$t -skip '$(TAG_INDEPENDENT)' ./generated/... ./cuda/... ./internal/fakecuda/...; done
+	@set -e; for t in $(OTHER_TAGS); do echo "go test -tags $$t -skip '$(TAG_INDEPENDENT)' ./generated/... ./cuda/... ./internal/fakecuda/... (not the PTX suite)"; $(GO) test -tags $$t -skip '$(TAG_INDEPENDENT)' $(PER_TAG_PKGS); done
 	@set -e; for t in $(OTHER_NCCL_TAGS); do echo "go test -tags $$t ./generated/nccl ./cuda/nccl"; $(GO) test -tags $$t ./generated/nccl ./cuda/nccl; done
 
-## test-race: the cuda tests under the race detector, for the default, oldest and newest CUDA versions (and every NCCL version for its package)
+## test-race: the cuda tests under the race detector, for the default and the newest CUDA versions (and every NCCL version for its package)
 test-race:
 	$(GO) test -race -skip TestLayers ./cuda/... ./internal/fakecuda/...
-	@set -e; for t in $(RACE_TAGS); do echo "go test -race -tags $$t -skip '$(TAG_INDEPENDENT)' ./cuda/... ./internal/fakecuda/..."; $(GO) test -race -tags $$t -skip '$(TAG_INDEPENDENT)' ./cuda/... ./internal/fakecuda/...; done
+	@set -e; for t in $(RACE_TAGS); do echo "go test -race -tags $$t -skip '$(TAG_INDEPENDENT)' ./cuda/... ./internal/fakecuda/... (not the PTX suite)"; $(GO) test -race -tags $$t -skip '$(TAG_INDEPENDENT)' $(RACE_PKGS); done
 	@set -e; for t in $(OTHER_NCCL_TAGS); do echo "go test -race -tags $$t ./cuda/nccl"; $(GO) test -race -tags $$t ./cuda/nccl; done
 
 ## test-cgocheck2: the packages that hand memory to C, with cgo's full pointer checks
 test-cgocheck2:
 	GOEXPERIMENT=cgocheck2 $(GO) test -skip TestLayers ./generated/cu ./generated/nvrtc ./generated/nvjitlink ./cuda/...
 
-FUZZTIME ?= 30s
+FUZZTIME ?= 20s
 ## fuzz: feed the generator mutated headers, and the PTX interpreter mutated PTX, for $(FUZZTIME) each
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzModel -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./gen
 	$(GO) test -run '^$$' -fuzz FuzzPTX -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/ptx
 
-## cross-arm64: build and vet every package for linux/arm64, cgo included, and per tag the packages whose code the tag changes (cross compiler: Debian's gcc-aarch64-linux-gnu; gen's tests check the layouts with it)
+## cross-arm64: build and vet every package for linux/arm64, cgo included, and for the oldest and newest tags the packages whose code the tag changes (cross compiler: Debian's gcc-aarch64-linux-gnu; gen's tests check the layouts with it)
 ARM64_CC ?= aarch64-linux-gnu-gcc
 cross-arm64:
 	CGO_ENABLED=1 GOARCH=arm64 CC=$(ARM64_CC) $(GO) vet ./...
-	@set -e; for t in $(OTHER_TAGS); do echo "GOARCH=arm64 go vet -tags $$t ./generated/... ./cuda/..."; CGO_ENABLED=1 GOARCH=arm64 CC=$(ARM64_CC) $(GO) vet -tags $$t ./generated/... ./cuda/...; done
+	@set -e; for t in $(EDGE_TAGS); do echo "GOARCH=arm64 go vet -tags $$t ./generated/... ./cuda/..."; CGO_ENABLED=1 GOARCH=arm64 CC=$(ARM64_CC) $(GO) vet -tags $$t ./generated/... ./cuda/...; done
 	CGO_ENABLED=1 GOARCH=arm64 CC=$(ARM64_CC) $(GO) build ./...
 
 ## test: everything CI runs: format, go mod tidy, headers (so the layout tests run), vet and staticcheck per tag, tests per tag (cuda/ against the fake driver without a GPU), race, cgocheck2, a bounded fuzz of the generator, regenerate-and-diff, the arm64 cross-build

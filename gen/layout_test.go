@@ -168,6 +168,9 @@ func gccLayoutOf(t *testing.T, gcc, include string, flags []string, mod *Module)
 // gcc's own list of the prototypes it saw (-aux-info), and requires the
 // model to bind exactly that set.
 func TestFunctionsAgainstGCC(t *testing.T) {
+	// Each runs gcc over every version's headers for a minute or more:
+	// side by side, they take the time of the longer one.
+	t.Parallel()
 	gcc, err := exec.LookPath("gcc")
 	if err != nil {
 		t.Skip("gcc not found")
@@ -292,6 +295,9 @@ func realModel(t *testing.T, m *manifest.Manifest, l *library, v manifest.Versio
 // (cuBLASLt's matmul descriptors, cuFFT's, …) to gcc's layout, with the
 // header set on gcc's include path.
 func TestLibraryLayoutAgainstGCC(t *testing.T) {
+	// Each runs gcc over every version's headers for a minute or more:
+	// side by side, they take the time of the longer one.
+	t.Parallel()
 	gcc, err := exec.LookPath("gcc")
 	if err != nil {
 		t.Skip("gcc not found")
