@@ -235,7 +235,8 @@ extern "C" __global__ void hopper(const float *x, unsigned *o, unsigned *cl, int
 	asm("mov.u32 %0, %%cluster_nctarank;" : "=r"(c[3]));
 	asm("mov.u32 %0, %%cluster_ctaid.x;" : "=r"(c[4]));
 	asm("mov.u32 %0, %%cluster_nctaid.x;" : "=r"(c[5]));
-	asm("mov.u32 %0, %%is_explicit_cluster;" : "=r"(c[6]));
+	// %is_explicit_cluster is a predicate: ptxas refuses it as a u32.
+	asm("{\n\t.reg .pred p;\n\tmov.pred p, %%is_explicit_cluster;\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(c[6]));
 	unsigned leader = 0, elected;
 	asm volatile("{\n\t.reg .pred p;\n\telect.sync %0|p, %2;\n\tselp.u32 %1, 1, 0, p;\n\t}" : "=r"(elected), "=r"(leader) : "r"(0xffffffffu));
 	c[7] = leader + 2 * elected;
