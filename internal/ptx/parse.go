@@ -435,7 +435,11 @@ func (p *parser) varDecl() *variable {
 	}
 	ty := p.ident()
 	size, ok := typeSizes[ty.text]
-	if !ok {
+	switch {
+	case ty.text == ".texref" || ty.text == ".samplerref" || ty.text == ".surfref":
+		p.pos--
+		p.unsupported("texture and surface references are not supported (%s)", ty.text)
+	case !ok:
 		p.pos--
 		p.fail("unknown type %v", ty)
 	}

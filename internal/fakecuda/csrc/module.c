@@ -19,7 +19,12 @@
 // the driver, the fake takes a binary image's size from its headers, and
 // reads them without faulting where they point outside mapped memory.
 // Simpler than the driver: the entries of a fatbin (compressed, mostly)
-// and the sections of an ELF are not read.
+// and the sections of an ELF are not read. Where the Go side installed a
+// PTX checker (fakecuda_set_ptx_checker), it reads a module's whole PTX
+// as it loads, and its answer (CUDA_ERROR_INVALID_PTX for malformed text)
+// is the load's; before the first launch of an entry of PTX it compiles
+// the entry, and an entry it cannot run fails that launch, leaving the
+// context usable.
 //
 // A Go kernel reaches device memory through accessors that call
 // fakecuda_kernel_pin (the range must lie in one live allocation, which
