@@ -37,10 +37,12 @@
 // # Kernels
 //
 // The fake driver loads a module image (PTX, from a file or from NVRTC,
-// a cubin, a fatbin) whose headers a driver would accept, and refuses the
-// others as the driver does (PTX without its .version and .target:
-// CUDA_ERROR_INVALID_PTX; a malformed ELF or fatbin:
-// CUDA_ERROR_INVALID_IMAGE). A launch of an entry of PTX runs that PTX
+// a cubin, a fatbin) that a driver would accept, and refuses the others
+// as the driver does (PTX that does not parse, its .version and .target
+// missing, an instruction missing an operand, a stray token:
+// CUDA_ERROR_INVALID_PTX, and the parser's message on standard error; a
+// malformed ELF or fatbin: CUDA_ERROR_INVALID_IMAGE). A launch of an
+// entry of PTX runs that PTX
 // on the host, in stream order (or at each launch of a graph that
 // captured it), interpreted by internal/ptx: the user's own CUDA C++,
 // compiled by NVRTC or nvcc, with its shared memory, barriers, warp
@@ -51,9 +53,14 @@
 // CUDA_ERROR_ILLEGAL_ADDRESS (misaligned: CUDA_ERROR_MISALIGNED_ADDRESS),
 // left sticky in the context as on a GPU, and LastKernelError says which
 // block and thread, at which PTX instruction and line. An instruction the
-// interpreter does not run (tensor-core mma, TMA, textures: internal/ptx
-// lists what it runs) fails the launch with CUDA_ERROR_NOT_SUPPORTED and
-// an error naming it and its line. Example_kernelFromPTX is the whole
+// interpreter does not run (tensor-core mma, wgmma, TMA, mbarrier,
+// textures: internal/ptx lists what it runs) does not stop its module
+// from loading, as a GPU of the module's architecture loads it: the
+// entry is compiled before its first launch, and the launch itself
+// (Launch, LaunchEx, a cooperative launch, a graph's kernel node) fails
+// with CUDA_ERROR_NOT_SUPPORTED, and LastKernelError names the entry, the
+// instruction and its PTX line. Nothing is left sticky: the context and
+// the module's other entries stay usable. Example_kernelFromPTX is the whole
 // story, and package cuda/cudatest/ptxsuite runs thirty kernels of the
 // kinds users write on the fake and on a GPU alike.
 //

@@ -106,6 +106,9 @@ func attachKernels(l *fakecuda.Lib) error {
 	if err := l.SetKernelRunner(runKernel); err != nil {
 		return err
 	}
+	if err := l.SetPTXChecker(checkPTX); err != nil {
+		return err
+	}
 	kmu.RLock()
 	defer kmu.RUnlock()
 	for name, r := range kernels {
@@ -116,13 +119,19 @@ func attachKernels(l *fakecuda.Lib) error {
 	return nil
 }
 
-// KernelError describes a Go kernel that failed: an access through a Ptr
+// KernelError describes a kernel that failed: an access through a Ptr
 // outside every allocation (CUDA_ERROR_ILLEGAL_ADDRESS) or not aligned to
 // its size (CUDA_ERROR_MISALIGNED_ADDRESS), a parameter read as a type of
-// another size, a panic (CUDA_ERROR_LAUNCH_FAILED). As on a GPU, the
-// launch's context is then unusable: its synchronizing calls return
-// Result until it is destroyed (a created context) or released by all its
-// users (the primary context).
+// another size, a panic (CUDA_ERROR_LAUNCH_FAILED), or the same faults of
+// a kernel run from PTX, a trap or an assert. As on a GPU, the launch's
+// context is then unusable: its synchronizing calls return Result until
+// it is destroyed (a created context) or released by all its users (the
+// primary context).
+//
+// It also describes an entry of PTX that the interpreter cannot run (an
+// instruction outside its scope, named with its line): its launch itself
+// fails with CUDA_ERROR_NOT_SUPPORTED, nothing runs, and the context
+// stays usable.
 type KernelError struct {
 	Kernel string
 	Result cu.CUresult
@@ -150,9 +159,11 @@ func (e *KernelError) Error() string {
 // Unwrap returns Result, so that errors.Is matches the CUresult.
 func (e *KernelError) Unwrap() error { return e.Result }
 
-// LastKernelError returns the error of the Go kernel that failed last in
-// this process, or nil if none did. The driver reports only the CUresult,
-// at the next synchronizing call; this says what and where.
+// LastKernelError returns the error of the kernel that failed last in
+// this process, or of the last launch refused because the interpreter
+// cannot run its PTX, or nil if none did. The driver reports only the
+// CUresult (of a fault, at the next synchronizing call); this says what
+// and where.
 func LastKernelError() error {
 	kerrMu.Lock()
 	defer kerrMu.Unlock()

@@ -2,6 +2,7 @@ package cudatest_test
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -553,4 +554,103 @@ func TestContextSyncWaitsForDestroyedStream(t *testing.T) {
 			t.Fatalf("y[%d] = %v after the context synchronized, want %v", i, v, 2*float32(i))
 		}
 	}
+}
+
+// mixedPTX has an entry the interpreter runs and one it does not: a
+// module the driver loads for sm_90a.
+const mixedPTX = `
+.version 8.0
+.target sm_90a
+.address_size 64
+
+.visible .entry fill(.param .u64 y, .param .u32 v)
+{
+	.reg .b32 %r<3>;
+	.reg .b64 %rd<4>;
+	ld.param.u64 %rd1, [y];
+	ld.param.u32 %r1, [v];
+	cvta.to.global.u64 %rd2, %rd1;
+	mov.u32 %r2, %tid.x;
+	mul.wide.u32 %rd3, %r2, 4;
+	add.s64 %rd2, %rd2, %rd3;
+	st.global.u32 [%rd2], %r1;
+	ret;
+}
+
+.visible .entry tensor(.param .u64 y)
+{
+	wgmma.fence.sync.aligned;
+	ret;
+}
+`
+
+// An entry the interpreter cannot run fails each way of launching it
+// (Launch, a cooperative LaunchEx, a graph's kernel node) with
+// CUDA_ERROR_NOT_SUPPORTED, at once, naming the instruction and its PTX
+// line; nothing is left sticky, and the module's other entry runs in the
+// same context.
+func TestKernelUnsupportedEntryFailsItsLaunch(t *testing.T) {
+	f := newFixture(t, true)
+	mod, err := cuda.LoadModule(f.ctx, []byte(mixedPTX))
+	must(t, err)
+	defer mod.Close()
+	bad, err := mod.Function("tensor")
+	must(t, err)
+	fill, err := mod.Function("fill")
+	must(t, err)
+	line := strings.Count(mixedPTX[:strings.Index(mixedPTX, "wgmma")], "\n") + 1
+	y := f.floats(t, make([]float32, 32))
+	cfg := cuda.LaunchConfig{Grid: cuda.Dim3{X: 1}, Block: cuda.Dim3{X: 32}}
+	refused := func(what string, err error) {
+		t.Helper()
+		if !errors.Is(err, cu.CUDA_ERROR_NOT_SUPPORTED) {
+			t.Fatalf("%s = %v, want CUDA_ERROR_NOT_SUPPORTED", what, err)
+		}
+		var ke *cudatest.KernelError
+		if !errors.As(cudatest.LastKernelError(), &ke) || ke.Kernel != "tensor" || ke.Line != line ||
+			ke.Instruction != "wgmma.fence.sync.aligned" || !strings.Contains(ke.Error(), fmt.Sprintf("PTX line %d", line)) {
+			t.Errorf("%s: LastKernelError = %v, want the entry tensor, wgmma.fence.sync.aligned at PTX line %d", what, cudatest.LastKernelError(), line)
+		}
+	}
+	refused("Launch", bad.Launch(f.s, cfg, y))
+	refused("LaunchEx, cooperative", bad.LaunchEx(f.s, cfg, cuda.LaunchAttributes{Cooperative: true}, y))
+	g, err := cuda.NewGraph(f.ctx)
+	must(t, err)
+	defer g.Close()
+	_, err = g.AddKernel(nil, bad, cfg, y)
+	refused("Graph.AddKernel", err)
+	must(t, f.s.Synchronize())
+	must(t, fill.Launch(f.s, cfg, y, uint32(0x3f800000)))
+	must(t, f.s.Synchronize())
+	got := make([]float32, 32)
+	must(t, cuda.CopyFromDevice(got, y))
+	for i, v := range got {
+		if v != 1 {
+			t.Fatalf("y[%d] = %v after fill, want 1", i, v)
+		}
+	}
+}
+
+// Text that is not PTX fails the load with CUDA_ERROR_INVALID_PTX; valid
+// PTX that the interpreter does not read (a directive it does not know)
+// loads, and fails the launches of its entries.
+func TestModuleMalformedPTX(t *testing.T) {
+	f := newFixture(t, true)
+	const head = ".version 8.0\n.target sm_90\n.address_size 64\n"
+	if mod, err := cuda.LoadModule(f.ctx, []byte(head+".visible .entry k()\n{\n\tadd.u32 %r1, ;\n\tret;\n}\n")); !errors.Is(err, cu.CUDA_ERROR_INVALID_PTX) {
+		if err == nil {
+			mod.Close()
+		}
+		t.Errorf("LoadModule of an instruction missing an operand = %v, want CUDA_ERROR_INVALID_PTX", err)
+	}
+	mod, err := cuda.LoadModule(f.ctx, []byte(head+".section .debug_str { .b8 0 }\n.visible .entry k()\n{\n\tret;\n}\n"))
+	must(t, err)
+	defer mod.Close()
+	k, err := mod.Function("k")
+	must(t, err)
+	err = k.Launch(f.s, cuda.LaunchConfig{Grid: cuda.Dim3{X: 1}, Block: cuda.Dim3{X: 1}})
+	if !errors.Is(err, cu.CUDA_ERROR_NOT_SUPPORTED) || !strings.Contains(fmt.Sprint(cudatest.LastKernelError()), ".section") {
+		t.Errorf("Launch of an entry of a module with .section = %v (%v), want CUDA_ERROR_NOT_SUPPORTED naming .section", err, cudatest.LastKernelError())
+	}
+	must(t, f.s.Synchronize())
 }

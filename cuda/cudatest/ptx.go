@@ -1,6 +1,7 @@
 package cudatest
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -126,6 +127,49 @@ func TakeSharedRaces() []SharedRace {
 	r := sharedRaces.r
 	sharedRaces.r = nil
 	return r
+}
+
+// checkPTX is the fake driver's PTX checker. At a module's load it
+// parses the text, refusing malformed PTX with CUDA_ERROR_INVALID_PTX as
+// the driver does; text that is valid but that the interpreter does not
+// read loads, and fails the launches of its entries. Before an entry's
+// first launch it compiles the entry: one the interpreter cannot run (or
+// an entry of such a module) fails the launch with
+// CUDA_ERROR_NOT_SUPPORTED, and LastKernelError says why and where, while
+// the context and the module's other entries stay usable.
+func checkPTX(c *fakecuda.PTXCheck) int {
+	mod, err := ptxModuleOf(c.PTXID, c.PTX)
+	if c.Entry == "" {
+		var pe *ptx.Error
+		if err != nil && !(errors.As(err, &pe) && pe.Unsupported) {
+			fmt.Fprintf(os.Stderr, "cudatest: module load: %v (CUDA_ERROR_INVALID_PTX)\n", err)
+			return int(cu.CUDA_ERROR_INVALID_PTX)
+		}
+		return 0
+	}
+	kmu.RLock()
+	reg := kernels[c.Entry]
+	kmu.RUnlock()
+	if reg != nil { // a Go kernel runs instead
+		return 0
+	}
+	if err == nil {
+		_, err = mod.Kernel(c.Entry)
+	}
+	if err == nil {
+		return 0
+	}
+	e := &KernelError{Kernel: strings.Clone(c.Entry), Result: cu.CUDA_ERROR_NOT_SUPPORTED, Msg: err.Error()}
+	var pe *ptx.Error
+	if errors.As(err, &pe) && pe.Line > 0 {
+		e.Line, e.Instruction = pe.Line, pe.Inst
+		e.Msg = strings.TrimPrefix(pe.Msg, pe.Inst+": ")
+	}
+	kerrMu.Lock()
+	lastErr = e
+	kerrMu.Unlock()
+	fmt.Fprintln(os.Stderr, e)
+	return int(e.Result)
 }
 
 // runPTX runs a launch of an entry with no Go kernel from its module's PTX.

@@ -79,7 +79,7 @@ func (l *Lib) syms() *lazySyms {
 		for name, p := range map[string]*unsafe.Pointer{
 			"fakecuda_set_kernel_runner": &s.kernel.setRunner, "fakecuda_kernel_register": &s.kernel.register,
 			"fakecuda_kernel_unregister": &s.kernel.unregister, "fakecuda_kernel_pin": &s.kernel.pin,
-			"fakecuda_note_access": &s.kernel.note,
+			"fakecuda_note_access": &s.kernel.note, "fakecuda_set_ptx_checker": &s.kernel.setChecker,
 		} {
 			if *p = l.sym(name); *p == nil {
 				s.kernelErr = fmt.Errorf("fakecuda: the library has no %s", name)

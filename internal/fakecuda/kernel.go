@@ -6,10 +6,12 @@ package fakecuda
 
 #include "csrc/abi.h"
 
-// The export of kernel_export.go.
+// The exports of kernel_export.go.
 extern int fakecudaRunKernel(struct fakecuda_kernel_call *);
+extern int fakecudaCheckPTX(struct fakecuda_ptx_check *);
 
 static void fk_set_runner(void *set) { ((void (*)(fakecuda_kernel_runner))set)(fakecudaRunKernel); }
+static void fk_set_checker(void *set) { ((void (*)(fakecuda_ptx_checker))set)(fakecudaCheckPTX); }
 static int fk_register(void *fn, const char *name, int n, const unsigned *sizes) {
 	return ((int (*)(const char *, int, const unsigned *))fn)(name, n, sizes);
 }
@@ -71,9 +73,23 @@ type KernelCall struct {
 
 var kernelRunner atomic.Pointer[func(*KernelCall) int]
 
+// PTXCheck is what the fake hands its PTX checker: a module's PTX as it
+// loads, or one entry of it before the entry's first launch.
+type PTXCheck struct {
+	// PTX is the module's text, C memory valid during the call only
+	// (strings.Clone keeps it); PTXID is KernelCall's.
+	PTX   string
+	PTXID uint64
+	// Entry is the entry to check, "" for the load of the module; C
+	// memory too.
+	Entry string
+}
+
+var ptxChecker atomic.Pointer[func(*PTXCheck) int]
+
 // kernelSyms are the controls of Go kernels, resolved once.
 type kernelSyms struct {
-	setRunner, register, unregister, pin, note unsafe.Pointer
+	setRunner, register, unregister, pin, note, setChecker unsafe.Pointer
 }
 
 func (l *Lib) kernelSyms() (*kernelSyms, error) {
@@ -92,6 +108,24 @@ func (l *Lib) SetKernelRunner(run func(*KernelCall) int) error {
 	}
 	kernelRunner.Store(&run)
 	C.fk_set_runner(s.setRunner)
+	return nil
+}
+
+// SetPTXChecker makes check the function that vets PTX ahead of running
+// it: the fake calls it, on a thread of its own while the caller waits,
+// with each module's PTX as it loads (a result other than 0, normally
+// CUDA_ERROR_INVALID_PTX, fails the load), and with each entry of a PTX
+// module before its first launch, cuGraphAddKernelNode or
+// cuGraphExecKernelNodeSetParams (a result other than 0, normally
+// CUDA_ERROR_NOT_SUPPORTED, is that call's, and the check is made again
+// next time; success is remembered). check must not call the driver.
+func (l *Lib) SetPTXChecker(check func(*PTXCheck) int) error {
+	s, err := l.kernelSyms()
+	if err != nil {
+		return err
+	}
+	ptxChecker.Store(&check)
+	C.fk_set_checker(s.setChecker)
 	return nil
 }
 

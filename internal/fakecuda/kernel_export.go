@@ -56,3 +56,22 @@ func fakecudaRunKernel(c *C.struct_fakecuda_kernel_call) C.int {
 	}
 	return C.int((*run)(k))
 }
+
+// fakecudaCheckPTX is the fake driver's callback (fakecuda_set_ptx_checker):
+// it runs the checker on a module's PTX or on an entry of it.
+//
+//export fakecudaCheckPTX
+func fakecudaCheckPTX(c *C.struct_fakecuda_ptx_check) C.int {
+	check := ptxChecker.Load()
+	if check == nil {
+		return 0
+	}
+	p := &PTXCheck{
+		PTX:   unsafe.String((*byte)(unsafe.Pointer(c.ptx)), int(c.ptx_len)),
+		PTXID: uint64(c.ptx_id),
+	}
+	if c.entry != nil {
+		p.Entry = unsafe.String((*byte)(unsafe.Pointer(c.entry)), int(C.strlen(c.entry)))
+	}
+	return C.int((*check)(p))
+}

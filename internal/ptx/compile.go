@@ -282,7 +282,7 @@ type cerr struct{ e *Error }
 
 // bad stops the compilation of in.
 func (c *compiler) bad(in *instr, format string, args ...any) {
-	panic(cerr{&Error{Line: in.line, Msg: fmt.Sprintf("%s: %s", in.text, fmt.Sprintf(format, args...))}})
+	panic(cerr{&Error{Line: in.line, Inst: in.text, Msg: fmt.Sprintf("%s: %s", in.text, fmt.Sprintf(format, args...))}})
 }
 
 func (c *compiler) constant(v uint64) int32 {

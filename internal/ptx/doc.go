@@ -12,10 +12,19 @@
 // their initializers (addresses of variables included), .entry and .func
 // definitions with their .param lists, .reg declarations (ranges such as
 // %r<10> too), labels, scoped blocks and the .param declarations of
-// calls. Module.Kernel compiles an entry and the functions it calls;
-// an instruction outside the set below, or a use of a feature the
-// interpreter lacks, is an *Error naming the instruction and its line,
-// returned before anything runs. The instructions:
+// calls. Its *Error says whether the text is malformed or valid PTX that
+// this package does not read (Error.Unsupported: texture references,
+// 32-bit addresses, a directive it does not know, a size beyond its
+// limits). Module.Kernel compiles an entry and the functions it calls,
+// once (a failure is remembered as a success is): an instruction outside the
+// set below, or a use of a feature the interpreter lacks, is an *Error
+// naming the instruction (Error.Inst) and its line, returned before
+// anything runs. The fake driver asks both ahead of running anything:
+// cuda/cudatest parses a module's PTX as it loads, refusing malformed text
+// with CUDA_ERROR_INVALID_PTX, and compiles an entry before its first
+// launch, which fails with CUDA_ERROR_NOT_SUPPORTED, synchronously and
+// leaving the context usable, when the entry cannot run; the module's
+// other entries run. The instructions:
 //
 //   - integer arithmetic of every width, signed and unsigned: add, sub,
 //     mul (.lo, .hi, .wide), mad, mul24, mad24, sad, div, rem, min, max,
@@ -60,8 +69,9 @@
 //     registers (a cluster is one block).
 //
 // Tensor-core instructions (mma, wmma, wgmma, ldmatrix), the bulk and
-// tensor copies (TMA), mbarrier, textures and surfaces, indirect branches,
-// and named barriers with a thread count are errors.
+// tensor copies (TMA), mbarrier, textures and surfaces and indirect
+// branches are errors of Module.Kernel; named barriers with a thread
+// count fail the launch when one is reached.
 //
 // # How it runs
 //

@@ -31,7 +31,7 @@ func identChar(c byte) bool { return identStart(c) || (c >= '0' && c <= '9') }
 // maxText bytes, so a hostile text costs bounded work.
 func lex(src string) ([]token, error) {
 	if len(src) > maxText {
-		return nil, &Error{Msg: fmt.Sprintf("a text of %d bytes, over the %d this package reads", len(src), maxText)}
+		return nil, &Error{Msg: fmt.Sprintf("a text of %d bytes, over the %d this package reads", len(src), maxText), Unsupported: true}
 	}
 	var toks []token
 	line := 1
@@ -91,7 +91,7 @@ func lex(src string) ([]token, error) {
 			return nil, &Error{Line: line, Msg: fmt.Sprintf("unexpected character %q", c)}
 		}
 		if len(toks) > maxTokens {
-			return nil, &Error{Line: line, Msg: fmt.Sprintf("more than %d tokens", maxTokens)}
+			return nil, &Error{Line: line, Msg: fmt.Sprintf("more than %d tokens", maxTokens), Unsupported: true}
 		}
 	}
 	return toks, nil

@@ -151,6 +151,13 @@ type parser struct {
 type Error struct {
 	Line int
 	Msg  string
+	// Inst is the instruction at fault, as written, where there is one.
+	Inst string
+	// Unsupported marks an error of Parse about text that a driver may
+	// well load: what this package does not read (texture references,
+	// 32-bit addresses, a directive it does not know) or more than its
+	// limits. Parse's other errors are about malformed text.
+	Unsupported bool
 }
 
 func (e *Error) Error() string {
@@ -163,13 +170,24 @@ func (e *Error) Error() string {
 type bail struct{ err *Error }
 
 func (p *parser) fail(format string, args ...any) {
+	panic(bail{p.errorf(format, args...)})
+}
+
+// unsupported stops the parse at valid PTX this package does not read.
+func (p *parser) unsupported(format string, args ...any) {
+	e := p.errorf(format, args...)
+	e.Unsupported = true
+	panic(bail{e})
+}
+
+func (p *parser) errorf(format string, args ...any) *Error {
 	line := 0
 	if p.pos < len(p.toks) {
 		line = p.toks[p.pos].line
 	} else if len(p.toks) > 0 {
 		line = p.toks[len(p.toks)-1].line
 	}
-	panic(bail{&Error{line, fmt.Sprintf(format, args...)}})
+	return &Error{Line: line, Msg: fmt.Sprintf(format, args...)}
 }
 
 func (p *parser) peek() token {
@@ -329,7 +347,7 @@ func (p *parser) topLevel(m *Module) {
 		switch {
 		case p.accept(".address_size"):
 			if v := p.number(); v != 64 {
-				p.fail(".address_size %d: only 64-bit addresses are supported", v)
+				p.unsupported(".address_size %d: only 64-bit addresses are supported", v)
 			}
 			return
 		case p.accept(".file"):
@@ -374,6 +392,9 @@ func (p *parser) topLevel(m *Module) {
 				m.varIndex[v.name] = v
 				return
 			}
+			if strings.HasPrefix(t.text, ".") {
+				p.unsupported("%s at module scope is not supported", t.text)
+			}
 			p.fail("unexpected %v at module scope", t)
 		}
 	}
@@ -386,7 +407,7 @@ func (p *parser) varDecl() *variable {
 	v := &variable{line: t.line, align: 0, count: 1}
 	switch t.text {
 	case ".tex", ".texref", ".surfref", ".samplerref":
-		p.fail("texture and surface references are not supported (%s)", t.text)
+		p.unsupported("texture and surface references are not supported (%s)", t.text)
 	}
 	sp, ok := spaceNames[t.text]
 	if !ok {
@@ -414,7 +435,11 @@ func (p *parser) varDecl() *variable {
 	}
 	ty := p.ident()
 	size, ok := typeSizes[ty.text]
-	if !ok {
+	switch {
+	case ty.text == ".texref" || ty.text == ".samplerref" || ty.text == ".surfref":
+		p.pos--
+		p.unsupported("texture and surface references are not supported (%s)", ty.text)
+	case !ok:
 		p.pos--
 		p.fail("unknown type %v", ty)
 	}
@@ -430,7 +455,7 @@ func (p *parser) varDecl() *variable {
 		n := p.number()
 		p.expect("]")
 		if n < 0 || n > maxVarSize || v.count < 0 || int64(v.count)*n*int64(v.elem) > maxVarSize {
-			p.fail("variable %s too large", v.name)
+			p.unsupported("variable %s too large", v.name)
 		}
 		v.count *= int(n)
 	}
@@ -451,7 +476,7 @@ func (p *parser) initializer(v *variable) {
 		p.fail("an initializer for the unsized %s", v.name)
 	}
 	if v.size() > maxInitSize {
-		p.fail("an initializer for %s of %d bytes", v.name, v.size())
+		p.unsupported("an initializer for %s of %d bytes", v.name, v.size())
 	}
 	v.init = make([]byte, v.size())
 	i := 0
@@ -562,7 +587,7 @@ func (p *parser) params() []*variable {
 	}
 	for {
 		if p.is(".reg") {
-			p.fail(".reg parameters are not supported")
+			p.unsupported(".reg parameters are not supported")
 		}
 		t := p.peek()
 		if t.text != ".param" {
@@ -593,7 +618,7 @@ func (p *parser) params() []*variable {
 			n := p.number()
 			p.expect("]")
 			if n <= 0 || n > 1<<16 {
-				p.fail("parameter %s of %d elements", v.name, n)
+				p.unsupported("parameter %s of %d elements", v.name, n)
 			}
 			v.count *= int(n)
 		}
@@ -755,7 +780,7 @@ func (p *parser) regDecl(f *function) {
 			n := p.number()
 			p.expect(">")
 			if n < 0 || n > maxRegs || len(f.regs)+int(n) > maxRegs {
-				p.fail("too many registers")
+				p.unsupported("too many registers")
 			}
 			for i := range int(n) {
 				f.regs[name+strconv.Itoa(i)] = d
@@ -834,7 +859,7 @@ func (p *parser) operand() operand {
 		for p.accept(",") {
 			o.elems = append(o.elems, p.operand())
 			if len(o.elems) > 4 {
-				p.fail("an address of more than 4 parts")
+				p.unsupported("an address of more than 4 parts")
 			}
 		}
 		p.expect("]")
@@ -844,8 +869,9 @@ func (p *parser) operand() operand {
 		o := operand{kind: 'v'}
 		for !p.accept("}") {
 			o.elems = append(o.elems, p.operand())
-			if len(o.elems) > 8 {
-				p.fail("a vector of more than 8 elements")
+			// wgmma's accumulators are vectors of up to 128
+			if len(o.elems) > 256 {
+				p.unsupported("a vector of more than 256 elements")
 			}
 			p.accept(",")
 		}
@@ -856,7 +882,7 @@ func (p *parser) operand() operand {
 		for !p.accept(")") {
 			o.elems = append(o.elems, p.operand())
 			if len(o.elems) > 256 {
-				p.fail("an argument list of more than 256 elements")
+				p.unsupported("an argument list of more than 256 elements")
 			}
 			if !p.accept(",") {
 				p.expect(")")

@@ -13,6 +13,7 @@ type program struct {
 	mu           sync.Mutex
 	fns          map[string]*fn
 	kernels      map[string]*Kernel
+	failed       map[string]error // entries that did not compile: asked again, the answer is the same
 	globalMem    []byte
 	addr         map[*variable]uint64 // host address (global, const) or shared offset
 	sharedStatic int
@@ -116,8 +117,8 @@ func alignUp(n, a int) int {
 	return (n + a - 1) / a * a
 }
 
-// Kernel compiles the entry name and what it calls. An instruction this
-// package does not run is an error naming it and its line.
+// Kernel compiles the entry name and what it calls, once. An instruction
+// this package does not run is an error naming it and its line.
 func (m *Module) Kernel(name string) (*Kernel, error) {
 	p := m.program()
 	p.mu.Lock()
@@ -125,16 +126,23 @@ func (m *Module) Kernel(name string) (*Kernel, error) {
 	if k := p.kernels[name]; k != nil {
 		return k, nil
 	}
+	if err := p.failed[name]; err != nil {
+		return nil, err
+	}
 	f := m.funcs[name]
 	if f == nil || !f.entry {
 		return nil, &Error{Msg: fmt.Sprintf("no entry %s in the module", name)}
 	}
 	c, err := p.compileEntry(f)
-	if err != nil {
-		return nil, err
+	if err == nil && p.sharedStatic > maxShared {
+		err = &Error{Line: f.line, Msg: fmt.Sprintf("%s uses %d bytes of static shared memory, more than the %d a block may have", name, p.sharedStatic, maxShared)}
 	}
-	if p.sharedStatic > maxShared {
-		return nil, &Error{Line: f.line, Msg: fmt.Sprintf("%s uses %d bytes of static shared memory, more than the %d a block may have", name, p.sharedStatic, maxShared)}
+	if err != nil {
+		if p.failed == nil {
+			p.failed = map[string]error{}
+		}
+		p.failed[name] = err
+		return nil, err
 	}
 	k := &Kernel{p: p, f: c}
 	p.kernels[name] = k

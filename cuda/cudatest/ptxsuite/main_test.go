@@ -87,6 +87,28 @@ func (e *env) kernel(src, name string, opts ...nvrtc.Option) *cuda.Kernel {
 	return k
 }
 
+// kernels compiles src, loads it as one module and returns the entries
+// named, in order.
+func (e *env) kernels(src string, names ...string) []*cuda.Kernel {
+	e.t.Helper()
+	res, err := nvrtc.Compile(src, nvrtc.WithArch(e.arch), nvrtc.WithNameExpressions(names...))
+	if err != nil {
+		e.t.Fatalf("compile: %v", err)
+	}
+	mod, err := cuda.LoadModule(e.s.Context(), res.PTX)
+	if err != nil {
+		e.t.Fatalf("load: %v", err)
+	}
+	e.t.Cleanup(func() { mod.Close() })
+	ks := make([]*cuda.Kernel, len(names))
+	for i, name := range names {
+		if ks[i], err = mod.Function(res.LoweredNames[name]); err != nil {
+			e.t.Fatalf("function %s: %v", name, err)
+		}
+	}
+	return ks
+}
+
 func (e *env) launch(k *cuda.Kernel, cfg cuda.LaunchConfig, args ...any) {
 	e.t.Helper()
 	if err := k.Launch(e.s, cfg, args...); err != nil {

@@ -73,6 +73,24 @@ _Static_assert(offsetof(struct fakecuda_kernel_call, grid) == 16 && offsetof(str
 // and returns CUDA_SUCCESS or the error the launch leaves sticky.
 typedef int (*fakecuda_kernel_runner)(struct fakecuda_kernel_call *);
 
+// What the Go side's PTX checker receives: a module's PTX as it loads
+// (entry NULL), answered with CUDA_SUCCESS or CUDA_ERROR_INVALID_PTX, or
+// an entry of it before its first launch, answered with CUDA_SUCCESS or
+// the error the launch returns. The pointers are valid during the call
+// only.
+struct fakecuda_ptx_check {
+	const char *ptx;
+	size_t ptx_len;
+	uint64_t ptx_id; // as in struct fakecuda_kernel_call
+	const char *entry;
+};
+
+_Static_assert(offsetof(struct fakecuda_ptx_check, ptx_id) == 16 && sizeof(struct fakecuda_ptx_check) == 32,
+	"struct fakecuda_ptx_check's layout");
+
+// The callback fakecuda_set_ptx_checker installs.
+typedef int (*fakecuda_ptx_checker)(struct fakecuda_ptx_check *);
+
 // ---- race reports (race.c) ----
 
 // The kind of a host access (fakecuda_race_host_access), beside those of

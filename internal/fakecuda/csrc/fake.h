@@ -422,6 +422,7 @@ struct func {
 	char *name;          // go only
 	int ptx_version;     // go only: the PTX's .version as major*10+minor, 0 for a binary
 	struct ptx_text *ptx; // go only: its module's PTX, which the Go side interprets
+	int ptx_ok;           // the Go side's checker accepted the entry (func_ready)
 };
 
 // ptx_text is a module's PTX, kept for the functions made from it, which
@@ -434,6 +435,12 @@ struct ptx_text {
 };
 
 void ptx_text_unref(struct ptx_text *t);
+
+// func_ready has the Go side check, before the first launch of the
+// function h, that it can run the entry's PTX, and returns the error the
+// launch returns if not (CUDA_SUCCESS for a handle that is no such
+// function: the launch reports it). Not under the lock.
+CUresult func_ready(uint64_t h);
 
 // klaunch is one launch of a Go kernel, as cuLaunchKernel* copied it: the
 // queued op, a graph node made by capture and the nodes of its executable

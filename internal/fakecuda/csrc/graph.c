@@ -807,7 +807,10 @@ EXPORT CUresult cuGraphAddKernelNode(CUgraphNode *out, CUgraph hg, const CUgraph
 	ENTER(cuGraphAddKernelNode);
 	if (p == NULL)
 		return CUDA_ERROR_INVALID_VALUE;
-	CUresult r = node_call(out);
+	CUresult r = func_ready(p->func);
+	if (r != CUDA_SUCCESS)
+		return r;
+	r = node_call(out);
 	if (r != CUDA_SUCCESS)
 		return r;
 	struct gnode proto = {.kind = OP_KERNEL};
@@ -961,9 +964,12 @@ EXPORT CUresult cuGraphExecKernelNodeSetParams(CUgraphExec hx, CUgraphNode hn, c
 	ENTER(cuGraphExecKernelNodeSetParams);
 	if (p == NULL)
 		return CUDA_ERROR_INVALID_VALUE;
+	CUresult r = func_ready(p->func);
+	if (r != CUDA_SUCCESS)
+		return r;
 	struct gexec *x;
 	struct gnode *xn;
-	CUresult r = exec_node(hx, hn, OP_KERNEL, &x, &xn);
+	r = exec_node(hx, hn, OP_KERNEL, &x, &xn);
 	if (r != CUDA_SUCCESS)
 		return r;
 	struct klaunch *k;

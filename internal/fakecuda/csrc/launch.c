@@ -550,8 +550,13 @@ static CUresult launch_check(struct func *f, const launch_config *cfg, void **pa
 static CUresult launch(const launch_config *cfg, uint64_t hfunc, void **params, void **extra) {
 	if (cfg == NULL)
 		return CUDA_ERROR_INVALID_VALUE;
+	// An entry the Go side cannot run fails here, leaving the context
+	// usable, as the driver refuses a function not built for the device.
+	CUresult r = func_ready(hfunc);
+	if (r != CUDA_SUCCESS)
+		return r;
 	struct func *f;
-	CUresult r = locked_func(hfunc, &f);
+	r = locked_func(hfunc, &f);
 	if (r != CUDA_SUCCESS)
 		return r;
 	r = launch_check(f, cfg, params, extra);

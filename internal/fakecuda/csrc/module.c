@@ -19,7 +19,12 @@
 // the driver, the fake takes a binary image's size from its headers, and
 // reads them without faulting where they point outside mapped memory.
 // Simpler than the driver: the entries of a fatbin (compressed, mostly)
-// and the sections of an ELF are not read.
+// and the sections of an ELF are not read. Where the Go side installed a
+// PTX checker (fakecuda_set_ptx_checker), it reads a module's whole PTX
+// as it loads, and its answer (CUDA_ERROR_INVALID_PTX for malformed text)
+// is the load's; before the first launch of an entry of PTX it compiles
+// the entry, and an entry it cannot run fails that launch, leaving the
+// context usable.
 //
 // A Go kernel reaches device memory through accessors that call
 // fakecuda_kernel_pin (the range must lie in one live allocation, which
@@ -471,7 +476,71 @@ static CUresult image_check(const void *image, uint64_t limit, int *binary) {
 	return CUDA_SUCCESS;
 }
 
+// ---- the Go side's checks of PTX ----
+
+static fakecuda_ptx_checker g_checker; // atomic
+
+// fakecuda_set_ptx_checker installs the Go side's callback, which reads a
+// module's PTX as it loads and compiles an entry before its first launch,
+// so that text the driver would refuse is refused by the load, and an
+// entry the Go side cannot run fails its launch, not a later synchronize.
+EXPORT void fakecuda_set_ptx_checker(fakecuda_ptx_checker fn) { __atomic_store_n(&g_checker, fn, __ATOMIC_RELEASE); }
+
+struct check_job {
+	fakecuda_ptx_checker fn;
+	struct fakecuda_ptx_check call;
+	int r;
+};
+
+static void *check_thread(void *arg) {
+	struct check_job *j = arg;
+	j->r = j->fn(&j->call);
+	return NULL;
+}
+
+// ptx_check runs the checker on t (entry NULL: the whole text) and
+// returns its answer; without a checker, everything passes. The checker
+// runs on a thread of its own, the caller waiting: the calls that reach
+// here (loads, launches) may come from cgo calls marked nocallback, on
+// whose thread a call into Go is fatal. Not under the lock; t must stay
+// referenced meanwhile.
+static CUresult ptx_check(const struct ptx_text *t, const char *entry) {
+	struct check_job j = {
+		.fn = __atomic_load_n(&g_checker, __ATOMIC_ACQUIRE),
+		.call = {.ptx = t->text, .ptx_len = t->len, .ptx_id = t->id, .entry = entry},
+	};
+	if (j.fn == NULL)
+		return CUDA_SUCCESS;
+	pthread_t th;
+	if (pthread_create(&th, NULL, check_thread, &j) != 0)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	pthread_join(th, NULL);
+	return (CUresult)j.r;
+}
+
+CUresult func_ready(uint64_t h) {
+	if (driver_ready() != CUDA_SUCCESS)
+		return CUDA_SUCCESS;
+	lock();
+	struct func *f = handle_get(h, K_FUNC);
+	if (f == NULL || f->ptx == NULL || f->ptx_ok) {
+		unlock();
+		return CUDA_SUCCESS;
+	}
+	f->refs++; // f, its name and its PTX outlive an unload meanwhile
+	unlock();
+	CUresult r = ptx_check(f->ptx, f->name);
+	lock();
+	if (r == CUDA_SUCCESS)
+		f->ptx_ok = 1;
+	func_unref(f);
+	unlock();
+	return r;
+}
+
 // ---- modules ----
+
+static void module_free(struct module *m);
 
 // module_parse makes the module of image, of at most limit bytes, or
 // returns the driver's refusal of it.
@@ -501,6 +570,10 @@ static CUresult module_parse(const void *image, uint64_t limit, struct module **
 		t->id = ++g_ptx_ids;
 		unlock();
 		m->ptx = t;
+		if ((r = ptx_check(t, NULL)) != CUDA_SUCCESS) {
+			module_free(m);
+			return r;
+		}
 	}
 	*out = m;
 	return CUDA_SUCCESS;
