@@ -109,6 +109,16 @@ static void delivered(void *arg) {
 	sem_post(&w->window);
 }
 
+// window is how many completions a worker may have outstanding: one
+// alone, to time a delivery after its work with nothing queued before it.
+static int window(int scenario) {
+	switch (scenario) {
+	case GBC_COMPLETION: return GBC_WINDOW;
+	case GBC_COMPLETION_ALONE: return 1;
+	}
+	return 0;
+}
+
 #define CHECK(call)                  \
 	do {                             \
 		int r_ = (call);             \
@@ -153,7 +163,8 @@ static void *work(void *arg) {
 			CHECK(api.streamDestroy(s));
 			break;
 		}
-		case GBC_COMPLETION: {
+		case GBC_COMPLETION:
+		case GBC_COMPLETION_ALONE: {
 			sem_wait(&w->window);
 			struct slot *sl = &w->slots[atomic_fetch_add(&w->next, 1) % GBC_WINDOW];
 			sl->w = w;
@@ -175,8 +186,7 @@ static void *work(void *arg) {
 	}
 out:
 	if (w->s1) api.streamSync(w->s1);
-	if (r->scenario == GBC_COMPLETION)
-		for (int i = 0; i < GBC_WINDOW; i++) sem_wait(&w->window);
+	for (int i = 0; i < window(r->scenario); i++) sem_wait(&w->window);
 	w->ops = n;
 	if (w->ev) api.eventDestroy(w->ev);
 	if (w->s2) api.streamDestroy(w->s2);
@@ -197,7 +207,7 @@ int gbc_run(struct gbc_run *r) {
 		ws[i].index = i;
 		ws[i].lat = r->lat + (size_t)i * per;
 		ws[i].caplat = per;
-		sem_init(&ws[i].window, 0, GBC_WINDOW);
+		sem_init(&ws[i].window, 0, window(r->scenario));
 		pthread_create(&ws[i].thread, 0, work, &ws[i]);
 	}
 	while (atomic_load(&r->ready) < r->threads) sched_yield();

@@ -31,12 +31,13 @@ var concurScenarios = []struct {
 	name string
 	id   C.int
 }{
-	{"own_stream", C.GBC_OWN_STREAM},         // launch an empty kernel on its own stream
-	{"shared_stream", C.GBC_SHARED_STREAM},   // the same on one stream all workers share
-	{"event_wait", C.GBC_EVENT_WAIT},         // record an event on one stream, make another wait for it
-	{"copy64k", C.GBC_COPY},                  // a 64 KiB copy from page-locked memory on its stream, waited for
-	{"create_destroy", C.GBC_CREATE_DESTROY}, // create a stream and an event, destroy both
-	{"completion", C.GBC_COMPLETION},         // launch, then a host callback after it (Then in package cuda)
+	{"own_stream", C.GBC_OWN_STREAM},             // launch an empty kernel on its own stream
+	{"shared_stream", C.GBC_SHARED_STREAM},       // the same on one stream all workers share
+	{"event_wait", C.GBC_EVENT_WAIT},             // record an event on one stream, make another wait for it
+	{"copy64k", C.GBC_COPY},                      // a 64 KiB copy from page-locked memory on its stream, waited for
+	{"create_destroy", C.GBC_CREATE_DESTROY},     // create a stream and an event, destroy both
+	{"completion", C.GBC_COMPLETION},             // launch, then a host callback after it (Then in package cuda)
+	{"completion_alone", C.GBC_COMPLETION_ALONE}, // the same, each waited for before the next: a delivery after an empty kernel
 }
 
 var (
@@ -140,7 +141,7 @@ func runConcur(ptx []byte) {
 				// fall on every implementation alike.
 				for j := range impls {
 					i := (j + round) % len(impls)
-					if sc.id == C.GBC_COMPLETION && impls[i].name == "go-raw" {
+					if (sc.id == C.GBC_COMPLETION || sc.id == C.GBC_COMPLETION_ALONE) && impls[i].name == "go-raw" {
 						continue // the raw bindings take only C host functions
 					}
 					got[i] = impls[i].run(e, sc.id, n, d)
@@ -357,6 +358,10 @@ func runConcurCuda(e *concurEnv, scenario C.int, n int, d time.Duration) concurR
 	}
 	ws := make([]w, n)
 	one := cuda.LaunchConfig{Grid: cuda.Dim3{X: 1}, Block: cuda.Dim3{X: 1}}
+	window := C.GBC_WINDOW
+	if scenario == C.GBC_COMPLETION_ALONE {
+		window = 1
+	}
 	setup := func(i int) {
 		var err error
 		x := &ws[i]
@@ -372,11 +377,11 @@ func runConcurCuda(e *concurEnv, scenario C.int, n int, d time.Duration) concurR
 			x.host, err = cuda.AllocHost[byte](e.ctx, copyBytes)
 			must("cuda.AllocHost", err)
 		}
-		x.window = make(chan struct{}, C.GBC_WINDOW)
+		x.window = make(chan struct{}, window)
 	}
 	teardown := func(i int) {
 		x := &ws[i]
-		for range C.GBC_WINDOW {
+		for range window {
 			x.window <- struct{}{}
 		}
 		must("Stream.Synchronize", x.s1.Synchronize())
@@ -431,7 +436,7 @@ func runConcurCuda(e *concurEnv, scenario C.int, n int, d time.Duration) concurR
 			must("Stream.Close", s.Close())
 			return true
 		}
-	case C.GBC_COMPLETION:
+	case C.GBC_COMPLETION, C.GBC_COMPLETION_ALONE:
 		op = func(i int, _ int64, sample func(int64)) bool {
 			x := &ws[i]
 			x.window <- struct{}{}
