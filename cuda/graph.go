@@ -205,7 +205,13 @@ func destroyGraph(st *graphState) error {
 
 func dropGraph(st *graphState) error {
 	st.keep.release()
-	return st.ctx.release()
+	err := st.ctx.release()
+	if st.parent != nil {
+		if perr := st.parent.release(); err == nil {
+			err = perr
+		}
+	}
+	return err
 }
 
 // Clone returns another handle to the same graph (not a copy of the graph:

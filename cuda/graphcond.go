@@ -150,13 +150,4 @@ func (g *Graph) addConditional(op string, deps []GraphNode, c GraphCondition, ki
 // graphBodyKind is the kind of the bodies of conditional nodes, which
 // their parent graph owns: the last handle gives back the references it
 // holds, and destroys nothing.
-var graphBodyKind = objectKind[graphState]{destroy: func(*graphState) error { return nil }, drop: dropGraphBody, live: &liveGraphViews, name: "conditional body"}
-
-func dropGraphBody(st *graphState) error {
-	st.keep.release()
-	err := st.ctx.release()
-	if perr := st.parent.release(); err == nil {
-		err = perr
-	}
-	return err
-}
+var graphBodyKind = objectKind[graphState]{destroy: func(*graphState) error { return nil }, drop: dropGraph, live: &liveGraphViews, name: "conditional body"}
