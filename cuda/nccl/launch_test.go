@@ -110,6 +110,7 @@ func TestEnvironment(t *testing.T) {
 const (
 	launchChild   = "GOCUDA_TEST_LAUNCH"
 	launchTimeout = "GOCUDA_TEST_LAUNCH_TIMEOUT"
+	launchExit    = "GOCUDA_TEST_LAUNCH_EXIT" // the rank that exits at once
 	launchOK      = "LAUNCH-OK"
 	launchErr     = "LAUNCH-ERROR: "
 )
@@ -131,6 +132,9 @@ func TestLaunchChild(t *testing.T) {
 	}
 	defer c.Close()
 	r, n := c.Rank(), c.Size()
+	if os.Getenv(launchExit) == strconv.Itoa(r) {
+		os.Exit(3) // a rank that dies
+	}
 	const m = 1000
 	host := make([]float32, m)
 	for j := range host {
@@ -144,6 +148,10 @@ func TestLaunchChild(t *testing.T) {
 	mine := upload(t, c, []int32{int32(r), int32(10 * r), int32(100 * r)})
 	must(t, AllGather(c, mine, all))
 	must(t, c.Stream().Synchronize())
+	if err := c.AsyncError(); err != nil {
+		fmt.Printf("%s%v\n", launchErr, err)
+		return
+	}
 	must(t, x.CopyTo(host))
 	for j, g := range host {
 		if want := float32(n * (n + 1) / 2 * (j + 1)); g != want {
@@ -317,6 +325,25 @@ func TestLaunchAllReduce(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestLaunchRankDies: a rank that exits after the init does not leave
+// the others waiting in a collective (on the fake NCCL, which sees its
+// process die; NCCL's kernels would wait, and a program aborts the
+// communicator when its own deadline passes).
+func TestLaunchRankDies(t *testing.T) {
+	j := newJob(t, 3)
+	if !fakenccl.Active() {
+		t.Skip("NCCL's collectives wait for a dead rank until aborted")
+	}
+	var ps []*rankProc
+	for r := range 3 {
+		ps = append(ps, j.start(r, 30*time.Second, launchExit, "2", "FAKENCCL_TIMEOUT", "20"))
+	}
+	for _, p := range ps[:2] {
+		p.wantErr(t, "rank 2 (process ", "will never take part")
+	}
+	checkFast(t, j, 15*time.Second)
 }
 
 func TestLaunchRankMissing(t *testing.T) {

@@ -75,7 +75,26 @@ static void x_name(char *out, size_t n, const ncclUniqueId *id) {
 	snprintf(out, n, "/dev/shm/fakenccl-%u-%016llx%016llx", (unsigned)getuid(), (unsigned long long)h1, (unsigned long long)h2);
 }
 
-static int alive(int pid) { return pid == getpid() || kill(pid, 0) == 0 || errno != ESRCH; }
+// alive reports whether process pid is there and not a zombie (its
+// launcher may not have reaped it yet).
+static int alive(int pid) {
+	if (pid == getpid())
+		return 1;
+	if (kill(pid, 0) != 0 && errno == ESRCH)
+		return 0;
+	char path[64], buf[256];
+	snprintf(path, sizeof path, "/proc/%d/stat", pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 1;
+	ssize_t n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return 1;
+	buf[n] = 0;
+	const char *p = strrchr(buf, ')'); // the name may hold spaces
+	return p == NULL || p[1] == 0 || p[2] != 'Z';
+}
 
 ncclResult_t x_join(struct clique *cl, struct comm *c, const ncclUniqueId *id) {
 	if (cl->nranks > X_MAX)
@@ -150,7 +169,7 @@ void x_check(struct clique *cl) {
 	struct xhead *h = cl->shm;
 	if (h == NULL || cl->broken)
 		return;
-	int joined = 0, mine = 0, pid = getpid();
+	int joined = 0, mine = 0, dead = 0, pid = getpid();
 	for (int r = 0; r < cl->nranks; r++) {
 		struct xrank *e = &h->ranks[r];
 		if (LOAD(&e->state) != X_JOINED)
@@ -158,11 +177,15 @@ void x_check(struct clique *cl) {
 		joined++;
 		if (e->pid == pid)
 			mine++;
-		else if (!alive(e->pid)) {
-			cl->broken = 1;
-			wake();
-			return;
-		}
+		else if (!alive(e->pid))
+			dead = 1;
+	}
+	// Once every rank has joined, the init is done, whatever became of
+	// them since: the collectives see a dead one.
+	if (joined < cl->nranks && dead) {
+		cl->broken = 1;
+		wake();
+		return;
 	}
 	if (joined < cl->nranks || mine == cl->nranks)
 		return;
@@ -185,11 +208,9 @@ void x_check(struct clique *cl) {
 			}
 			char path[64];
 			snprintf(path, sizeof path, "/proc/%d/fd/%d", e->pid, e->fd);
+			// -1 where the peer died since it joined: its collectives
+			// fail (x_wait sees it dead).
 			c->xpeer[q] = open(path, O_RDONLY | O_CLOEXEC);
-			if (c->xpeer[q] < 0) {
-				set_async(c, ncclRemoteError, "rank %d (process %d) cannot be reached: %s: %s", q, e->pid, path, strerror(errno));
-				cl->broken = 1;
-			}
 		}
 		c->xmode = 1;
 		c->ready = 1;
@@ -385,10 +406,10 @@ void x_collective(struct item *it) {
 		bufs[r] = malloc(bytes ? bytes : 1);
 		if (bufs[r] == NULL)
 			abort();
-		if (bytes > 0 && x_io(c->xpeer[r], bufs[r], bytes, 0) != 0 && !bad) {
+		if (bytes > 0 && (c->xpeer[r] < 0 || x_io(c->xpeer[r], bufs[r], bytes, 0) != 0) && !bad) {
 			bad = 1;
 			lock();
-			set_async(c, ncclRemoteError, "%s: reading rank %d's data: %s", what, r, strerror(errno));
+			set_async(c, ncclRemoteError, "%s: rank %d's data cannot be read (its process died?): %s", what, r, strerror(errno));
 			unlock();
 		}
 		items[r].send = bufs[r];
