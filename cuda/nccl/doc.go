@@ -14,7 +14,8 @@
 // device (cuda.PrimaryContext): NCCL works in the primary contexts through
 // the CUDA runtime.
 //
-// There are two ways to make communicators:
+// There are three ways to make communicators: FromEnvironment, for a job
+// of a launcher (see Starting a job), and:
 //
 //   - InitAll makes one per GPU of this process, one stream each
 //     (ncclCommInitAll); drive each from its own goroutine, or queue the
@@ -27,6 +28,57 @@
 //     context.Context: if the peers do not all join before the deadline,
 //     the half-made communicator is aborted (ncclCommAbort) and InitRank
 //     returns the context's error, within the deadline.
+//
+// # Starting a job
+//
+// FromEnvironment makes this process's rank of a job that a launcher
+// started, one process per GPU: it reads the launcher's variables
+// (Environment), picks the GPU, meets the other ranks at rank 0 and makes
+// the communicator (InitRank) on a new stream of the GPU's primary
+// context. A program may fill a Config itself and call its Init instead.
+//
+//	torchrun --nproc-per-node=2 --no-python ./prog
+//	torchrun --nnodes=2 --node-rank=$N --nproc-per-node=8 --master-addr=host0 --master-port=29500 --no-python ./prog
+//	mpirun -np 2 -x MASTER_ADDR=127.0.0.1 -x MASTER_PORT=29500 ./prog
+//	MASTER_ADDR=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n1) MASTER_PORT=29500 srun --ntasks-per-node=2 --gpus-per-task=1 ./prog
+//	MASTER_ADDR=127.0.0.1 MASTER_PORT=29500 WORLD_SIZE=2 RANK=0 ./prog &
+//	MASTER_ADDR=127.0.0.1 MASTER_PORT=29500 WORLD_SIZE=2 RANK=1 ./prog
+//
+// The rank and the world size come from the first of these families that
+// is set, the others being ignored: RANK, WORLD_SIZE, LOCAL_RANK and
+// LOCAL_WORLD_SIZE (torchrun's, or set by hand); Open MPI's
+// OMPI_COMM_WORLD_RANK, OMPI_COMM_WORLD_SIZE, OMPI_COMM_WORLD_LOCAL_RANK
+// and OMPI_COMM_WORLD_LOCAL_SIZE; Slurm's SLURM_PROCID, SLURM_NTASKS and
+// SLURM_LOCALID. So an mpirun inside a Slurm allocation, whose processes
+// all see the allocation's SLURM_PROCID, is an Open MPI job. A family with
+// its rank but not its world size (or the reverse), a value that is not a
+// number, a rank out of range or no family at all is an error. Without a
+// local rank, the rank stands for it (one machine). Rank 0's address is
+// MASTER_ADDR:MASTER_PORT, which mpirun and srun do not set: give it to
+// every rank (rank 0's host, a free port there). Under torchrun, whose
+// agent serves its own store on MASTER_PORT (TORCHELASTIC_USE_AGENT_STORE
+// is True), rank 0 takes the next port; GOCUDA_NCCL_PORT sets the port in
+// every case, for a port that is taken.
+//
+// The GPU is the local rank modulo the devices the process sees
+// (CUDA_VISIBLE_DEVICES applied), or WithDevice's. More local ranks than
+// devices is an error: NCCL needs a GPU per rank.
+//
+// The rendezvous is TCP: rank 0 listens at rank 0's address (on every
+// interface where MASTER_ADDR is not its own) and each other rank
+// connects, retrying while nothing listens yet, so the ranks may start in
+// any order, and says its rank and world size. With a job token
+// (GOCUDA_NCCL_TOKEN or WithToken, the same on every rank) each side
+// proves it holds it by an HMAC-SHA256 of the other's fresh nonce; the
+// token never crosses the network. Rank 0 drops a connection that does
+// not prove it (another job's rank, which fails saying so, or anything
+// that is not a rank) and goes on serving. Once every rank has come, it
+// hands them the UniqueID; a job that cannot start fails on every rank,
+// each saying why, within ctx: a rank that never comes (rank 0 names the
+// missing ranks and tells the others, or a rank that gives up first says
+// it reached rank 0 and was waiting), two processes of one rank, a world
+// size that differs, rank 0 never answering. ctx bounds the rendezvous and
+// InitRank both.
 //
 // # Collectives
 //

@@ -25,7 +25,7 @@ import (
 // These tests need NCCL and GPUs; they skip saying why without them
 // (GOCUDA_TEST_LIBS=required makes that a failure). Without a GPU they
 // run on the fake driver's two devices and the fake NCCL (TestMain),
-// but for TestTwoProcesses.
+// whose ranks meet across processes too (TestTwoProcesses).
 
 // runChild runs test name of this binary in a child process with env added.
 func runChild(t *testing.T, name string, env ...string) {
@@ -471,9 +471,6 @@ func TestTwoProcesses(t *testing.T) {
 		return // the child runs TestTwoProcessesChild
 	}
 	needNCCL(t)
-	if fakenccl.Active() {
-		t.Skip("the fake NCCL (internal/fakenccl) joins the ranks of one process only: two processes need NCCL and two GPUs")
-	}
 	if n, err := cuda.DeviceCount(); err != nil || n < 2 {
 		t.Skipf("%d CUDA device(s) (%v): two processes need a GPU each", n, err)
 	}

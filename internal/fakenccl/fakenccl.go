@@ -8,13 +8,12 @@
 //
 // The library is C (csrc/), written from the ABI of nccl.h as the
 // generated bindings describe it, and compiled at test time with the
-// machine's C compiler, like the fake driver. Its behaviour, in one
-// process only:
+// machine's C compiler, like the fake driver. Its behaviour:
 //
 //   - ncclGetVersion reports FAKENCCL_VERSION (Setup sets it to the
 //     version the bindings were generated for; default 22803);
-//     ncclGetUniqueId makes an id that names a communicator of this
-//     process;
+//     ncclGetUniqueId makes an id that names a communicator, of this
+//     process or of several processes of this machine;
 //   - ncclCommInitAll makes a communicator of one rank per device of the
 //     list; ncclCommInitRank and ncclCommInitRankConfig join the ranks of
 //     one id in a process-global table, on the current context's device,
@@ -40,6 +39,19 @@
 //     NCCL before 2.24 refuses them; their reductions round to nearest,
 //     ties to even, saturating at the largest finite number, as NCCL's
 //     (csrc/coll.c).
+//
+// The ranks of an id may be in several processes of one machine (a job
+// of a launcher, each process with the fake driver of its own): every
+// rank also enters a segment of /dev/shm named from the id, and when not
+// all the ranks are in one process, the collectives go through it, each
+// rank's send data in a memfd of its own that the others read
+// (csrc/xproc.c says how). Across processes the collectives have the
+// checks of one process, send and receive are refused
+// (ncclInvalidUsage), and a wait for a peer ends with ncclRemoteError when
+// the peer aborts, is destroyed with collectives still to come or its
+// process dies, or after FAKENCCL_TIMEOUT seconds (default 300), so that
+// no rank waits forever for one that is gone; ranks of one device in
+// different processes are not refused (their fake devices differ).
 //
 // ncclCommAbort releases the rank's host functions that wait for peers,
 // and the peers' that wait for it (they fail with ncclRemoteError), so

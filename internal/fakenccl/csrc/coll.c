@@ -324,9 +324,9 @@ static const char *kind_name(int kind) {
 	return names[kind];
 }
 
-// compute does the collective of slot s, whose every rank has arrived.
-static void compute(struct clique *cl, struct slot *s) {
-	int n = cl->nranks;
+// compute_for does the collective of slot s, whose every rank has arrived.
+void compute_for(struct clique *cl, int n, struct slot *s) {
+	(void)cl;
 	struct item *a = s->items[0];
 	for (int r = 1; r < n; r++) {
 		struct item *b = s->items[r];
@@ -368,6 +368,8 @@ static void compute(struct clique *cl, struct slot *s) {
 	}
 	for (int r = 0; r < n; r++) {
 		void *dst = s->items[r]->recv;
+		if (dst == NULL)
+			continue; // another process's rank
 		switch (a->kind) {
 		case K_REDUCE:
 			if (r == a->root)
@@ -421,7 +423,7 @@ static void collective(struct item *it) {
 	struct slot *s = slot_get(cl, ++c->seq);
 	s->items[c->rank] = it;
 	if (++s->arrived == cl->nranks) {
-		compute(cl, s);
+		compute_for(cl, cl->nranks, s);
 		s->done = 1;
 		wake();
 	}
@@ -511,7 +513,9 @@ void run_work(void *arg) {
 		struct item *it = &w->items[i];
 		if (it->comm->aborted || it->kind == K_SEND)
 			continue;
-		if (it->kind == K_RECV)
+		if (it->comm->xmode)
+			x_collective(it);
+		else if (it->kind == K_RECV)
 			receive(it);
 		else
 			collective(it);
@@ -569,6 +573,8 @@ static ncclResult_t enqueue(struct item it, const char *fn) {
 	ncclResult_t r = comm_get(it.comm, fn);
 	if (r == ncclSuccess && !it.comm->ready)
 		r = set_error(ncclInvalidUsage, "%s: the communicator's init is not done", fn);
+	if (r == ncclSuccess && it.comm->xmode && (it.kind == K_SEND || it.kind == K_RECV))
+		r = set_error(ncclInvalidUsage, "%s: the fake NCCL sends and receives between ranks of one process only", fn);
 	int nranks = r == ncclSuccess ? it.comm->cl->nranks : 0;
 	if (r == ncclSuccess && (rooted(it.kind) || it.kind == K_SEND || it.kind == K_RECV) && (it.root < 0 || it.root >= nranks))
 		r = set_error(ncclInvalidArgument, "%s: %s %d of %d ranks", fn, rooted(it.kind) ? "root" : "peer", it.root, nranks);

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -121,7 +122,7 @@ int rank_gone(struct clique *cl, int r) {
 	return c == NULL || c->aborted || (c->released && c->pending == 0);
 }
 
-static void table_remove(struct clique *cl) {
+void table_remove(struct clique *cl) {
 	if (!cl->in_table)
 		return;
 	for (struct clique **p = &g_table; *p != NULL; p = &(*p)->next)
@@ -134,6 +135,7 @@ static void table_remove(struct clique *cl) {
 
 static void clique_free(struct clique *cl) {
 	table_remove(cl);
+	x_unmap(cl);
 	while (cl->slots != NULL) {
 		struct slot *s = cl->slots;
 		cl->slots = s->next;
@@ -145,6 +147,7 @@ static void clique_free(struct clique *cl) {
 }
 
 static void comm_free(struct comm *c) {
+	x_leave(c, 0);
 	for (struct comm **p = &g_comms; *p != NULL; p = &(*p)->next)
 		if (*p == c) {
 			*p = c->next;
@@ -168,7 +171,8 @@ void comm_unref(struct comm *c) {
 // release ends the user's hold of c (destroy, abort).
 static void release(struct comm *c, int abort) {
 	c->released = 1;
-	c->aborted |= abort;
+	__atomic_store_n(&c->aborted, c->aborted | abort, __ATOMIC_RELEASE);
+	x_leave(c, abort);
 	if (!c->ready) {
 		// Left during its init: the ranks that joined fail, and a later
 		// init with the id starts anew.
@@ -231,6 +235,12 @@ EXPORT ncclResult_t ncclGetUniqueId(ncclUniqueId *id) {
 	unlock();
 	memcpy(id->internal + 8, &pid, sizeof pid);
 	memcpy(id->internal + 16, &n, sizeof n);
+	// The id names a segment in /dev/shm too (xproc.c): unique across
+	// processes and boots, not only within this process.
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	uint64_t t = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	memcpy(id->internal + 24, &t, sizeof t);
 	return ncclSuccess;
 }
 
@@ -276,7 +286,17 @@ static ncclResult_t init_rank(ncclComm_t *out, int nranks, ncclUniqueId id, int 
 			return set_error(ncclInvalidUsage, "ncclCommInitRank: Duplicate GPU detected: rank %d and rank %d both on device %d", rank, r, dev);
 		}
 	struct comm *c = comm_new(cl, rank, dev, blocking);
+	ncclResult_t xr = x_join(cl, c, &id);
+	if (xr != ncclSuccess) {
+		cl->joined--;
+		c->released = 1;
+		comm_free(c);
+		unlock();
+		return xr;
+	}
 	if (cl->joined == nranks) {
+		// Every rank is in this process: no segment.
+		x_done(cl);
 		table_remove(cl);
 		for (int r = 0; r < nranks; r++)
 			cl->ranks[r]->ready = 1;
@@ -285,9 +305,19 @@ static ncclResult_t init_rank(ncclComm_t *out, int nranks, ncclUniqueId id, int 
 	*out = c;
 	ncclResult_t res = ncclSuccess;
 	if (blocking) {
-		// NCCL waits for every peer, forever.
-		while (!c->ready && !cl->broken)
-			pthread_cond_wait(&g_cv, &g_mu);
+		// NCCL waits for every peer, forever; those of other processes
+		// are polled for.
+		while (!c->ready && !cl->broken) {
+			struct timespec ts;
+			clock_gettime(CLOCK_REALTIME, &ts);
+			ts.tv_nsec += 2000000;
+			if (ts.tv_nsec >= 1000000000) {
+				ts.tv_sec++;
+				ts.tv_nsec -= 1000000000;
+			}
+			pthread_cond_timedwait(&g_cv, &g_mu, &ts);
+			x_check(cl);
+		}
 		if (!c->ready) {
 			*out = NULL;
 			release(c, 1);
@@ -341,6 +371,8 @@ EXPORT ncclResult_t ncclCommGetAsyncError(ncclComm_t c, ncclResult_t *res) {
 	if (r == ncclSuccess && res == NULL)
 		r = set_error(ncclInvalidArgument, "ncclCommGetAsyncError: NULL result");
 	if (r == ncclSuccess) {
+		if (!c->ready)
+			x_check(c->cl);
 		if (!c->ready && c->cl->broken)
 			set_async(c, ncclRemoteError, "a peer left the communicator during its init");
 		if (c->async != ncclSuccess)

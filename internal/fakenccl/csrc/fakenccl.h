@@ -76,6 +76,7 @@ struct clique {
 	struct slot *slots;  // collectives some rank has reached
 	struct item *msgs;   // sends posted and not yet received
 	struct clique *next; // in the table of inits in progress
+	struct xhead *shm;   // the id's segment (xproc.c); NULL once unused
 };
 
 struct comm {
@@ -91,6 +92,11 @@ struct comm {
 	ncclResult_t async;
 	char err[256]; // the text of async
 	struct comm *next; // in g_comms
+	// Across processes (xproc.c): xjoined, the rank holds its entry of the
+	// segment; xmode, its collectives go through the segment; xfd, the
+	// memfd of its send data; xpeer, the peers' (by rank).
+	int xjoined, xmode, xfd;
+	int *xpeer;
 };
 
 enum { K_ALLREDUCE, K_BROADCAST, K_REDUCE, K_ALLGATHER, K_REDUCESCATTER, K_SEND, K_RECV };
@@ -163,6 +169,31 @@ const struct cuda *cuda(void);
 // fake_version is the version ncclGetVersion reports: FAKENCCL_VERSION,
 // 22803 when it is unset.
 int fake_version(void);
+
+// ---- across processes (xproc.c), all under the lock ----
+
+// x_join enters rank c in the id's segment (opened into cl->shm if it is
+// not yet); on failure it sets the error and returns it.
+ncclResult_t x_join(struct clique *cl, struct comm *c, const ncclUniqueId *id);
+// x_check makes the ranks of cl ready across processes once every rank
+// of the segment has joined, and breaks cl when a process that joined has
+// died.
+void x_check(struct clique *cl);
+// x_leave ends c's part in the segment: at its release (abort: at once
+// for its peers) and at its free.
+void x_leave(struct comm *c, int abort);
+// x_unmap unmaps the segment of cl, at its free.
+void x_unmap(struct clique *cl);
+// table_remove takes cl out of the table of inits in progress (comm.c).
+void table_remove(struct clique *cl);
+// x_done drops the segment of cl (its ranks are all in this process).
+void x_done(struct clique *cl);
+// x_collective runs a collective item of a comm in xmode; it lets the lock
+// go while it waits for the peers.
+void x_collective(struct item *it);
+// compute_for does the collective of the items of s, one per rank, into
+// those whose recv is not NULL.
+void compute_for(struct clique *cl, int n, struct slot *s);
 
 size_t type_size(ncclDataType_t t);
 void reduce(void *out, const void *const *in, int n, size_t count, ncclDataType_t t, ncclRedOp_t op);
