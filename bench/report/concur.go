@@ -186,9 +186,9 @@ func (x *extraResults) concurCharts() (int, []chart) {
 	var charts []chart
 	names := map[string]string{"c": "C", "go-raw": "Go raw", "go-cuda": "Go cuda/"}
 	for _, sc := range x.scenarios {
-		c := chart{title: sc, xLabel: "workers (pthreads or goroutines)", yLabel: "operations per second", logX: true, logY: true}
-		for _, impl := range concurImpls {
-			s := series{name: names[impl]}
+		c := chart{title: sc, xLabel: "workers (pthreads or goroutines)", yLabel: "operations per second", logX: true}
+		for i, impl := range concurImpls {
+			s := series{name: names[impl], colour: i}
 			for _, n := range x.ns {
 				if p, ok := x.concur[concurKey{sc, impl, n}]; ok {
 					s.x, s.y = append(s.x, float64(n)), append(s.y, p.rate)
@@ -225,8 +225,8 @@ func (x *extraResults) serviceCharts() (int, []chart) {
 	}
 	lat := chart{title: "open loop: p99 latency against load", xLabel: "offered load (requests per second)", yLabel: "p99 latency (µs)", logX: true, logY: true}
 	thr := chart{title: "closed loop: throughput against clients", xLabel: "clients", yLabel: "served (requests per second)", logX: true, logY: true}
-	for _, impl := range impls {
-		l, t := series{name: impl}, series{name: impl}
+	for i, impl := range impls {
+		l, t := series{name: impl, colour: i}, series{name: impl, colour: i}
 		for _, p := range x.service {
 			switch {
 			case p.impl != impl:

@@ -6,10 +6,13 @@ import (
 	"strings"
 )
 
-// series is one line of a chart: its name and its points, in x order.
+// series is one line of a chart: its name, its colour's index in
+// colours (the same implementation keeps its colour from chart to chart)
+// and its points, in x order.
 type series struct {
-	name string
-	x, y []float64
+	name   string
+	colour int
+	x, y   []float64
 }
 
 // chart is a line chart drawn as SVG, with log-scaled axes where asked:
@@ -77,10 +80,12 @@ func (c chart) draw(b *strings.Builder) {
 		ymax = ymin + 1
 	}
 	// Whole decades on a log axis, a tenth of the range on a linear one.
+	step := 1.0
 	if c.logY {
 		ymin, ymax = math.Floor(ymin), math.Ceil(ymax)
 	} else {
-		ymax *= 1.1
+		step = niceStep(ymax / 5)
+		ymax = math.Ceil(ymax*1.05/step) * step
 	}
 	w, h := float64(panelW-marginL-marginR), float64(panelH-marginT-marginB)
 	px := func(v float64) float64 { return marginL + (tx(v, c.logX)-xmin)/(xmax-xmin)*w }
@@ -95,12 +100,9 @@ func (c chart) draw(b *strings.Builder) {
 			fmt.Fprintf(b, `<text x="%.1f" y="%.1f" text-anchor="middle">%s</text>`+"\n", px(x), marginT+h+14, short(x))
 		}
 	}
-	for i := 0; i <= 5; i++ {
-		v := ymin + (ymax-ymin)*float64(i)/5
+	for v0 := ymin; v0 <= ymax+step/2; v0 += step {
+		v := v0
 		if c.logY {
-			if v != math.Floor(v) {
-				continue
-			}
 			v = math.Pow(10, v)
 		}
 		y := py(v)
@@ -110,7 +112,7 @@ func (c chart) draw(b *strings.Builder) {
 	fmt.Fprintf(b, `<text x="%.1f" y="%d" text-anchor="middle">%s</text>`+"\n", marginL+w/2, panelH-8, esc(c.xLabel))
 	fmt.Fprintf(b, `<text transform="translate(14,%.1f) rotate(-90)" text-anchor="middle">%s</text>`+"\n", marginT+h/2, esc(c.yLabel))
 	for i, l := range c.lines {
-		col := colours[i%len(colours)]
+		col := colours[l.colour%len(colours)]
 		var pts []string
 		for j := range l.x {
 			if (c.logX && l.x[j] <= 0) || (c.logY && l.y[j] <= 0) {
@@ -123,9 +125,25 @@ func (c chart) draw(b *strings.Builder) {
 			x, y, _ := strings.Cut(p, ",")
 			fmt.Fprintf(b, `<circle cx="%s" cy="%s" r="2.5" fill="%s"/>`+"\n", x, y, col)
 		}
-		fmt.Fprintf(b, `<rect x="%.0f" y="%d" width="10" height="10" fill="%s"/><text x="%.0f" y="%d">%s</text>`+"\n",
-			marginL+8+float64(i)*90, marginT+6, col, marginL+22+float64(i)*90, marginT+15, esc(l.name))
+		// The key sits in the title's row, right-aligned, clear of the lines.
+		kx := float64(panelW-marginR) - float64(len(c.lines)-i)*70
+		fmt.Fprintf(b, `<rect x="%.0f" y="9" width="10" height="10" fill="%s"/><text x="%.0f" y="18">%s</text>`+"\n",
+			kx, col, kx+14, esc(l.name))
 	}
+}
+
+// niceStep rounds a tick step up to 1, 2 or 5 times a power of ten.
+func niceStep(raw float64) float64 {
+	if raw <= 0 {
+		return 1
+	}
+	p := math.Pow(10, math.Floor(math.Log10(raw)))
+	for _, m := range []float64{1, 2, 5, 10} {
+		if m*p >= raw {
+			return m * p
+		}
+	}
+	return 10 * p
 }
 
 // short writes a figure with an SI suffix: 1.5k, 20M.
