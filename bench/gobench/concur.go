@@ -46,6 +46,7 @@ var (
 	concurRounds = flag.Int("concur-rounds", 3, "-impl concur: rounds of the three implementations per scenario and number of workers")
 	mutexProfile = flag.String("mutexprofile", "", "-impl concur: write a mutex contention profile to this file")
 	blockProfile = flag.String("blockprofile", "", "-impl concur: write a blocking profile to this file")
+	concurLocked = flag.Bool("concur-locked", false, "-impl concur: also run package cuda's workers each locked to its thread (go-cuda-locked), to tell what moves between threads cost")
 )
 
 // concurRun is one measured run: N workers of one implementation.
@@ -116,6 +117,14 @@ func runConcur(ptx []byte) {
 		name string
 		run  func(e *concurEnv, scenario C.int, n int, d time.Duration) concurRun
 	}{{"c", runConcurC}, {"go-raw", runConcurRaw}, {"go-cuda", runConcurCuda}}
+	if *concurLocked {
+		impls = append(impls, struct {
+			name string
+			run  func(e *concurEnv, scenario C.int, n int, d time.Duration) concurRun
+		}{"go-cuda-locked", func(e *concurEnv, scenario C.int, n int, d time.Duration) concurRun {
+			return concurCuda(e, scenario, n, d, true)
+		}})
+	}
 	d := time.Duration(*concurMs) * time.Millisecond
 	if *mutexProfile != "" {
 		runtime.SetMutexProfileFraction(1)
@@ -349,6 +358,13 @@ func runConcurRaw(e *concurEnv, scenario C.int, n int, d time.Duration) concurRu
 }
 
 func runConcurCuda(e *concurEnv, scenario C.int, n int, d time.Duration) concurRun {
+	return concurCuda(e, scenario, n, d, false)
+}
+
+// concurCuda runs package cuda's workers, each locked to its thread if
+// locked (which package cuda does not need: the variant tells what a
+// goroutine's moves between threads cost in the driver).
+func concurCuda(e *concurEnv, scenario C.int, n int, d time.Duration, locked bool) concurRun {
 	type w struct {
 		s1, s2 *cuda.Stream
 		ev     *cuda.Event
@@ -363,6 +379,9 @@ func runConcurCuda(e *concurEnv, scenario C.int, n int, d time.Duration) concurR
 		window = 1
 	}
 	setup := func(i int) {
+		if locked {
+			runtime.LockOSThread()
+		}
 		var err error
 		x := &ws[i]
 		x.s1, err = cuda.NewStream(e.ctx)
@@ -393,6 +412,9 @@ func runConcurCuda(e *concurEnv, scenario C.int, n int, d time.Duration) concurR
 		must("Event.Close", x.ev.Close())
 		must("Stream.Close", x.s2.Close())
 		must("Stream.Close", x.s1.Close())
+		if locked {
+			runtime.UnlockOSThread()
+		}
 	}
 	var op func(i int, k int64, sample func(int64)) bool
 	switch scenario {
