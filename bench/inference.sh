@@ -41,7 +41,7 @@ echo "# width $WIDTH, $LAYERS layers, batches of up to $BATCH, wait ${WAIT_MS}ms
 
 work=$(mktemp -d)
 pids=()
-trap 'kill "${pids[@]}" 2>/dev/null; rm -rf "$work"' EXIT
+trap 'kill "${pids[@]}" 2>/dev/null || true; rm -rf "$work"' EXIT
 
 # loads IMPL URL: the checks, then every load, against one running service.
 loads() {
@@ -70,3 +70,4 @@ stop "${pids[0]}"
 pids+=($!)
 loads python "http://$PY_ADDR"
 stop "${pids[1]}"
+exit 0

@@ -16,7 +16,7 @@ import (
 // rate, or closed loop with a number of clients.
 // Both become a table here and, with -svg, a plot beside it.
 
-var concurImpls = []string{"c", "go-raw", "go-cuda"}
+var concurImpls = []string{"c", "go-raw", "go-cuda", "go-cuda-locked"}
 
 type concurPoint struct {
 	rate, ratio, ratioMin, ratioMax, p50, p99 float64
@@ -168,8 +168,30 @@ func (x *extraResults) concurTable() {
 				lat(func(p concurPoint) float64 { return p.p50 }), lat(func(p concurPoint) float64 { return p.p99 }))
 		}
 	}
+	x.lockedTable()
 	fmt.Println()
 	fmt.Println("Rates are operations per second over all workers, the median of the rounds; \"/ C\" is the median over rounds of the ratio to C's run of the same round (min–max). Latencies are per operation (completion: from enqueue to delivery), the median over rounds of each run's percentile.")
+}
+
+// lockedTable lists package cuda's workers locked to their threads
+// (gobench -concur-locked), where the run has them.
+func (x *extraResults) lockedTable() {
+	first := true
+	for _, sc := range x.scenarios {
+		for _, n := range x.ns {
+			l, ok := x.concur[concurKey{sc, "go-cuda-locked", n}]
+			if !ok {
+				continue
+			}
+			if first {
+				fmt.Println()
+				fmt.Println("| scenario | N | cuda/, locked to threads, ops/s | locked / C | p50 | p99 |")
+				fmt.Println("|---|---|---|---|---|---|")
+				first = false
+			}
+			fmt.Printf("| %s | %d | %s | %.2f (%.2f–%.2f) | %s | %s |\n", sc, n, short(l.rate), l.ratio, l.ratioMin, l.ratioMax, ns(l.p50), ns(l.p99))
+		}
+	}
 }
 
 func ns(v float64) string {
@@ -184,7 +206,7 @@ func ns(v float64) string {
 
 func (x *extraResults) concurCharts() (int, []chart) {
 	var charts []chart
-	names := map[string]string{"c": "C", "go-raw": "Go raw", "go-cuda": "Go cuda/"}
+	names := map[string]string{"c": "C", "go-raw": "Go raw", "go-cuda": "Go cuda/", "go-cuda-locked": "cuda/, locked"}
 	for _, sc := range x.scenarios {
 		c := chart{title: sc, xLabel: "workers (pthreads or goroutines)", yLabel: "operations per second", logX: true}
 		for i, impl := range concurImpls {
@@ -223,8 +245,8 @@ func (x *extraResults) serviceCharts() (int, []chart) {
 			impls = append(impls, p.impl)
 		}
 	}
-	lat := chart{title: "open loop: p99 latency against load", xLabel: "offered load (requests per second)", yLabel: "p99 latency (µs)", logX: true, logY: true}
-	thr := chart{title: "closed loop: throughput against clients", xLabel: "clients", yLabel: "served (requests per second)", logX: true, logY: true}
+	lat := chart{title: "p99, open loop", xLabel: "offered load (requests per second)", yLabel: "p99 latency (ms)", logX: true, logY: true}
+	thr := chart{title: "served, closed loop", xLabel: "clients", yLabel: "served (requests per second)", logX: true, logY: true}
 	for i, impl := range impls {
 		l, t := series{name: impl, colour: i}, series{name: impl, colour: i}
 		for _, p := range x.service {
@@ -233,7 +255,7 @@ func (x *extraResults) serviceCharts() (int, []chart) {
 			case p.mode == "closed":
 				t.x, t.y = append(t.x, p.load), append(t.y, p.rps)
 			default:
-				l.x, l.y = append(l.x, p.load), append(l.y, p.p99)
+				l.x, l.y = append(l.x, p.load), append(l.y, p.p99/1e3)
 			}
 		}
 		if len(l.x) > 0 {
