@@ -171,6 +171,60 @@
 // synchronous allocation or free, including a cleanup's) on all of them
 // while the capture lasts.
 //
+// A graph can also be built node by node: NewGraph, then AddKernel (a
+// Kernel and its arguments as Go values, as Launch takes them), AddCopy,
+// AddFill, AddHost (a Go function), AddEventRecord, AddEventWait,
+// AddChild, AddMemAlloc and AddMemFree, each after the nodes it is given
+// as dependencies. The graph holds what its nodes use (modules, memory,
+// events, host functions) for as long as it or an executable graph made
+// from it lives. GraphExec.SetKernel and GraphExec.SetCopy change a node
+// of an executable graph without instantiating it again.
+//
+// Conditional nodes (CUDA 12.3 and later; switch 12.8) run a body graph
+// while, or if, a condition a kernel sets is non-zero: Graph.NewCondition
+// makes the condition, whose Handle a kernel receives as a uint64 and sets
+// with cudaGraphSetConditional; AddWhile, AddIf and AddSwitch return the
+// node and the bodies to build. A loop that runs on the device until a
+// kernel decides it has converged needs no round trip to the host
+// (Example_graphWhile). Older drivers and the bindings of CUDA 11.8 return
+// an error matching ErrMissingFunction.
+//
+// # Virtual memory
+//
+// ReserveAddressRange reserves device addresses; NewPhysicalMemory makes
+// memory in multiples of AllocationGranularity; AddressRange.Map puts it
+// at an offset of the range and SetAccess opens it to the devices named.
+// RangeSlice views mapped memory as a Slice, for kernels and copies.
+// GrowableSlice is the common use: a Slice whose base address never
+// changes and whose Append and Grow map more memory behind it instead of
+// copying, for buffers that grow, such as a key-value cache.
+//
+// # Memory and events shared between processes
+//
+// ExportIPC gives a 64-byte IPCMemHandle for memory allocated in a context
+// (cuMemAlloc); ImportIPC or ImportIPCSlice opens it in another process,
+// and closing the import never frees the exporter's memory. An event made
+// WithInterprocess exports likewise (Event.ExportIPC, ImportIPCEvent), to
+// order work across processes. Stream-ordered memory is shared through a
+// pool made WithShareableHandles: MemPool.ExportFD and ImportMemPool pass
+// the pool as a file descriptor, ExportPoolPointer and ImportPoolPointer
+// an allocation in it; PhysicalMemory made VMShareable exports as a file
+// descriptor too. SendHandle and ReceiveHandle pass such descriptors and
+// their handle bytes over a Unix socket. The exporter must keep its memory
+// until every importer has closed its import: ReleaseHandle and
+// WaitReleased let the two sides say so. Handles also open in Python
+// (cuda.bindings' cuIpcOpenMemHandle, and the reverse).
+//
+// # Green contexts
+//
+// DeviceSMs describes a device's streaming multiprocessors;
+// SMResource.SplitByCount splits them into groups; NewGreenContext makes a
+// Context whose work runs only on one group's SMs (CUDA 12.4 and later).
+// Streams and everything else are made in it as in any context, so that
+// tenants or pipeline stages can be kept on partitions of one GPU. The
+// driver lets a green context be current on one thread at a time: calls
+// that bind one must not run from several goroutines at once.
+//
 // # Threads and the current context
 //
 // CUDA's current context belongs to an OS thread, and goroutines move
