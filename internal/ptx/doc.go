@@ -12,7 +12,8 @@
 // their initializers (addresses of variables included), .entry and .func
 // definitions with their .param lists, .reg declarations (ranges such as
 // %r<10> too), labels, scoped blocks and the .param declarations of
-// calls. Its *Error says whether the text is malformed or valid PTX that
+// calls, and skips debug information (.file, .loc and the .section
+// blocks of -G). Its *Error says whether the text is malformed or valid PTX that
 // this package does not read (Error.Unsupported: texture references,
 // 32-bit addresses, a directive it does not know, a size beyond its
 // limits). Module.Kernel compiles an entry and the functions it calls,

@@ -361,6 +361,23 @@ func (p *parser) topLevel(m *Module) {
 			p.next()
 			p.expect(";")
 			return
+		case p.is(".section"):
+			// debug information (-G): DWARF data the interpreter has no
+			// use for, in braces
+			p.next()
+			p.next()
+			p.expect("{")
+			for depth := 1; depth > 0; {
+				switch u := p.next(); {
+				case u.kind == 0:
+					p.fail(".section with no closing brace")
+				case u.text == "{":
+					depth++
+				case u.text == "}":
+					depth--
+				}
+			}
+			return
 		case p.accept(".extern"):
 			extern = true
 		case p.accept(".visible"), p.accept(".weak"), p.accept(".common"):
