@@ -28,12 +28,12 @@
 // other entries run. The instructions:
 //
 //   - integer arithmetic of every width, signed and unsigned: add, sub,
-//     mul (.lo, .hi, .wide), mad, mul24, mad24, sad, div, rem, min, max,
-//     abs, neg, the carry chains (add.cc, addc, sub.cc, subc, mad.cc,
-//     madc, whose carry after a subtraction is the hardware's: set when
-//     nothing is borrowed), and, or, xor, not, cnot, shl, shr, popc, clz,
-//     brev, bfind, fns, bfe, bfi, prmt, shf, lop3, dp4a, dp2a, szext,
-//     bmsk; add, sub, min and max on u16x2 and s16x2; the SIMD video
+//     mul (.lo, .hi, .wide), mad, mul24, mad24, sad, div, rem, min and
+//     max (.relu too), abs, neg, the carry chains (add.cc, addc, sub.cc,
+//     subc, mad.cc, madc, whose carry after a subtraction is the
+//     hardware's: set when nothing is borrowed), and, or, xor, not, cnot,
+//     shl, shr, popc, clz, brev, bfind, fns, bfe, bfi, prmt, shf, lop3,
+//     dp4a, dp2a, szext, bmsk; add, sub, min and max on u16x2 and s16x2; the SIMD video
 //     instructions on halfwords and bytes (vadd2, vabsdiff4 and kin, in
 //     their merge and .add forms, without lane masks or selectors);
 //   - floating point on f16, f16x2, bf16, bf16x2, f32 and f64: add, sub,
@@ -51,7 +51,9 @@
 //   - ld, ldu and st on .global, .const, .shared, .local, .param and
 //     generic addresses, scalar and .v2, .v4; atom and red (add, min,
 //     max, and, or, xor, exch, cas, inc, dec) of 16, 32 and 64 bits on
-//     global and shared memory, floating-point adds included; cp.async
+//     global and shared memory, floating-point adds included, and sm_90's vector
+//     forms (.v2, .v4, .v8 of add, min and max on floating point), each
+//     element its own atomic; cp.async
 //     (done at once); membar, fence, prefetch and the like, which have
 //     nothing to order;
 //   - bra, ret, exit, call of .func (recursion included, up to 4096
