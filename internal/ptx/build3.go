@@ -167,14 +167,32 @@ func (c *compiler) buildAtom(in *instr, o *op, ms modset) {
 	if opn == "" {
 		c.bad(in, "no atomic operation")
 	}
-	if ms.vec != 1 {
-		c.bad(in, "vector atomics are not supported")
+	vec := ms.vec
+	if vec != 1 && (opn != "add" && opn != "min" && opn != "max" || !t.isFloat() && !t.x2) {
+		c.bad(in, "vector atomics other than add, min and max of floating point")
 	}
 	sp := ms.space()
 	o.space = sp
 	o.atomic = true
 	args := in.args
-	if isRed {
+	var vdst, vsrc []int32 // a vector atomic's registers, element by element
+	if vec != 1 {
+		c.nargs(in, 2, 3)
+		if len(args) == 2 != isRed {
+			c.bad(in, "%d operands", len(args))
+		}
+		vals := args[len(args)-1]
+		o.a, o.off, o.funcParam = c.addr(in, args[len(args)-2], sp)
+		if vals.kind != 'v' || len(vals.elems) != vec || !isRed && (args[0].kind != 'v' || len(args[0].elems) != vec) {
+			c.bad(in, "a vector atomic needs vectors of %d", vec)
+		}
+		for i, e := range vals.elems {
+			vsrc = append(vsrc, c.src(in, e, t))
+			if !isRed {
+				vdst = append(vdst, c.dst(in, args[0].elems[i]))
+			}
+		}
+	} else if isRed {
 		c.nargs(in, 2, 2)
 		o.d = c.scratch()
 		o.a, o.off, o.funcParam = c.addr(in, args[0], sp)
@@ -265,6 +283,35 @@ func (c *compiler) buildAtom(in *instr, o *op, ms modset) {
 		}
 	}
 	mask := t.mask()
+	if vec != 1 {
+		// each element is its own atomic operation, as on the GPU; the
+		// address is aligned to the whole vector
+		total := size * uint64(vec)
+		o.exec = func(wp *warp, fr *frame, o *op, m uint32) {
+			r := fr.r
+			for ; m != 0; m &= m - 1 {
+				l := tz(m)
+				p := wp.at(fr, l, o, sp, laneAddr(fr, o, l), total, true)
+				for i, s := range vsrc {
+					q := unsafe.Add(p, uint64(i)*size)
+					b := r[int(s)*32+l] & mask
+					var old uint64
+					switch size {
+					case 2:
+						old = uint64(atomic16(q, func(x uint16) uint16 { return uint16(f(uint64(x), b, 0)) }))
+					case 4:
+						old = uint64(atomic32(q, func(x uint32) uint32 { return uint32(f(uint64(x), b, 0)) }))
+					default:
+						old = atomic64(q, func(x uint64) uint64 { return f(x, b, 0) })
+					}
+					if vdst != nil {
+						r[int(vdst[i])*32+l] = old & mask
+					}
+				}
+			}
+		}
+		return
+	}
 	o.exec = func(wp *warp, fr *frame, o *op, m uint32) {
 		r := fr.r
 		for ; m != 0; m &= m - 1 {
