@@ -1142,3 +1142,90 @@ func TestDebugInfoBuilds(t *testing.T) {
 		}
 	})
 }
+
+const gridConstSrc = `
+struct Params { float scale; int n; float w[8]; };
+__device__ __noinline__ float pick(const float *w, int k) { return w[k]; }
+extern "C" __global__ void gc(const __grid_constant__ Params p, const float *x, float *y, float2 *acc, int *o) {
+	int i = blockIdx.x * blockDim.x + threadIdx.x;
+	__prof_trigger(3);
+	if (i < p.n) {
+		y[2 * i] = x[i] * p.scale + p.w[i & 7];
+		y[2 * i + 1] = pick(p.w, (i * 5) & 7); // the parameter's generic address
+	}
+	unsigned lane = threadIdx.x & 31;
+	int v = __shfl_sync(0xffffffffu, (int)lane * 3 - 40, (lane + 1) & 7, 8);
+	bool ge;
+	int *r = o + 6 * i;
+	r[0] = v;
+	r[1] = __vimax3_s32(v, -v, 5);
+	r[2] = __viaddmax_s32_relu(v, 1, -3);
+	r[3] = __vibmax_s32(v, 7, &ge);
+	r[4] = ge;
+	r[5] = __vimin_s32_relu(v, 9);
+#if __CUDA_ARCH__ >= 800
+	r[5] += __reduce_add_sync(0xffffffffu, v) * 1000;
+#endif
+#if __CUDA_ARCH__ >= 900
+	atomicAdd(acc, make_float2(1.0f, 2.0f));
+	atomicAdd((float4 *)(acc + 2), make_float4(0.5f, -1.0f, 0.25f, 3.0f));
+#endif
+	__threadfence_system();
+}`
+
+// A __grid_constant__ parameter read directly and through its address
+// in a called function, a shuffle of width 8, the DPX integer max/min
+// intrinsics (emulated before sm_90), __reduce_add_sync on sm_80 and
+// later, vector float atomics (red.global.add.v2/v4.f32) on sm_90,
+// __prof_trigger and __threadfence_system.
+func TestGridConstantDPXAndVectorAtomics(t *testing.T) {
+	forArchs(t, func(e *env) {
+		n := 256 // threads; the kernel's p.n is smaller
+		x := floats(n, 341)
+		type params struct {
+			Scale float32
+			N     int32
+			W     [8]float32
+		}
+		p := params{Scale: 1.5, N: 150, W: [8]float32{1, -2, 3, -4, 5.5, 6, -7, 8}}
+		want := make([]float32, 2*n)
+		for i := range int(p.N) {
+			want[2*i] = x[i]*p.Scale + p.W[i&7]
+			want[2*i+1] = p.W[(i*5)&7]
+		}
+		sm80 := e.arch != "compute_75"
+		wantO := make([]int32, 6*n)
+		for i := range n {
+			lane := i % 32
+			src := lane&^7 | (lane+1)&7
+			v := int32(src*3 - 40)
+			r := wantO[6*i:]
+			r[0] = v
+			r[1] = max(v, -v, 5)
+			r[2] = max(v+1, -3, 0)
+			r[3] = max(v, 7)
+			if v >= 7 {
+				r[4] = 1
+			}
+			r[5] = max(min(v, 9), 0)
+			if sm80 {
+				s := int32(0)
+				for l := range 32 {
+					s += int32((l&^7|(l+1)&7)*3 - 40)
+				}
+				r[5] += s * 1000
+			}
+		}
+		k := e.kernel(gridConstSrc, "gc", fmadOff)
+		dy, dacc, do := zeros[float32](e, 2*n), zeros[float32](e, 8), zeros[int32](e, 6*n)
+		e.launch(k, cuda.Linear(n, 64), p, up(e, x), dy, dacc, do)
+		same(e, "y", down(e, dy), want, 0)
+		same(e, "ints", down(e, do), wantO, 0)
+		wantAcc := make([]float32, 8)
+		if e.arch == "compute_90" {
+			threads := float32(cuda.Blocks(n, 64) * 64)
+			wantAcc = []float32{threads, 2 * threads, 0, 0, 0.5 * threads, -threads, 0.25 * threads, 3 * threads}
+		}
+		same(e, "vector atomics", down(e, dacc), wantAcc, 0)
+	})
+}
