@@ -353,3 +353,19 @@ func TestVectorAtomicMisaligned(t *testing.T) {
 		t.Fatalf("Run = %v, want a misaligned-address fault", err)
 	}
 }
+
+// cuda_fp16.h's inline assembly declares registers as ".reg.b32 f, C;"
+// with no space after .reg, and writes hex literals as 0X1F79U.
+func TestRegDirectiveWithoutSpace(t *testing.T) {
+	got := runOne(t, "", `
+	{.reg.b32         f, C;
+	.reg.b16 spc;
+	mov.b32 f, 0X1F79U;
+	mov.b32 C, 0x80000000U;
+	or.b32 f, f, C;
+	mov.b16 spc, 0x9400U;
+	cvt.u64.u32 %rd10, f; st.global.u64 [%rd1], %rd10;
+	cvt.u64.u16 %rd10, spc; st.global.u64 [%rd1+8], %rd10;
+	}`, 2)
+	expect(t, got, 0x80001f79, 0x9400)
+}
