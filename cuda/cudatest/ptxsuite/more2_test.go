@@ -1229,3 +1229,80 @@ func TestGridConstantDPXAndVectorAtomics(t *testing.T) {
 		same(e, "vector atomics", down(e, dacc), wantAcc, 0)
 	})
 }
+
+const halfMathSrc = `
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+extern "C" __global__ void hm(const float *x, float *o, int n) {
+	int i = blockIdx.x * blockDim.x + threadIdx.x;
+	if (i >= n) return;
+	__half h = __float2half(x[i]);
+	__half2 h2 = __floats2half2_rn(x[i], -x[i] * 0.5f);
+	__nv_bfloat16 b = __float2bfloat16(x[i]);
+	__nv_bfloat162 b2 = __floats2bfloat162_rn(x[i], 0.25f);
+	float *r = o + 24 * i;
+	r[0] = __half2float(hexp(h)); r[1] = __half2float(hexp2(h)); r[2] = __half2float(hexp10(h));
+	r[3] = __half2float(hlog(__habs(h))); r[4] = __half2float(hlog2(__habs(h))); r[5] = __half2float(hlog10(__habs(h)));
+	r[6] = __half2float(hsin(h)); r[7] = __half2float(hcos(h)); r[8] = __half2float(hsqrt(__habs(h)));
+	r[9] = __half2float(hrsqrt(__habs(h))); r[10] = __half2float(hrcp(h)); r[11] = __half2float(hfloor(h));
+	r[12] = __half2float(hceil(h)); r[13] = __half2float(htrunc(h)); r[14] = __half2float(hrint(h));
+	__half2 e2 = h2exp(h2), s2 = h2sin(h2);
+	r[15] = __low2float(e2); r[16] = __high2float(s2);
+	r[17] = __bfloat162float(hexp(b)); r[18] = __bfloat162float(hsqrt(__habs(b))); r[19] = __bfloat162float(hrcp(b));
+	__nv_bfloat162 bl = h2log2(b2);
+	r[20] = __low2float(bl); r[21] = __high2float(bl);
+	r[22] = __bfloat162float(hfloor(b));
+	r[23] = __half2float(__hmax_nan(h, __float2half(0.1f)));
+}
+`
+
+// The half and bfloat16 maths functions of cuda_fp16.h and cuda_bf16.h:
+// exponentials, logarithms, sine and cosine, roots and reciprocals (on
+// approximate float instructions inside), the roundings to integer
+// (cvt.rmi.f16.f16 and kin), paired forms and __hmax_nan.
+func TestHalfMathFunctions(t *testing.T) {
+	forArchs(t, func(e *env) {
+		x := floats(256, 347)
+		x = append(x, 0.5, -0.5, 1.5, -2.5, 2.5, 0, 1)
+		n := len(x)
+		k := e.kernel(halfMathSrc, "hm", nvrtc.WithToolkitHeaders())
+		do := zeros[float32](e, 24*n)
+		e.launch(k, cuda.Linear(n, 64), up(e, x), do, int32(n))
+		got := down(e, do)
+		for i := range n {
+			h, b := f16(float64(x[i])), bf16(float64(x[i]))
+			ah, ab := math.Abs(h), math.Abs(b)
+			want := []float64{
+				f16(math.Exp(h)), f16(math.Exp2(h)), f16(math.Pow(10, h)),
+				f16(math.Log(ah)), f16(math.Log2(ah)), f16(math.Log10(ah)),
+				f16(math.Sin(h)), f16(math.Cos(h)), f16(math.Sqrt(ah)),
+				f16(1 / math.Sqrt(ah)), f16(1 / h), math.Floor(h),
+				math.Ceil(h), math.Trunc(h), math.RoundToEven(h),
+				f16(math.Exp(h)), f16(math.Sin(f16(-float64(x[i]) * 0.5))),
+				bf16(math.Exp(b)), bf16(math.Sqrt(ab)), bf16(1 / b),
+				bf16(math.Log2(b)), bf16(math.Log2(0.25)),
+				math.Floor(b),
+				math.Max(h, f16(0.1)),
+			}
+			for j, w := range want {
+				g := float64(got[24*i+j])
+				tol := 2.5e-3 // a half's ulp, the approximate functions' error
+				if j >= 17 && j <= 22 {
+					tol = 1.6e-2
+				}
+				switch {
+				case math.IsNaN(w) || math.IsNaN(g):
+					if math.IsNaN(w) != math.IsNaN(g) {
+						e.t.Errorf("function %d of %g = %g, want %g", j, x[i], g, w)
+					}
+				case math.IsInf(w, 0) || math.Abs(w) > 65504:
+					if math.Abs(g) < 60000 || math.Signbit(g) != math.Signbit(w) {
+						e.t.Errorf("function %d of %g = %g, want %g", j, x[i], g, w)
+					}
+				case math.Abs(g-w) > tol*max(1, math.Abs(w)):
+					e.t.Errorf("function %d of %g = %g, want %g", j, x[i], g, w)
+				}
+			}
+		}
+	})
+}
