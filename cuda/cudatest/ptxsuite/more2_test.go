@@ -1306,3 +1306,83 @@ func TestHalfMathFunctions(t *testing.T) {
 		}
 	})
 }
+
+const virtualSrc = `
+struct Shape {
+	__device__ virtual float area() const = 0;
+	__device__ virtual int sides() const { return 0; }
+	__device__ virtual ~Shape() {}
+};
+struct Rect : Shape {
+	float w, h;
+	__device__ Rect(float w, float h) : w(w), h(h) {}
+	__device__ float area() const override { return w * h; }
+	__device__ int sides() const override { return 4; }
+};
+struct Tri : Shape {
+	float b, h;
+	__device__ Tri(float b, float h) : b(b), h(h) {}
+	__device__ float area() const override { return 0.5f * b * h; }
+	__device__ int sides() const override { return 3; }
+};
+struct Circle : Shape {
+	float r;
+	__device__ Circle(float r) : r(r) {}
+	__device__ float area() const override { return 3.0f * r * r; }
+};
+struct Big { float v[1000]; int n; };
+__device__ __noinline__ float4 stats(const Shape &s, float k) {
+	return make_float4(s.area(), (float)s.sides(), s.area() * k, k);
+}
+extern "C" __global__ void shapes(const Big big, const float *x, float4 *out, int n) {
+	int i = blockIdx.x * blockDim.x + threadIdx.x;
+	if (i >= n) return;
+	alignas(8) unsigned char buf[sizeof(Rect) > sizeof(Tri) ? sizeof(Rect) : sizeof(Tri)];
+	Shape *s;
+	switch (i % 3) {
+	case 0: s = new (buf) Rect(x[i], 2.0f); break;
+	case 1: s = new (buf) Tri(x[i], 3.0f); break;
+	default: s = new (buf) Circle(x[i]); break;
+	}
+	out[i] = stats(*s, big.v[i % big.n]);
+	s->~Shape();
+}`
+
+// Virtual functions: objects built by placement new in local memory,
+// calls through their vtables (module-scope tables of function
+// addresses), a float4 returned from a called function, and a kernel
+// parameter of 4 KB, near the limit of CUDA before 12.1.
+func TestVirtualDispatchAndBigParameter(t *testing.T) {
+	forArchs(t, func(e *env) {
+		n := 300
+		x := floats(n, 353)
+		type big struct {
+			V [1000]float32
+			N int32
+		}
+		var b big
+		b.N = 937
+		for i := range b.V {
+			b.V[i] = float32(i%97) * 0.25
+		}
+		want := make([]float32, 4*n)
+		for i := range n {
+			var area float32
+			var sides float32
+			switch i % 3 {
+			case 0:
+				area, sides = x[i]*2, 4
+			case 1:
+				area, sides = 0.5*x[i]*3, 3
+			default:
+				area = 3 * x[i] * x[i]
+			}
+			k := b.V[i%int(b.N)]
+			want[4*i], want[4*i+1], want[4*i+2], want[4*i+3] = area, sides, area*k, k
+		}
+		k := e.kernel(virtualSrc, "shapes", fmadOff)
+		dout := zeros[float32](e, 4*n)
+		e.launch(k, cuda.Linear(n, 64), b, up(e, x), dout, int32(n))
+		same(e, "shapes", down(e, dout), want, 1e-6)
+	})
+}
