@@ -85,7 +85,11 @@
 // each instruction is dispatched once for the lanes at it, and when a
 // branch splits them the lanes furthest behind run first, until they
 // reach the others, where they go on together (the rule that reconverges
-// structured code without a stack of masks). Warp shuffles and votes see
+// structured code without a stack of masks). Lanes that go round a
+// loop 1024 times while others of their warp wait ahead let those run
+// until they reach a barrier, finish or spin in turn, as the independent
+// thread scheduling of sm_70 and later does: a lane spinning on a lock
+// another lane of its warp holds gets it. Warp shuffles and votes see
 // the lanes at the instruction together, as on a GPU.
 //
 // Device memory is the fake driver's host memory. Each access is checked

@@ -369,3 +369,30 @@ func TestRegDirectiveWithoutSpace(t *testing.T) {
 	}`, 2)
 	expect(t, got, 0x80001f79, 0x9400)
 }
+
+// Lanes of one warp spinning on a lock another lane holds get on: the
+// spinning lanes yield to the holder, as a GPU's independent thread
+// scheduling lets it run, and a barrier after the lock waits for all.
+func TestSpinLockWithinAWarp(t *testing.T) {
+	text := ".version 8.4\n.target sm_90\n.address_size 64\n.visible .entry k(.param .u64 out)\n{\n" +
+		".reg .pred %p<4>;\n.reg .b32 %r<8>;\n.reg .b64 %rd<4>;\nld.param.u64 %rd1, [out];\n" +
+		"$L_spin:\natom.global.cas.b32 %r1, [%rd1], 0, 1;\nsetp.ne.s32 %p1, %r1, 0;\n@%p1 bra $L_spin;\n" +
+		"ld.volatile.global.u32 %r2, [%rd1+4];\nadd.s32 %r2, %r2, 1;\nst.volatile.global.u32 [%rd1+4], %r2;\n" +
+		"atom.global.exch.b32 %r3, [%rd1], 0;\nbar.sync 0;\nld.volatile.global.u32 %r2, [%rd1+4];\n" +
+		"mov.u32 %r4, %tid.x;\nmul.wide.u32 %rd2, %r4, 4;\nadd.s64 %rd3, %rd1, %rd2;\nst.global.u32 [%rd3+8], %r2;\nret;\n}\n"
+	k := mustKernel(t, text, "k")
+	var mem hostMem
+	defer mem.free()
+	n := 64
+	buf := mem.alloc(8 + 4*n)
+	var p params
+	p.u64(addrOf(buf))
+	if err := k.Run(&Launch{Grid: [3]uint32{1, 1, 1}, Block: [3]uint32{uint32(n), 1, 1}, Params: p, Memory: &mem, MaxSteps: 1 << 24}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		if got := binary.LittleEndian.Uint32(buf[8+4*i:]); got != uint32(n) {
+			t.Fatalf("thread %d saw %d critical sections after the barrier, want %d", i, got, n)
+		}
+	}
+}

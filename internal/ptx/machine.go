@@ -502,6 +502,12 @@ func (wp *warp) leaveLocal(fr *frame) {
 	}
 }
 
+// spinLimit is how many times a group of a warp's lanes goes round a
+// loop while the warp's other lanes wait elsewhere before those get to
+// run: a GPU schedules a warp's lanes independently (sm_70 and later), so
+// a lane may spin on a lock another lane of its warp holds.
+const spinLimit = 1024
+
 const maxLocal = 1 << 20
 const maxDepth = 4096
 
@@ -551,6 +557,7 @@ func (wp *warp) exec(fr *frame, mask uint32) {
 	f := fr.f
 	code := f.code
 	g := wp.b.g
+	yield := false
 	for {
 		act := mask &^ fr.done &^ wp.exited
 		if act == 0 {
@@ -564,16 +571,34 @@ func (wp *warp) exec(fr *frame, mask uint32) {
 				pc = p
 			}
 		}
+		behind := false
+		if yield {
+			// the lanes behind spun in a loop: the next lanes ahead run,
+			// as a GPU's independent thread scheduling lets them, so
+			// that a lane holding what the others wait for (a lock)
+			// gets on
+			yield = false
+			next := int32(1 << 30)
+			for m := act; m != 0; m &= m - 1 {
+				if p := fr.pc[bits.TrailingZeros32(m)]; p > pc && p < next {
+					next = p
+				}
+			}
+			if next < 1<<30 {
+				pc, behind = next, true
+			}
+		}
 		grp := uint32(0)
 		other := int32(1 << 30) // the next lanes' place: where the group meets them
 		for m := act; m != 0; m &= m - 1 {
 			l := bits.TrailingZeros32(m)
 			if p := fr.pc[l]; p == pc {
 				grp |= 1 << l
-			} else if p < other {
+			} else if p > pc && p < other {
 				other = p
 			}
 		}
+		spins := 0 // backward branches the group took, all together
 	straight:
 		for {
 			if pc >= other {
@@ -602,6 +627,14 @@ func (wp *warp) exec(fr *frame, mask uint32) {
 				pc++
 			case kBranch:
 				if m == grp {
+					if o.target <= pc && act != grp {
+						if spins++; spins >= spinLimit {
+							// the others are somewhere else: let them run
+							pc = o.target
+							yield = true
+							break straight
+						}
+					}
 					pc = o.target
 				} else if m != 0 {
 					for x := m; x != 0; x &= x - 1 {
@@ -630,6 +663,10 @@ func (wp *warp) exec(fr *frame, mask uint32) {
 					break straight
 				}
 			case kBarrier:
+				if behind {
+					// the lanes this group went ahead of meet it here
+					break straight
+				}
 				if m != 0 {
 					o.exec(wp, fr, o, m)
 				}
