@@ -1386,3 +1386,40 @@ func TestVirtualDispatchAndBigParameter(t *testing.T) {
 		same(e, "shapes", down(e, dout), want, 1e-6)
 	})
 }
+
+const spinLockSrc = `
+extern "C" __global__ void locked(int *lock, unsigned long long *sum, unsigned *order, const unsigned *x, int n) {
+	int i = blockIdx.x * blockDim.x + threadIdx.x;
+	if (i >= n) return;
+	// each thread takes the lock in turn: on sm_70 and later a warp's
+	// lanes are scheduled independently, so the holder runs while the
+	// others spin
+	while (atomicCAS(lock, 0, 1) != 0) {
+	}
+	__threadfence();
+	volatile unsigned long long *s = sum;
+	unsigned long long v = *s;
+	*s = v * 31 + x[i];
+	volatile unsigned *o = order;
+	o[0] = o[0] + 1;
+	__threadfence();
+	atomicExch(lock, 0);
+}`
+
+// A global spin lock taken by every thread, lanes of one warp included:
+// the critical sections run one at a time, whatever the order.
+func TestSpinLockPerThread(t *testing.T) {
+	forArchs(t, func(e *env) {
+		n := 96
+		x := ints(n, 359, 1000)
+		k := e.kernel(spinLockSrc, "locked")
+		dsum, dcount := zeros[uint64](e, 1), zeros[uint32](e, 1)
+		e.launch(k, cuda.Linear(n, 64), zeros[int32](e, 1), dsum, dcount, up(e, x), int32(n))
+		if c := down(e, dcount)[0]; c != uint32(n) {
+			e.t.Errorf("%d critical sections ran, want %d", c, n)
+		}
+		if s := down(e, dsum)[0]; s == 0 {
+			e.t.Errorf("sum = 0")
+		}
+	})
+}
