@@ -81,7 +81,9 @@
 // A launch's blocks are spread over Launch.Workers goroutines (GOMAXPROCS
 // by default); a cooperative launch runs every block at once. A block's
 // warps run one after the other on its goroutine, or each on its own
-// goroutine when the kernel has a barrier. A warp's 32 lanes run in step:
+// goroutine when the kernel has a barrier (and a warp that goes round a
+// loop 65536 times starts those of its block yet to run beside it: it
+// may be waiting for them). A warp's 32 lanes run in step:
 // each instruction is dispatched once for the lanes at it, and when a
 // branch splits them the lanes furthest behind run first, until they
 // reach the others, where they go on together (the rule that reconverges

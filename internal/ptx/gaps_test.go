@@ -396,3 +396,27 @@ func TestSpinLockWithinAWarp(t *testing.T) {
 		}
 	}
 }
+
+// A warp waiting on a flag that a later warp of its block sets, in a
+// kernel with no barrier (whose warps otherwise run one after the other),
+// gets it: the warps not yet started start beside the spinning one.
+func TestWarpWaitsForALaterWarp(t *testing.T) {
+	text := ".version 8.4\n.target sm_90\n.address_size 64\n.visible .entry k(.param .u64 out)\n{\n" +
+		".reg .pred %p<4>;\n.reg .b32 %r<8>;\n.reg .b64 %rd<4>;\nld.param.u64 %rd1, [out];\n" +
+		"mov.u32 %r1, %tid.x;\nsetp.lt.u32 %p1, %r1, 32;\n@%p1 bra $L_wait;\n" +
+		"st.volatile.global.u32 [%rd1], 7;\nret;\n" +
+		"$L_wait:\nld.volatile.global.u32 %r2, [%rd1];\nsetp.eq.s32 %p2, %r2, 0;\n@%p2 bra $L_wait;\n" +
+		"st.global.u32 [%rd1+4], %r2;\nret;\n}\n"
+	k := mustKernel(t, text, "k")
+	var mem hostMem
+	defer mem.free()
+	buf := mem.alloc(8)
+	var p params
+	p.u64(addrOf(buf))
+	if err := k.Run(&Launch{Grid: [3]uint32{1, 1, 1}, Block: [3]uint32{96, 1, 1}, Params: p, Memory: &mem, MaxSteps: 1 << 24}); err != nil {
+		t.Fatal(err)
+	}
+	if got := binary.LittleEndian.Uint32(buf[4:]); got != 7 {
+		t.Fatalf("the waiting warp read %d, want 7", got)
+	}
+}

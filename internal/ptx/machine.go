@@ -179,6 +179,11 @@ type block struct {
 	live    int
 	epoch   uint32
 	printSq uint64
+	// seq is the first warp not yet started when warps run one after
+	// the other; spill, once those were started as goroutines for a warp
+	// that spun waiting on them
+	seq     int
+	spill   *sync.WaitGroup
 	redAcc  [2]uint64
 	redOut  [2]uint64
 }
@@ -415,13 +420,18 @@ func (g *grid) runBlock(w *worker, n uint64) {
 	}
 	b.live = nwarps
 	if !k.f.syncs && !l.Cooperative {
-		for _, wp := range b.warps {
-			if !wp.run() {
-				return
+		for i, wp := range b.warps {
+			b.seq = i + 1
+			if !wp.run() || b.spill != nil {
+				break
 			}
+		}
+		if b.spill != nil {
+			b.spill.Wait()
 		}
 		return
 	}
+	b.seq = nwarps
 	var wg sync.WaitGroup
 	for _, wp := range b.warps[1:] {
 		wg.Add(1)
@@ -501,6 +511,34 @@ func (wp *warp) leaveLocal(fr *frame) {
 		}
 	}
 }
+
+// spillRest starts the block's warps that have not run yet, each on its
+// goroutine, when warps run one after the other and the one running spun
+// long in a loop: it may wait for them (a flag another warp sets), as the
+// warps of a block run at once on a GPU. It runs on the block's
+// goroutine, the only one then.
+func (b *block) spillRest() {
+	if b.spill != nil || b.seq >= len(b.warps) {
+		return
+	}
+	b.spill = &sync.WaitGroup{}
+	for _, wp := range b.warps[b.seq:] {
+		b.spill.Add(1)
+		wpw := &worker{g: b.g, spans: append([]span(nil), b.w.spans...)}
+		go func() {
+			defer b.spill.Done()
+			wp.w = wpw
+			wp.run()
+			wpw.flush()
+		}()
+	}
+	b.seq = len(b.warps)
+}
+
+// warpSpinLimit is how many times all of a warp's lanes go round a loop
+// before the warps of its block that have not started yet get started
+// beside it.
+const warpSpinLimit = 1 << 16
 
 // spinLimit is how many times a group of a warp's lanes goes round a
 // loop while the warp's other lanes wait elsewhere before those get to
@@ -627,12 +665,18 @@ func (wp *warp) exec(fr *frame, mask uint32) {
 				pc++
 			case kBranch:
 				if m == grp {
-					if o.target <= pc && act != grp {
+					if o.target <= pc {
 						if spins++; spins >= spinLimit {
-							// the others are somewhere else: let them run
-							pc = o.target
-							yield = true
-							break straight
+							if act != grp {
+								// the others are somewhere else: let them run
+								pc = o.target
+								yield = true
+								break straight
+							}
+							if spins >= warpSpinLimit {
+								wp.b.spillRest()
+								spins = 0
+							}
 						}
 					}
 					pc = o.target
