@@ -39,7 +39,7 @@ extern "C" __global__ void ops(const int *__restrict__ op, const int *__restrict
 // A dense switch of thirteen cases and a default (a tree of compares
 // and branches in the PTX NVRTC writes),
 // with lanes of a warp taking different cases.
-func TestSwitchJumpTable(t *testing.T) {
+func TestSwitchManyCases(t *testing.T) {
 	forArchs(t, func(e *env) {
 		n := 1000
 		op := ints(n, 201, 16)
@@ -1421,5 +1421,51 @@ func TestSpinLockPerThread(t *testing.T) {
 		if s := down(e, dsum)[0]; s == 0 {
 			e.t.Errorf("sum = 0")
 		}
+	})
+}
+
+const warpHandoffSrc = `
+extern "C" __global__ void handoff(const int *x, int *y, int *flags, int *tmp) {
+	// the data go through global memory: racecheck would call a flag in
+	// shared memory a hazard
+	int *data = tmp + blockIdx.x * 32;
+	volatile int &ready = flags[blockIdx.x]; // zero before the launch
+	int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+	if (warp == 1) {
+		// the second warp produces
+		data[lane] = x[blockIdx.x * 32 + lane] * 3;
+		__threadfence_block();
+		__syncwarp();
+		if (lane == 0) ready = 1;
+	} else {
+		// the first waits for it, with no barrier between them
+		while (ready == 0) {
+		}
+		__threadfence_block();
+		y[blockIdx.x * 32 + lane] = ((volatile int *)data)[31 - lane] + 1;
+	}
+}`
+
+// One warp of a block waits on a flag that another warp sets after
+// writing its data, with no __syncthreads in the kernel: the warps of a block run
+// at once on a GPU.
+func TestWarpHandoffWithoutBarrier(t *testing.T) {
+	forArchs(t, func(e *env) {
+		blocks := 3
+		x := ints(32*blocks, 361, 1000)
+		xs := make([]int32, len(x))
+		want := make([]int32, len(x))
+		for i, v := range x {
+			xs[i] = int32(v)
+		}
+		for b := range blocks {
+			for l := range 32 {
+				want[32*b+l] = xs[32*b+31-l]*3 + 1
+			}
+		}
+		k := e.kernel(warpHandoffSrc, "handoff")
+		dy := zeros[int32](e, len(x))
+		e.launch(k, cuda.LaunchConfig{Grid: cuda.Dim3{X: uint32(blocks)}, Block: cuda.Dim3{X: 64}}, up(e, xs), dy, zeros[int32](e, blocks), zeros[int32](e, 32*blocks))
+		same(e, "y", down(e, dy), want, 0)
 	})
 }
