@@ -182,10 +182,10 @@ type block struct {
 	// seq is the first warp not yet started when warps run one after
 	// the other; spill, once those were started as goroutines for a warp
 	// that spun waiting on them
-	seq     int
-	spill   *sync.WaitGroup
-	redAcc  [2]uint64
-	redOut  [2]uint64
+	seq    int
+	spill  *sync.WaitGroup
+	redAcc [2]uint64
+	redOut [2]uint64
 }
 
 // warp is 32 threads (fewer in a block's last warp) run in step.
