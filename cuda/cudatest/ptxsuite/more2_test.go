@@ -1469,3 +1469,101 @@ func TestWarpHandoffWithoutBarrier(t *testing.T) {
 		same(e, "y", down(e, dy), want, 0)
 	})
 }
+
+const halfConvSrc = `
+#include <cuda_fp16.h>
+extern "C" __global__ void hc(const float *x, const int *iv, int *o, float *f, int n) {
+	int i = blockIdx.x * blockDim.x + threadIdx.x;
+	if (i >= n) return;
+	__half h = __float2half(x[i]);
+	int *r = o + 8 * i;
+	r[0] = __half2int_rn(h); r[1] = __half2int_rz(h); r[2] = __half2int_rd(h); r[3] = __half2int_ru(h);
+	r[4] = (int)__half2uint_rd(h); r[5] = (int)__half2short_rn(h); r[6] = (int)__half2ll_ru(h); r[7] = __half_as_short(h);
+	float *q = f + 4 * i;
+	int v = iv[i];
+	q[0] = __half2float(__int2half_rn(v)); q[1] = __half2float(__int2half_rz(v));
+	q[2] = __half2float(__int2half_rd(v)); q[3] = __half2float(__int2half_ru(v));
+}`
+
+// Conversions between half and integers in each rounding mode
+// (cvt.rni.s32.f16, cvt.rm.f16.s32 and kin), saturating at the
+// destination's range, and __half_as_short.
+func TestHalfIntegerConversions(t *testing.T) {
+	forArchs(t, func(e *env) {
+		x := floats(200, 367)
+		for i := range x {
+			x[i] *= 300
+		}
+		x = append(x, 2.5, -2.5, 3.5, -0.5, 0.5, 65504, -65504)
+		n := len(x)
+		r := rng(368)
+		iv := make([]int32, n)
+		for i := range iv {
+			iv[i] = int32(r.next()%140001) - 70000
+		}
+		iv[0], iv[1], iv[2], iv[3] = 2049, -2051, 65519, 65520
+		want := make([]int32, 8*n)
+		wantF := make([]float32, 4*n)
+		// directed rounds v to a half's grid toward -inf (down) or +inf
+		directed := func(v float64, up bool) float64 {
+			a := math.Abs(v)
+			if a == 0 {
+				return 0
+			}
+			e := math.Floor(math.Log2(a))
+			sp := math.Max(math.Ldexp(1, int(e)-10), math.Ldexp(1, -24))
+			q := math.Floor(v / sp)
+			if up {
+				q = math.Ceil(v / sp)
+			}
+			res := q * sp
+			if res > 65504 {
+				return math.Inf(1)
+			}
+			if res < -65504 {
+				return math.Inf(-1)
+			}
+			return res
+		}
+		sat := func(v float64) float64 { // directed rounding to a finite half stays finite toward zero
+			return math.Max(-65504, math.Min(65504, v))
+		}
+		for i := range n {
+			h := f16(float64(x[i]))
+			w := want[8*i:]
+			w[0], w[1], w[2], w[3] = int32(math.RoundToEven(h)), int32(math.Trunc(h)), int32(math.Floor(h)), int32(math.Ceil(h))
+			w[4] = int32(max(math.Floor(h), 0))
+			w[5] = int32(max(-32768, min(32767, math.RoundToEven(h))))
+			w[6] = int32(math.Ceil(h))
+			w[7] = int32(int16(halfBits(h)))
+			v := float64(iv[i])
+			q := wantF[4*i:]
+			q[0] = float32(f16(v))
+			if math.Abs(f16(v)) > 65504 {
+				q[0] = float32(math.Copysign(math.Inf(1), v))
+			}
+			down, up := directed(v, false), directed(v, true)
+			if v >= 0 {
+				q[1] = float32(sat(down))
+			} else {
+				q[1] = float32(sat(up))
+			}
+			q[2], q[3] = float32(down), float32(up)
+			if v > 0 {
+				q[2] = float32(sat(down))
+			} else {
+				q[3] = float32(sat(up))
+			}
+		}
+		k := e.kernel(halfConvSrc, "hc", nvrtc.WithToolkitHeaders())
+		do, df := zeros[int32](e, 8*n), zeros[float32](e, 4*n)
+		e.launch(k, cuda.Linear(n, 64), up(e, x), up(e, iv), do, df, int32(n))
+		same(e, "half to integer", down(e, do), want, 0)
+		got := down(e, df)
+		for i := range got {
+			if got[i] != wantF[i] {
+				e.t.Errorf("integer %d to half, mode %d = %g, want %g", iv[i/4], i%4, got[i], wantF[i])
+			}
+		}
+	})
+}
