@@ -1158,25 +1158,38 @@ extern "C" __global__ void gc(const __grid_constant__ Params p, const float *x, 
 	bool ge;
 	int *r = o + 6 * i;
 	r[0] = v;
+#if __CUDACC_VER_MAJOR__ >= 12
 	r[1] = __vimax3_s32(v, -v, 5);
 	r[2] = __viaddmax_s32_relu(v, 1, -3);
 	r[3] = __vibmax_s32(v, 7, &ge);
-	r[4] = ge;
 	r[5] = __vimin_s32_relu(v, 9);
+#else
+	r[1] = max(max(v, -v), 5);
+	r[2] = max(max(v + 1, -3), 0);
+	r[3] = max(v, 7);
+	ge = v >= 7;
+	r[5] = max(min(v, 9), 0);
+#endif
+	r[4] = ge;
 #if __CUDA_ARCH__ >= 800
 	r[5] += __reduce_add_sync(0xffffffffu, v) * 1000;
 #endif
-#if __CUDA_ARCH__ >= 900
+#if __CUDA_ARCH__ >= 900 && (__CUDACC_VER_MAJOR__ > 12 || __CUDACC_VER_MAJOR__ == 12 && __CUDACC_VER_MINOR__ >= 4)
 	atomicAdd(acc, make_float2(1.0f, 2.0f));
 	atomicAdd((float4 *)(acc + 2), make_float4(0.5f, -1.0f, 0.25f, 3.0f));
+#elif __CUDA_ARCH__ >= 900
+	float *a = (float *)acc;
+	atomicAdd(a, 1.0f); atomicAdd(a + 1, 2.0f);
+	atomicAdd(a + 4, 0.5f); atomicAdd(a + 5, -1.0f); atomicAdd(a + 6, 0.25f); atomicAdd(a + 7, 3.0f);
 #endif
 	__threadfence_system();
 }`
 
 // A __grid_constant__ parameter read directly and through its address
 // in a called function, a shuffle of width 8, the DPX integer max/min
-// intrinsics (emulated before sm_90), __reduce_add_sync on sm_80 and
-// later, vector float atomics (red.global.add.v2/v4.f32) on sm_90,
+// intrinsics (emulated before sm_90; NVRTC 11 lacks them), __reduce_add_sync
+// on sm_80 and later, vector float atomics (red.global.add.v2/v4.f32) on
+// sm_90 with NVRTC 12.4 and later,
 // __prof_trigger and __threadfence_system.
 func TestGridConstantDPXAndVectorAtomics(t *testing.T) {
 	forArchs(t, func(e *env) {
