@@ -632,8 +632,8 @@ func TestKernelUnsupportedEntryFailsItsLaunch(t *testing.T) {
 }
 
 // Text that is not PTX fails the load with CUDA_ERROR_INVALID_PTX; valid
-// PTX that the interpreter does not read (a directive it does not know)
-// loads, and fails the launches of its entries.
+// PTX that the interpreter does not read (a texture reference) loads, and
+// fails the launches of its entries; debug sections are skipped.
 func TestModuleMalformedPTX(t *testing.T) {
 	f := newFixture(t, true)
 	const head = ".version 8.0\n.target sm_90\n.address_size 64\n"
@@ -643,14 +643,21 @@ func TestModuleMalformedPTX(t *testing.T) {
 		}
 		t.Errorf("LoadModule of an instruction missing an operand = %v, want CUDA_ERROR_INVALID_PTX", err)
 	}
-	mod, err := cuda.LoadModule(f.ctx, []byte(head+".section .debug_str { .b8 0 }\n.visible .entry k()\n{\n\tret;\n}\n"))
+	mod, err := cuda.LoadModule(f.ctx, []byte(head+".global .texref tex;\n.visible .entry k()\n{\n\tret;\n}\n"))
 	must(t, err)
 	defer mod.Close()
 	k, err := mod.Function("k")
 	must(t, err)
 	err = k.Launch(f.s, cuda.LaunchConfig{Grid: cuda.Dim3{X: 1}, Block: cuda.Dim3{X: 1}})
-	if !errors.Is(err, cu.CUDA_ERROR_NOT_SUPPORTED) || !strings.Contains(fmt.Sprint(cudatest.LastKernelError()), ".section") {
-		t.Errorf("Launch of an entry of a module with .section = %v (%v), want CUDA_ERROR_NOT_SUPPORTED naming .section", err, cudatest.LastKernelError())
+	if !errors.Is(err, cu.CUDA_ERROR_NOT_SUPPORTED) || !strings.Contains(fmt.Sprint(cudatest.LastKernelError()), ".texref") {
+		t.Errorf("Launch of an entry of a module with .texref = %v (%v), want CUDA_ERROR_NOT_SUPPORTED naming .texref", err, cudatest.LastKernelError())
 	}
+	must(t, f.s.Synchronize())
+	dbg, err := cuda.LoadModule(f.ctx, []byte(head+".section .debug_str { .b8 0 }\n.visible .entry k()\n{\n\tret;\n}\n"))
+	must(t, err)
+	defer dbg.Close()
+	k, err = dbg.Function("k")
+	must(t, err)
+	must(t, k.Launch(f.s, cuda.LaunchConfig{Grid: cuda.Dim3{X: 1}, Block: cuda.Dim3{X: 1}}))
 	must(t, f.s.Synchronize())
 }

@@ -424,6 +424,21 @@ func (c *compiler) buildArith(in *instr, o *op, ms modset) {
 		})
 	case "min", "max":
 		isMin := name == "min"
+		if ms.has[".relu"] {
+			// sm_90's max.relu.s32 and min.relu.s32: a negative result is 0
+			if !sgn {
+				c.bad(in, ".relu on an unsigned type")
+			}
+			o.exec = bin(func(a, b uint64) uint64 {
+				x, y := int64(iv(a)), int64(iv(b))
+				v := y
+				if x < y == isMin {
+					v = x
+				}
+				return uint64(max(v, 0)) & mask
+			})
+			break
+		}
 		o.exec = bin(func(a, b uint64) uint64 {
 			x, y := iv(a), iv(b)
 			less := x < y

@@ -3,6 +3,7 @@ package ptx
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"unsafe"
@@ -166,14 +167,32 @@ func (c *compiler) buildAtom(in *instr, o *op, ms modset) {
 	if opn == "" {
 		c.bad(in, "no atomic operation")
 	}
-	if ms.vec != 1 {
-		c.bad(in, "vector atomics are not supported")
+	vec := ms.vec
+	if vec != 1 && (opn != "add" && opn != "min" && opn != "max" || !t.isFloat() && !t.x2) {
+		c.bad(in, "vector atomics other than add, min and max of floating point")
 	}
 	sp := ms.space()
 	o.space = sp
 	o.atomic = true
 	args := in.args
-	if isRed {
+	var vdst, vsrc []int32 // a vector atomic's registers, element by element
+	if vec != 1 {
+		c.nargs(in, 2, 3)
+		if len(args) == 2 != isRed {
+			c.bad(in, "%d operands", len(args))
+		}
+		vals := args[len(args)-1]
+		o.a, o.off, o.funcParam = c.addr(in, args[len(args)-2], sp)
+		if vals.kind != 'v' || len(vals.elems) != vec || !isRed && (args[0].kind != 'v' || len(args[0].elems) != vec) {
+			c.bad(in, "a vector atomic needs vectors of %d", vec)
+		}
+		for i, e := range vals.elems {
+			vsrc = append(vsrc, c.src(in, e, t))
+			if !isRed {
+				vdst = append(vdst, c.dst(in, args[0].elems[i]))
+			}
+		}
+	} else if isRed {
 		c.nargs(in, 2, 2)
 		o.d = c.scratch()
 		o.a, o.off, o.funcParam = c.addr(in, args[0], sp)
@@ -264,6 +283,35 @@ func (c *compiler) buildAtom(in *instr, o *op, ms modset) {
 		}
 	}
 	mask := t.mask()
+	if vec != 1 {
+		// each element is its own atomic operation, as on the GPU; the
+		// address is aligned to the whole vector
+		total := size * uint64(vec)
+		o.exec = func(wp *warp, fr *frame, o *op, m uint32) {
+			r := fr.r
+			for ; m != 0; m &= m - 1 {
+				l := tz(m)
+				p := wp.at(fr, l, o, sp, laneAddr(fr, o, l), total, true)
+				for i, s := range vsrc {
+					q := unsafe.Add(p, uint64(i)*size)
+					b := r[int(s)*32+l] & mask
+					var old uint64
+					switch size {
+					case 2:
+						old = uint64(atomic16(q, func(x uint16) uint16 { return uint16(f(uint64(x), b, 0)) }))
+					case 4:
+						old = uint64(atomic32(q, func(x uint32) uint32 { return uint32(f(uint64(x), b, 0)) }))
+					default:
+						old = atomic64(q, func(x uint64) uint64 { return f(x, b, 0) })
+					}
+					if vdst != nil {
+						r[int(vdst[i])*32+l] = old & mask
+					}
+				}
+			}
+		}
+		return
+	}
 	o.exec = func(wp *warp, fr *frame, o *op, m uint32) {
 		r := fr.r
 		for ; m != 0; m &= m - 1 {
@@ -860,7 +908,6 @@ func builtinPrintf(wp *warp, fr *frame, o *op, m uint32) {
 // cFormat formats as C's printf does, taking the arguments from the
 // buffer at args, each aligned to its size.
 func (wp *warp) cFormat(fr *frame, lane int, o *op, format string, args uint64) (string, int) {
-	var out strings.Builder
 	off := uint64(0)
 	next := func(size uint64) uint64 {
 		off = (off + size - 1) &^ (size - 1)
@@ -868,6 +915,17 @@ func (wp *warp) cFormat(fr *frame, lane int, o *op, format string, args uint64) 
 		off += size
 		return load(p, size)
 	}
+	return formatC(format, next, func(p uint64) string { return wp.cString(fr, lane, o, p) })
+}
+
+// formatC formats as C's printf does, next giving each argument of the
+// size asked (4 or 8 bytes, as the caller's variadic promotion stores
+// them) and str the string at an address; it returns the text and the
+// number of arguments converted. Go's fmt differs from C in what it
+// prints for %g without a precision, NaN and infinities, the exponent of
+// %a and the h length modifiers, so those are done here.
+func formatC(format string, next func(size uint64) uint64, str func(p uint64) string) (string, int) {
+	var out strings.Builder
 	n := 0
 	for i := 0; i < len(format); i++ {
 		ch := format[i]
@@ -875,17 +933,54 @@ func (wp *warp) cFormat(fr *frame, lane int, o *op, format string, args uint64) 
 			out.WriteByte(ch)
 			continue
 		}
-		j := i + 1
+		start, j := i, i+1
+		var spec strings.Builder
+		spec.WriteByte('%')
 		for j < len(format) && strings.IndexByte("-+ #0", format[j]) >= 0 {
+			spec.WriteByte(format[j])
 			j++
 		}
-		for j < len(format) && (format[j] >= '0' && format[j] <= '9' || format[j] == '.') {
-			j++
+		// a '*' width or precision is an int argument before the value; a
+		// negative width means '-', a negative precision none
+		star := func(precision bool) bool {
+			if j < len(format) && format[j] == '*' {
+				j++
+				n++
+				w := int32(next(4))
+				if w < 0 {
+					if precision {
+						return false
+					}
+					spec.WriteByte('-')
+					w = -w
+				}
+				spec.WriteString(strconv.Itoa(int(w)))
+				return true
+			}
+			for j < len(format) && format[j] >= '0' && format[j] <= '9' {
+				spec.WriteByte(format[j])
+				j++
+			}
+			return true
 		}
-		spec := format[i:j]
-		long := 0
+		star(false)
+		prec := false
+		if j < len(format) && format[j] == '.' {
+			j++
+			mark := spec.Len()
+			spec.WriteByte('.')
+			if prec = star(true); !prec {
+				s := spec.String()[:mark]
+				spec.Reset()
+				spec.WriteString(s)
+			}
+		}
+		long, short := 0, 0
 		for j < len(format) && strings.IndexByte("hlLqjzt", format[j]) >= 0 {
-			if format[j] == 'l' || format[j] == 'L' || format[j] == 'q' || format[j] == 'j' || format[j] == 'z' || format[j] == 't' {
+			switch format[j] {
+			case 'h':
+				short++
+			default:
 				long++
 			}
 			j++
@@ -895,10 +990,23 @@ func (wp *warp) cFormat(fr *frame, lane int, o *op, format string, args uint64) 
 			break
 		}
 		conv := format[j]
+		sp := spec.String()
 		i = j
 		size := uint64(4)
 		if long > 0 {
 			size = 8
+		}
+		// the h modifiers print the promoted argument converted back
+		narrow := func(v uint64) uint64 {
+			switch {
+			case long > 0:
+				return v
+			case short == 1:
+				return v & 0xffff
+			case short >= 2:
+				return v & 0xff
+			}
+			return v & 0xffffffff
 		}
 		switch conv {
 		case '%':
@@ -906,44 +1014,106 @@ func (wp *warp) cFormat(fr *frame, lane int, o *op, format string, args uint64) 
 			continue
 		case 'd', 'i':
 			n++
-			v := next(size)
-			out.WriteString(fmt.Sprintf(spec+"d", sext(v, int(size))))
+			v := narrow(next(size))
+			w := 8
+			switch {
+			case long > 0:
+			case short == 1:
+				w = 2
+			case short >= 2:
+				w = 1
+			default:
+				w = 4
+			}
+			out.WriteString(fmt.Sprintf(sp+"d", sext(v, w)))
 		case 'u':
 			n++
-			out.WriteString(fmt.Sprintf(spec+"d", next(size)))
+			out.WriteString(fmt.Sprintf(sp+"d", narrow(next(size))))
 		case 'x', 'X', 'o':
 			n++
-			out.WriteString(fmt.Sprintf(spec+string(conv), next(size)))
+			out.WriteString(fmt.Sprintf(sp+string(conv), narrow(next(size))))
 		case 'c':
 			n++
-			out.WriteString(fmt.Sprintf(spec+"c", rune(byte(next(size)))))
-		case 'f', 'F', 'e', 'E', 'g', 'G':
+			out.WriteString(fmt.Sprintf(sp+"c", rune(byte(next(size)))))
+		case 'f', 'F', 'e', 'E', 'g', 'G', 'a', 'A':
 			n++
-			v := math.Float64frombits(next(8))
-			verb := conv
-			if verb == 'F' {
-				verb = 'f'
-			}
-			out.WriteString(fmt.Sprintf(spec+string(verb), v))
-		case 'a', 'A':
-			n++
-			out.WriteString(fmt.Sprintf(spec+"x", math.Float64frombits(next(8))))
+			out.WriteString(formatFloat(sp, conv, prec, math.Float64frombits(next(8))))
 		case 's':
 			n++
 			p := next(8)
 			if p == 0 {
-				out.WriteString("(null)")
+				out.WriteString(fmt.Sprintf(sp+"s", "(null)"))
 			} else {
-				out.WriteString(fmt.Sprintf(spec+"s", wp.cString(fr, lane, o, p)))
+				out.WriteString(fmt.Sprintf(sp+"s", str(p)))
 			}
 		case 'p':
 			n++
 			out.WriteString(fmt.Sprintf("0x%x", next(8)))
 		default:
-			out.WriteString(format[i-len(spec)+1 : j+1])
+			out.WriteString(format[start : j+1])
 		}
 	}
 	return out.String(), n
+}
+
+// formatFloat is one floating-point conversion of C's printf: spec is
+// the flags, width and precision ("%-8.3"), conv the conversion letter.
+func formatFloat(spec string, conv byte, prec bool, v float64) string {
+	upper := conv == 'F' || conv == 'E' || conv == 'G' || conv == 'A'
+	flags := spec[1 : 1+len(spec[1:])-len(strings.TrimLeft(spec[1:], "-+ #0"))]
+	rest := spec[1+len(flags):]
+	w := 0
+	for k := 0; k < len(rest) && rest[k] >= '0' && rest[k] <= '9'; k++ {
+		w = w*10 + int(rest[k]-'0')
+	}
+	pad := func(s string) string {
+		if len(s) >= w {
+			return s
+		}
+		if strings.Contains(flags, "-") {
+			return s + strings.Repeat(" ", w-len(s))
+		}
+		return strings.Repeat(" ", w-len(s)) + s
+	}
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		// C prints nan and inf (NAN, INF in the upper-case conversions),
+		// padded by the width but never with zeros
+		s := "inf"
+		if math.IsNaN(v) {
+			s = "nan"
+		}
+		switch {
+		case math.Signbit(v):
+			s = "-" + s
+		case strings.Contains(flags, "+"):
+			s = "+" + s
+		case strings.Contains(flags, " "):
+			s = " " + s
+		}
+		if upper {
+			s = strings.ToUpper(s)
+		}
+		return pad(s)
+	}
+	switch conv {
+	case 'F':
+		conv = 'f'
+	case 'g', 'G':
+		if !prec {
+			spec += ".6" // C's default precision; Go's is the shortest exact
+		}
+	case 'a', 'A':
+		// C writes the exponent without leading zeros: 0x1.8p+1, not p+01
+		s := fmt.Sprintf("%"+strings.ReplaceAll(flags, "0", "")+strings.TrimLeft(rest, "0123456789")+"x", v)
+		if k := strings.LastIndexByte(s, 'p'); k >= 0 && k+3 < len(s) && s[k+2] == '0' {
+			s = s[:k+2] + s[k+3:]
+		}
+		if upper {
+			s = strings.ToUpper(s)
+		}
+		return pad(s)
+	}
+	return fmt.Sprintf(spec+string(conv), v)
 }
 
 // buildIndirectCall compiles a call through the function address in

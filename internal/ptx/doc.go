@@ -12,7 +12,8 @@
 // their initializers (addresses of variables included), .entry and .func
 // definitions with their .param lists, .reg declarations (ranges such as
 // %r<10> too), labels, scoped blocks and the .param declarations of
-// calls. Its *Error says whether the text is malformed or valid PTX that
+// calls, and skips debug information (.file, .loc and the .section
+// blocks of -G). Its *Error says whether the text is malformed or valid PTX that
 // this package does not read (Error.Unsupported: texture references,
 // 32-bit addresses, a directive it does not know, a size beyond its
 // limits). Module.Kernel compiles an entry and the functions it calls,
@@ -27,12 +28,12 @@
 // other entries run. The instructions:
 //
 //   - integer arithmetic of every width, signed and unsigned: add, sub,
-//     mul (.lo, .hi, .wide), mad, mul24, mad24, sad, div, rem, min, max,
-//     abs, neg, the carry chains (add.cc, addc, sub.cc, subc, mad.cc,
-//     madc, whose carry after a subtraction is the hardware's: set when
-//     nothing is borrowed), and, or, xor, not, cnot, shl, shr, popc, clz,
-//     brev, bfind, fns, bfe, bfi, prmt, shf, lop3, dp4a, dp2a, szext,
-//     bmsk; add, sub, min and max on u16x2 and s16x2; the SIMD video
+//     mul (.lo, .hi, .wide), mad, mul24, mad24, sad, div, rem, min and
+//     max (.relu too), abs, neg, the carry chains (add.cc, addc, sub.cc,
+//     subc, mad.cc, madc, whose carry after a subtraction is the
+//     hardware's: set when nothing is borrowed), and, or, xor, not, cnot,
+//     shl, shr, popc, clz, brev, bfind, fns, bfe, bfi, prmt, shf, lop3,
+//     dp4a, dp2a, szext, bmsk; add, sub, min and max on u16x2 and s16x2; the SIMD video
 //     instructions on halfwords and bytes (vadd2, vabsdiff4 and kin, in
 //     their merge and .add forms, without lane masks or selectors);
 //   - floating point on f16, f16x2, bf16, bf16x2, f32 and f64: add, sub,
@@ -50,7 +51,9 @@
 //   - ld, ldu and st on .global, .const, .shared, .local, .param and
 //     generic addresses, scalar and .v2, .v4; atom and red (add, min,
 //     max, and, or, xor, exch, cas, inc, dec) of 16, 32 and 64 bits on
-//     global and shared memory, floating-point adds included; cp.async
+//     global and shared memory, floating-point adds included, and sm_90's vector
+//     forms (.v2, .v4, .v8 of add, min and max on floating point), each
+//     element its own atomic; cp.async
 //     (done at once); membar, fence, prefetch and the like, which have
 //     nothing to order;
 //   - bra, ret, exit, call of .func (recursion included, up to 4096
@@ -78,11 +81,17 @@
 // A launch's blocks are spread over Launch.Workers goroutines (GOMAXPROCS
 // by default); a cooperative launch runs every block at once. A block's
 // warps run one after the other on its goroutine, or each on its own
-// goroutine when the kernel has a barrier. A warp's 32 lanes run in step:
+// goroutine when the kernel has a barrier (and a warp that goes round a
+// loop 65536 times starts those of its block yet to run beside it: it
+// may be waiting for them). A warp's 32 lanes run in step:
 // each instruction is dispatched once for the lanes at it, and when a
 // branch splits them the lanes furthest behind run first, until they
 // reach the others, where they go on together (the rule that reconverges
-// structured code without a stack of masks). Warp shuffles and votes see
+// structured code without a stack of masks). Lanes that go round a
+// loop 1024 times while others of their warp wait ahead let those run
+// until they reach a barrier, finish or spin in turn, as the independent
+// thread scheduling of sm_70 and later does: a lane spinning on a lock
+// another lane of its warp holds gets it. Warp shuffles and votes see
 // the lanes at the instruction together, as on a GPU.
 //
 // Device memory is the fake driver's host memory. Each access is checked

@@ -22,7 +22,7 @@ func TestParseErrorsSayWhetherTheTextIsMalformed(t *testing.T) {
 		{"no closing brace", ".visible .entry k()\n{\n\tret;\n", false},
 		{"unknown type", ".global .q32 g;\n", false},
 		{"texture reference", ".global .texref t;\n", true},
-		{"debug section", ".section .debug_str { .b8 0 }\n", true},
+		{"debug section with no closing brace", ".section .debug_str { .b8 0 \n", false},
 		{"32-bit addresses", "", true},
 	} {
 		src := errHead + c.body
@@ -38,6 +38,27 @@ func TestParseErrorsSayWhetherTheTextIsMalformed(t *testing.T) {
 		if pe.Unsupported != c.unsupported || pe.Line == 0 {
 			t.Errorf("%s: Parse = %v, Unsupported %v, line %d; want Unsupported %v and a line", c.name, err, pe.Unsupported, pe.Line, c.unsupported)
 		}
+	}
+}
+
+// The debug information -G adds, DWARF in .section blocks at module
+// scope, is skipped, and so are .loc directives to the end of their line
+// (those of inlined code name the function and where it was inlined,
+// with no terminator before the next instruction): the module's kernels
+// run.
+func TestDebugSectionsAreSkipped(t *testing.T) {
+	src := errHead + ".visible .entry k(.param .u64 out)\n{\n\t.reg .b64 %rd<2>;\n\t.reg .b32 %r<2>;\n" +
+		"$L__func_begin0:\n\t.loc 1 2 0\n\tld.param.u64 %rd1, [out];\n" +
+		"\t.loc 2 4653 1, function_name $L__info_string0, inlined_at 1 11 3\n\tld.global.u32 %r1, [%rd1];\n" +
+		"\t.loc 2 17 5, function_name $L__info_string1+4, inlined_at 2 4653 1\n\tst.global.u32 [%rd1+4], %r1;\n\tmov.u32 %r1, 7;\n\tst.global.u32 [%rd1], %r1;\n\tret;\n$L__func_end0:\n}\n" +
+		"\t.file 1 \"/tmp/program.cu\"\n\t.section .debug_loc\n\t{\n.b64 $L__func_begin0\n.b64 $L__func_end0\n.b8 5\n.b8 0\n\t}\n" +
+		"\t.section .debug_info\n\t{\n.b32 .debug_abbrev\n.b32 .debug_loc+228\n.b8 112,114,111,103\n.b8 0\n\t}\n\t.section .debug_macinfo { }\n"
+	m, err := Parse(src)
+	if err != nil {
+		t.Fatalf("Parse: %v", err)
+	}
+	if _, err := m.Kernel("k"); err != nil {
+		t.Fatalf("Kernel: %v", err)
 	}
 }
 

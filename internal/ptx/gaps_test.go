@@ -3,6 +3,7 @@ package ptx
 import (
 	"encoding/binary"
 	"errors"
+	"math"
 	"strings"
 	"testing"
 )
@@ -310,4 +311,112 @@ func TestElectSIMDPairsFP8(t *testing.T) {
 	cvt.rn.satfinite.e5m2x2.f32 %h1, %f1, %f2;
 	cvt.u64.u16 %rd10, %h1; st.global.u64 [%rd1+72], %rd10;`, 10)
 	expect(t, got, 0, 1, 0x10fefa00, 0x7fff7fff, 0x10+0xfe+0xfa+0x00+5, 0xfffffff0, 0x00010006, 0x7efe, 0x5f00df00, 0x3e14)
+}
+
+// sm_90's vector atomics add element by element, atom returning the old
+// values and red none; max.relu and min.relu clamp a negative result at 0.
+func TestVectorAtomicsAndIntegerRelu(t *testing.T) {
+	got := runOne(t, ".reg .f32 %f<12>;\n", `
+	mov.f32 %f1, 0f3FC00000;                 // 1.5
+	mov.f32 %f2, 0fC0000000;                 // -2
+	st.global.v2.f32 [%rd1], {%f1, %f2};
+	atom.global.add.v2.f32 {%f3, %f4}, [%rd1], {%f2, %f1};
+	mov.f32 %f5, 0f3F000000;                 // 0.5
+	red.global.add.v4.f32 [%rd1+16], {%f5, %f1, %f2, %f5};
+	red.global.add.v4.f32 [%rd1+16], {%f5, %f5, %f5, %f5};
+	mov.b32 %r1, %f3; cvt.u64.u32 %rd10, %r1; st.global.u64 [%rd1+8], %rd10;
+	mov.b32 %r1, %f4; cvt.u64.u32 %rd10, %r1; st.global.u64 [%rd1+32], %rd10;
+	max.relu.s32 %r2, -7, -3;
+	cvt.u64.u32 %rd10, %r2; st.global.u64 [%rd1+40], %rd10;
+	min.relu.s32 %r2, 9, 4;
+	cvt.u64.u32 %rd10, %r2; st.global.u64 [%rd1+48], %rd10;
+	max.relu.s32 %r2, -7, 0x7fffffff;
+	cvt.u64.u32 %rd10, %r2; st.global.u64 [%rd1+56], %rd10;`, 8)
+	f := func(lo, hi float32) uint64 { return uint64(math.Float32bits(lo)) | uint64(math.Float32bits(hi))<<32 }
+	expect(t, got, f(-0.5, -0.5), uint64(math.Float32bits(1.5)), f(1, 2), f(-1.5, 1), uint64(math.Float32bits(-2)), 0, 4, 0x7fffffff)
+}
+
+// A vector atomic's address is aligned to the whole vector.
+func TestVectorAtomicMisaligned(t *testing.T) {
+	text := ".version 8.4\n.target sm_90\n.address_size 64\n.visible .entry k(.param .u64 out)\n{\n" +
+		".reg .f32 %f<4>;\n.reg .b64 %rd<4>;\nld.param.u64 %rd1, [out];\nmov.f32 %f1, 0f3F800000;\n" +
+		"red.global.add.v4.f32 [%rd1+8], {%f1, %f1, %f1, %f1};\nret;\n}\n"
+	k := mustKernel(t, text, "k")
+	var mem hostMem
+	defer mem.free()
+	buf := mem.alloc(64)
+	var p params
+	p.u64(addrOf(buf))
+	err := k.Run(&Launch{Grid: [3]uint32{1, 1, 1}, Block: [3]uint32{1, 1, 1}, Params: p, Memory: &mem})
+	var f *Fault
+	if !errors.As(err, &f) || !strings.Contains(err.Error(), "misaligned") {
+		t.Fatalf("Run = %v, want a misaligned-address fault", err)
+	}
+}
+
+// cuda_fp16.h's inline assembly declares registers as ".reg.b32 f, C;"
+// with no space after .reg, and writes hex literals as 0X1F79U.
+func TestRegDirectiveWithoutSpace(t *testing.T) {
+	got := runOne(t, "", `
+	{.reg.b32         f, C;
+	.reg.b16 spc;
+	mov.b32 f, 0X1F79U;
+	mov.b32 C, 0x80000000U;
+	or.b32 f, f, C;
+	mov.b16 spc, 0x9400U;
+	cvt.u64.u32 %rd10, f; st.global.u64 [%rd1], %rd10;
+	cvt.u64.u16 %rd10, spc; st.global.u64 [%rd1+8], %rd10;
+	}`, 2)
+	expect(t, got, 0x80001f79, 0x9400)
+}
+
+// Lanes of one warp spinning on a lock another lane holds get on: the
+// spinning lanes yield to the holder, as a GPU's independent thread
+// scheduling lets it run, and a barrier after the lock waits for all.
+func TestSpinLockWithinAWarp(t *testing.T) {
+	text := ".version 8.4\n.target sm_90\n.address_size 64\n.visible .entry k(.param .u64 out)\n{\n" +
+		".reg .pred %p<4>;\n.reg .b32 %r<8>;\n.reg .b64 %rd<4>;\nld.param.u64 %rd1, [out];\n" +
+		"$L_spin:\natom.global.cas.b32 %r1, [%rd1], 0, 1;\nsetp.ne.s32 %p1, %r1, 0;\n@%p1 bra $L_spin;\n" +
+		"ld.volatile.global.u32 %r2, [%rd1+4];\nadd.s32 %r2, %r2, 1;\nst.volatile.global.u32 [%rd1+4], %r2;\n" +
+		"atom.global.exch.b32 %r3, [%rd1], 0;\nbar.sync 0;\nld.volatile.global.u32 %r2, [%rd1+4];\n" +
+		"mov.u32 %r4, %tid.x;\nmul.wide.u32 %rd2, %r4, 4;\nadd.s64 %rd3, %rd1, %rd2;\nst.global.u32 [%rd3+8], %r2;\nret;\n}\n"
+	k := mustKernel(t, text, "k")
+	var mem hostMem
+	defer mem.free()
+	n := 64
+	buf := mem.alloc(8 + 4*n)
+	var p params
+	p.u64(addrOf(buf))
+	if err := k.Run(&Launch{Grid: [3]uint32{1, 1, 1}, Block: [3]uint32{uint32(n), 1, 1}, Params: p, Memory: &mem, MaxSteps: 1 << 24}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		if got := binary.LittleEndian.Uint32(buf[8+4*i:]); got != uint32(n) {
+			t.Fatalf("thread %d saw %d critical sections after the barrier, want %d", i, got, n)
+		}
+	}
+}
+
+// A warp waiting on a flag that a later warp of its block sets, in a
+// kernel with no barrier (whose warps otherwise run one after the other),
+// gets it: the warps not yet started start beside the spinning one.
+func TestWarpWaitsForALaterWarp(t *testing.T) {
+	text := ".version 8.4\n.target sm_90\n.address_size 64\n.visible .entry k(.param .u64 out)\n{\n" +
+		".reg .pred %p<4>;\n.reg .b32 %r<8>;\n.reg .b64 %rd<4>;\nld.param.u64 %rd1, [out];\n" +
+		"mov.u32 %r1, %tid.x;\nsetp.lt.u32 %p1, %r1, 32;\n@%p1 bra $L_wait;\n" +
+		"st.volatile.global.u32 [%rd1], 7;\nret;\n" +
+		"$L_wait:\nld.volatile.global.u32 %r2, [%rd1];\nsetp.eq.s32 %p2, %r2, 0;\n@%p2 bra $L_wait;\n" +
+		"st.global.u32 [%rd1+4], %r2;\nret;\n}\n"
+	k := mustKernel(t, text, "k")
+	var mem hostMem
+	defer mem.free()
+	buf := mem.alloc(8)
+	var p params
+	p.u64(addrOf(buf))
+	if err := k.Run(&Launch{Grid: [3]uint32{1, 1, 1}, Block: [3]uint32{96, 1, 1}, Params: p, Memory: &mem, MaxSteps: 1 << 24}); err != nil {
+		t.Fatal(err)
+	}
+	if got := binary.LittleEndian.Uint32(buf[4:]); got != 7 {
+		t.Fatalf("the waiting warp read %d, want 7", got)
+	}
 }

@@ -82,7 +82,18 @@ func lex(src string) ([]token, error) {
 				}
 				j++
 			}
-			toks = append(toks, token{'i', src[i:j], line})
+			word := src[i:j]
+			// ".reg.b32 f;" (in the inline assembly of cuda_fp16.h) is
+			// ".reg .b32 f;": directives and modifiers never hold a dot
+			for c == '.' && len(word) > 1 {
+				k := strings.IndexByte(word[1:], '.')
+				if k < 0 {
+					break
+				}
+				toks = append(toks, token{'i', word[:k+1], line})
+				word = word[k+1:]
+			}
+			toks = append(toks, token{'i', word, line})
 			i = j
 		case strings.IndexByte("{}[](),;:+-!=<>|", c) >= 0:
 			toks = append(toks, token{c, src[i : i+1], line})

@@ -179,8 +179,13 @@ type block struct {
 	live    int
 	epoch   uint32
 	printSq uint64
-	redAcc  [2]uint64
-	redOut  [2]uint64
+	// seq is the first warp not yet started when warps run one after
+	// the other; spill, once those were started as goroutines for a warp
+	// that spun waiting on them
+	seq    int
+	spill  *sync.WaitGroup
+	redAcc [2]uint64
+	redOut [2]uint64
 }
 
 // warp is 32 threads (fewer in a block's last warp) run in step.
@@ -415,13 +420,18 @@ func (g *grid) runBlock(w *worker, n uint64) {
 	}
 	b.live = nwarps
 	if !k.f.syncs && !l.Cooperative {
-		for _, wp := range b.warps {
-			if !wp.run() {
-				return
+		for i, wp := range b.warps {
+			b.seq = i + 1
+			if !wp.run() || b.spill != nil {
+				break
 			}
+		}
+		if b.spill != nil {
+			b.spill.Wait()
 		}
 		return
 	}
+	b.seq = nwarps
 	var wg sync.WaitGroup
 	for _, wp := range b.warps[1:] {
 		wg.Add(1)
@@ -502,6 +512,40 @@ func (wp *warp) leaveLocal(fr *frame) {
 	}
 }
 
+// spillRest starts the block's warps that have not run yet, each on its
+// goroutine, when warps run one after the other and the one running spun
+// long in a loop: it may wait for them (a flag another warp sets), as the
+// warps of a block run at once on a GPU. It runs on the block's
+// goroutine, the only one then.
+func (b *block) spillRest() {
+	if b.spill != nil || b.seq >= len(b.warps) {
+		return
+	}
+	b.spill = &sync.WaitGroup{}
+	for _, wp := range b.warps[b.seq:] {
+		b.spill.Add(1)
+		wpw := &worker{g: b.g, spans: append([]span(nil), b.w.spans...)}
+		go func() {
+			defer b.spill.Done()
+			wp.w = wpw
+			wp.run()
+			wpw.flush()
+		}()
+	}
+	b.seq = len(b.warps)
+}
+
+// warpSpinLimit is how many times all of a warp's lanes go round a loop
+// before the warps of its block that have not started yet get started
+// beside it.
+const warpSpinLimit = 1 << 16
+
+// spinLimit is how many times a group of a warp's lanes goes round a
+// loop while the warp's other lanes wait elsewhere before those get to
+// run: a GPU schedules a warp's lanes independently (sm_70 and later), so
+// a lane may spin on a lock another lane of its warp holds.
+const spinLimit = 1024
+
 const maxLocal = 1 << 20
 const maxDepth = 4096
 
@@ -551,6 +595,7 @@ func (wp *warp) exec(fr *frame, mask uint32) {
 	f := fr.f
 	code := f.code
 	g := wp.b.g
+	yield := false
 	for {
 		act := mask &^ fr.done &^ wp.exited
 		if act == 0 {
@@ -564,16 +609,34 @@ func (wp *warp) exec(fr *frame, mask uint32) {
 				pc = p
 			}
 		}
+		behind := false
+		if yield {
+			// the lanes behind spun in a loop: the next lanes ahead run,
+			// as a GPU's independent thread scheduling lets them, so
+			// that a lane holding what the others wait for (a lock)
+			// gets on
+			yield = false
+			next := int32(1 << 30)
+			for m := act; m != 0; m &= m - 1 {
+				if p := fr.pc[bits.TrailingZeros32(m)]; p > pc && p < next {
+					next = p
+				}
+			}
+			if next < 1<<30 {
+				pc, behind = next, true
+			}
+		}
 		grp := uint32(0)
 		other := int32(1 << 30) // the next lanes' place: where the group meets them
 		for m := act; m != 0; m &= m - 1 {
 			l := bits.TrailingZeros32(m)
 			if p := fr.pc[l]; p == pc {
 				grp |= 1 << l
-			} else if p < other {
+			} else if p > pc && p < other {
 				other = p
 			}
 		}
+		spins := 0 // backward branches the group took, all together
 	straight:
 		for {
 			if pc >= other {
@@ -602,6 +665,20 @@ func (wp *warp) exec(fr *frame, mask uint32) {
 				pc++
 			case kBranch:
 				if m == grp {
+					if o.target <= pc {
+						if spins++; spins >= spinLimit {
+							if act != grp {
+								// the others are somewhere else: let them run
+								pc = o.target
+								yield = true
+								break straight
+							}
+							if spins >= warpSpinLimit {
+								wp.b.spillRest()
+								spins = 0
+							}
+						}
+					}
 					pc = o.target
 				} else if m != 0 {
 					for x := m; x != 0; x &= x - 1 {
@@ -630,6 +707,10 @@ func (wp *warp) exec(fr *frame, mask uint32) {
 					break straight
 				}
 			case kBarrier:
+				if behind {
+					// the lanes this group went ahead of meet it here
+					break straight
+				}
 				if m != 0 {
 					o.exec(wp, fr, o, m)
 				}

@@ -361,6 +361,23 @@ func (p *parser) topLevel(m *Module) {
 			p.next()
 			p.expect(";")
 			return
+		case p.is(".section"):
+			// debug information (-G): DWARF data the interpreter has no
+			// use for, in braces
+			p.next()
+			p.next()
+			p.expect("{")
+			for depth := 1; depth > 0; {
+				switch u := p.next(); {
+				case u.kind == 0:
+					p.fail(".section with no closing brace")
+				case u.text == "{":
+					depth++
+				case u.text == "}":
+					depth--
+				}
+			}
+			return
 		case p.accept(".extern"):
 			extern = true
 		case p.accept(".visible"), p.accept(".weak"), p.accept(".common"):
@@ -732,18 +749,12 @@ func (p *parser) body(f *function) {
 				}
 			}
 		case t.text == ".loc":
+			// file, line and column, and with inlining ", function_name
+			// label, inlined_at file line column": ptxas reads the
+			// directive to the end of its line, and so does this
 			p.next()
-			for p.peek().kind == 'n' || p.is(",") {
+			for u := p.peek(); u.kind != 0 && u.line == t.line; u = p.peek() {
 				p.next()
-			}
-			for p.peek().kind == 'i' && p.peek().text != "" && (p.peek().text == "function_name" || p.peek().text == "inlined_at") {
-				p.next()
-				for p.peek().kind == 'i' || p.peek().kind == 'n' || p.is(",") || p.is("+") {
-					if p.peek().kind == 'i' && strings.HasPrefix(p.peek().text, ".") {
-						break
-					}
-					p.next()
-				}
 			}
 		case t.kind == 'i' && len(p.toks) > p.pos+1 && p.toks[p.pos+1].text == ":" && !strings.HasPrefix(t.text, "@"):
 			p.next()
