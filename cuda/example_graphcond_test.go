@@ -175,12 +175,7 @@ func TestGraphIfSwitchOnGPU(t *testing.T) {
 		condOK(t, err)
 		condOK(t, first.Close())
 		condOK(t, body.Close())
-		exec, err := g.Instantiate()
-		condOK(t, err)
-		condOK(t, g.Close())
-		condOK(t, exec.Launch(s))
-		condOK(t, s.Synchronize())
-		condOK(t, exec.Close())
+		runOnce(t, g, s)
 		checkUints(t, tc.name, out, tc.want)
 	}
 
@@ -208,14 +203,21 @@ func TestGraphIfSwitchOnGPU(t *testing.T) {
 			condOK(t, part.Close())
 			condOK(t, body.Close())
 		}
-		exec, err := g.Instantiate()
-		condOK(t, err)
-		condOK(t, g.Close())
-		condOK(t, exec.Launch(s))
-		condOK(t, s.Synchronize())
-		condOK(t, exec.Close())
+		runOnce(t, g, s)
 		checkUints(t, fmt.Sprintf("switch on %d", value), out, want)
 	}
+}
+
+// runOnce instantiates g, closes it, and launches the executable graph
+// once on s, waiting for it.
+func runOnce(t *testing.T, g *cuda.Graph, s *cuda.Stream) {
+	t.Helper()
+	exec, err := g.Instantiate()
+	condOK(t, err)
+	condOK(t, g.Close())
+	condOK(t, exec.Launch(s))
+	condOK(t, s.Synchronize())
+	condOK(t, exec.Close())
 }
 
 func checkUints(t *testing.T, what string, s *cuda.Slice[uint32], want []uint32) {

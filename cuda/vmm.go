@@ -74,6 +74,20 @@ func AllocationGranularity(dev Device, recommended bool) (int, error) {
 
 // checkGranular refuses a size or offset that is not a multiple of the
 // device's granularity, before the driver does it with less to say.
+// refSized takes a reference on ctx for an object of bytes, which must be
+// a positive multiple of the granularity of ctx's device.
+func refSized(op string, ctx *Context, bytes int) (*shared[ctxState], error) {
+	cc, err := ctx.ref(op)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkGranular(op, "size", cc.val.dev, bytes, false); err != nil {
+		_ = cc.release()
+		return nil, err
+	}
+	return cc, nil
+}
+
 func checkGranular(op, what string, dev Device, n int, zeroOK bool) error {
 	if n < 0 || (n == 0 && !zeroOK) {
 		return invalidArg(op, "%s %d is not positive", what, n)
@@ -122,15 +136,11 @@ func NewPhysicalMemory(ctx *Context, bytes int, opts ...VMOption) (*PhysicalMemo
 	for _, o := range opts {
 		o(&cfg)
 	}
-	cc, err := ctx.ref(op)
+	cc, err := refSized(op, ctx, bytes)
 	if err != nil {
 		return nil, err
 	}
 	dev := cc.val.dev
-	if err := checkGranular(op, "size", dev, bytes, false); err != nil {
-		_ = cc.release()
-		return nil, err
-	}
 	props := vmProps(dev, cfg.shareable)
 	var raw cu.CUmemGenericAllocationHandle
 	err = bind(op, cc.val.raw, func() error {
@@ -230,15 +240,11 @@ func ImportPhysicalMemory(ctx *Context, f *os.File, bytes int) (*PhysicalMemory,
 	if f == nil {
 		return nil, invalidArg(op, "no file")
 	}
-	cc, err := ctx.ref(op)
+	cc, err := refSized(op, ctx, bytes)
 	if err != nil {
 		return nil, err
 	}
 	dev := cc.val.dev
-	if err := checkGranular(op, "size", dev, bytes, false); err != nil {
-		_ = cc.release()
-		return nil, err
-	}
 	var raw cu.CUmemGenericAllocationHandle
 	err = importFD(op, cc.val.raw, f, false, unsafe.Pointer(&raw))
 	if err != nil {
@@ -291,15 +297,11 @@ func ReserveAddressRange(ctx *Context, bytes, alignment int) (*AddressRange, err
 	if alignment < 0 || alignment&(alignment-1) != 0 {
 		return nil, invalidArg(op, "alignment %d is not zero or a power of two", alignment)
 	}
-	cc, err := ctx.ref(op)
+	cc, err := refSized(op, ctx, bytes)
 	if err != nil {
 		return nil, err
 	}
 	dev := cc.val.dev
-	if err := checkGranular(op, "size", dev, bytes, false); err != nil {
-		_ = cc.release()
-		return nil, err
-	}
 	var p cu.CUdeviceptr
 	err = bind(op, cc.val.raw, func() error {
 		return check(op, "cuMemAddressReserve", cu.MemAddressReserve(&p, uint64(bytes), uint64(alignment), 0, 0))

@@ -553,19 +553,7 @@ func BenchmarkCompileCacheHitToolkitHeaders(b *testing.B) {
 // TestLoadModuleFromCache loads, where a GPU is, the PTX and the CUBIN a
 // cache hit returns.
 func TestLoadModuleFromCache(t *testing.T) {
-	needLibrary(t)
-	devs, err := cuda.Devices()
-	if err != nil || len(devs) == 0 {
-		t.Skipf("no GPU: %v", err)
-	}
-	arch, err := nvrtc.ArchOf(devs[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, err := cuda.PrimaryContext(devs[0])
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx, arch := gpuContext(t)
 	defer ctx.Close()
 	dir := t.TempDir()
 	for _, target := range []string{"compute_" + strings.TrimPrefix(arch, "sm_"), arch} {

@@ -144,8 +144,10 @@ func TestChildNoLibrary(t *testing.T) {
 	}
 }
 
-// TestLoadModule loads the compiled PTX where a GPU is.
-func TestLoadModule(t *testing.T) {
+// gpuContext returns the primary context of the first GPU and its
+// architecture (sm_XY), or skips the test where there is none.
+func gpuContext(t *testing.T) (*cuda.Context, string) {
+	t.Helper()
 	needLibrary(t)
 	devs, err := cuda.Devices()
 	if err != nil || len(devs) == 0 {
@@ -159,6 +161,12 @@ func TestLoadModule(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return ctx, arch
+}
+
+// TestLoadModule loads the compiled PTX where a GPU is.
+func TestLoadModule(t *testing.T) {
+	ctx, arch := gpuContext(t)
 	defer ctx.Close()
 	// PTX for the device's compute architecture: NVRTC may be newer
 	// than the GPU's real one it knows, never than the JIT in the driver.
