@@ -124,6 +124,15 @@ var (
 		reference: "https://docs.nvidia.com/cuda/cusolver/",
 		sonames:   map[int][]string{11: {"libcusolver.so.11"}, 12: {"libcusolver.so.11"}, 13: {"libcusolver.so.12"}},
 	}
+	// nvjpegLib is nvJPEG, whose soname took the CUDA major version from
+	// 11 on, as cuBLAS's did.
+	nvjpegLib = &library{
+		name: "nvJPEG",
+		pkg:  "nvjpeg", header: "nvjpeg.h", prefix: "nvjpeg", result: "NvjpegStatus_t",
+		what:      "nvJPEG symbol",
+		reference: "https://docs.nvidia.com/cuda/nvjpeg/",
+		sonames:   map[int][]string{11: {"libnvjpeg.so.11"}, 12: {"libnvjpeg.so.12"}, 13: {"libnvjpeg.so.13"}},
+	}
 	// ncclLib follows the NCCL versions of the manifest, not CUDA's: its
 	// sonames are by NCCL major version (libnccl.so.2 since NCCL 2.0), and
 	// nccl.h is parsed with the runtime headers of the default CUDA version
@@ -139,7 +148,7 @@ var (
 	}
 	// libraries are every header family bound, cuda.h first, and each
 	// package after those whose types it takes.
-	libraries = []*library{cuLib, nvrtcLib, libtypesLib, nvjitlinkLib, cublasLib, cublasltLib, curandLib, cufftLib, cusparseLib, cusolverLib, ncclLib}
+	libraries = []*library{cuLib, nvrtcLib, libtypesLib, nvjitlinkLib, cublasLib, cublasltLib, curandLib, cufftLib, cusparseLib, cusolverLib, nvjpegLib, ncclLib}
 )
 
 // cudaCxxIncludes are the headers that the libraries' headers and the

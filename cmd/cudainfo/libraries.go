@@ -22,6 +22,7 @@ import (
 	"github.com/gocuda/gocuda/generated/libtypes"
 	rawnccl "github.com/gocuda/gocuda/generated/nccl"
 	rawnvjitlink "github.com/gocuda/gocuda/generated/nvjitlink"
+	"github.com/gocuda/gocuda/generated/nvjpeg"
 	rawnvrtc "github.com/gocuda/gocuda/generated/nvrtc"
 	"github.com/gocuda/gocuda/internal/dynlib"
 )
@@ -45,6 +46,7 @@ var libraries = []library{
 	{"cuFFT", cufft.LibraryEnv, encoded(fft.Version, 1000), fft.LibraryPath},
 	{"cuSPARSE", cusparse.LibraryEnv, properties(cusparse.GetProperty), rawPath(cusparse.Load, cusparse.LibraryPath)},
 	{"cuSOLVER", cusolver.LibraryEnv, properties(cusolver.GetProperty), rawPath(cusolver.Load, cusolver.LibraryPath)},
+	{"nvJPEG", nvjpeg.LibraryEnv, properties(nvjpeg.GetProperty), rawPath(nvjpeg.Load, nvjpeg.LibraryPath)},
 	{"NCCL", rawnccl.LibraryEnv, encoded(nccl.Version, 10000), nccl.LibraryPath},
 }
 

@@ -17,8 +17,10 @@ import (
 	"github.com/gocuda/gocuda/generated/curand"
 	"github.com/gocuda/gocuda/generated/cusolver"
 	"github.com/gocuda/gocuda/generated/cusparse"
+	"github.com/gocuda/gocuda/generated/libtypes"
 	"github.com/gocuda/gocuda/generated/nccl"
 	"github.com/gocuda/gocuda/generated/nvjitlink"
+	"github.com/gocuda/gocuda/generated/nvjpeg"
 	"github.com/gocuda/gocuda/generated/nvrtc"
 )
 
@@ -61,6 +63,8 @@ func boundLibraries() []boundLibrary {
 			func() error { var h cusparse.CusparseHandle_t; return cusparse.Create(&h) }},
 		{"cusolver", cusolver.LibraryEnv, cusolver.ErrNoLibrary, cusolver.ErrMissingFunction, cusolver.Load, cusolver.LibraryPath,
 			func() error { var h cusolver.CusolverDnHandle_t; return cusolver.DnCreate(&h) }},
+		{"nvjpeg", nvjpeg.LibraryEnv, nvjpeg.ErrNoLibrary, nvjpeg.ErrMissingFunction, nvjpeg.Load, nvjpeg.LibraryPath,
+			func() error { var v int32; return nvjpeg.GetProperty(libtypes.MAJOR_VERSION, &v) }},
 		{"nccl", nccl.LibraryEnv, nccl.ErrNoLibrary, nccl.ErrMissingFunction, nccl.Load, nccl.LibraryPath,
 			func() error { var id nccl.NcclUniqueId; return nccl.GetUniqueId(&id) }},
 	}
