@@ -262,7 +262,7 @@ func realModel(t *testing.T, m *manifest.Manifest, l *library, v manifest.Versio
 		return mod, path, nil
 	}
 	with := m.ParsedWith(v)
-	mod, err := l.model(src, with, newHeaderFiles())
+	mod, err := l.model(src, v, with, newHeaderFiles())
 	if errors.Is(err, manifest.ErrNotCached) {
 		t.Skipf("%v (make headers)", err)
 	}

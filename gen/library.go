@@ -146,9 +146,24 @@ var (
 		sonames:   map[int][]string{2: {"libnccl.so.2"}},
 		family:    manifest.NCCL,
 	}
+	// cudnnLib follows the cuDNN versions of the manifest: cudnn.h and the
+	// headers it includes (the graph API, the legacy operations,
+	// convolutions, the advanced ones), parsed with the runtime headers of
+	// the default CUDA version. libcudnn.so.9 exports every function and
+	// loads its sub-libraries itself, by soname.
+	cudnnLib = &library{
+		name: "cuDNN",
+		pkg:  "cudnn", header: "cudnn.h",
+		own:    []string{"cudnn.h", "cudnn_version.h", "cudnn_graph.h", "cudnn_ops.h", "cudnn_adv.h", "cudnn_cnn.h"},
+		prefix: "cudnn", result: "CudnnStatus_t",
+		what:      "cuDNN symbol",
+		reference: "https://docs.nvidia.com/deeplearning/cudnn/api/",
+		sonames:   map[int][]string{9: {"libcudnn.so.9"}},
+		family:    manifest.CuDNN,
+	}
 	// libraries are every header family bound, cuda.h first, and each
 	// package after those whose types it takes.
-	libraries = []*library{cuLib, nvrtcLib, libtypesLib, nvjitlinkLib, cublasLib, cublasltLib, curandLib, cufftLib, cusparseLib, cusolverLib, nvjpegLib, ncclLib}
+	libraries = []*library{cuLib, nvrtcLib, libtypesLib, nvjitlinkLib, cublasLib, cublasltLib, curandLib, cufftLib, cusparseLib, cusolverLib, nvjpegLib, ncclLib, cudnnLib}
 )
 
 // cudaCxxIncludes are the headers that the libraries' headers and the

@@ -214,7 +214,7 @@ func generateLibrary(l *library, m *manifest.Manifest, todo []manifest.Version, 
 			}
 		}
 		with := full.ParsedWith(v)
-		mod, err := l.model(src, with, files)
+		mod, err := l.model(src, v, with, files)
 		if errors.Is(err, manifest.ErrNotCached) {
 			rep.detail("%s (%s): %s skipped: %v", v.Name(), v.Tag, l.header, err)
 			rep.skipped(v, "with a header they include not cached")
@@ -299,20 +299,32 @@ func Model(src []byte) (*Module, error) {
 // model parses src, the header of library l, with the headers that
 // version with pins, read through files, and builds its model. cuda.h is
 // parsed alone, as it includes only standard headers.
-func (l *library) model(src []byte, with manifest.Version, files *headerFiles) (*Module, error) {
+func (l *library) model(src []byte, v, with manifest.Version, files *headerFiles) (*Module, error) {
 	if l == cuLib {
 		return Model(src)
 	}
 	set := HeaderSet{Main: l.header, Files: map[string][]byte{l.header: src}}
-	for _, h := range with.Headers {
-		if h.Name == l.header {
-			continue
+	add := func(from manifest.Version) error {
+		for _, h := range from.Headers {
+			if h.Name == l.header {
+				continue
+			}
+			data, _, err := files.read(from, h.Name)
+			if err != nil {
+				return fmt.Errorf("the headers %s is parsed with: %w", l.header, err)
+			}
+			set.Files[h.Name] = data
 		}
-		data, _, err := files.read(with, h.Name)
-		if err != nil {
-			return nil, fmt.Errorf("the headers %s is parsed with: %w", l.header, err)
+		return nil
+	}
+	if err := add(with); err != nil {
+		return nil, err
+	}
+	// A family parsed with CUDA's headers may have its own besides.
+	if v.Family() != with.Family() {
+		if err := add(v); err != nil {
+			return nil, err
 		}
-		set.Files[h.Name] = data
 	}
 	h, err := ParseSet(l, set)
 	if err != nil {

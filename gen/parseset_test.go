@@ -114,7 +114,7 @@ func TestSharedTypesAreOneGoType(t *testing.T) {
 		src, _, err := files.read(v, l.header)
 		var mod *Module
 		if err == nil {
-			mod, err = l.model(src, v, files)
+			mod, err = l.model(src, v, v, files)
 		}
 		if errors.Is(err, manifest.ErrNotCached) {
 			t.Skipf("CUDA 12.4 headers not cached (make headers): %v", err)

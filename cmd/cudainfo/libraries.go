@@ -15,6 +15,7 @@ import (
 	"github.com/gocuda/gocuda/generated/cu"
 	"github.com/gocuda/gocuda/generated/cublas"
 	"github.com/gocuda/gocuda/generated/cublaslt"
+	"github.com/gocuda/gocuda/generated/cudnn"
 	"github.com/gocuda/gocuda/generated/cufft"
 	"github.com/gocuda/gocuda/generated/curand"
 	"github.com/gocuda/gocuda/generated/cusolver"
@@ -47,6 +48,7 @@ var libraries = []library{
 	{"cuSPARSE", cusparse.LibraryEnv, properties(cusparse.GetProperty), rawPath(cusparse.Load, cusparse.LibraryPath)},
 	{"cuSOLVER", cusolver.LibraryEnv, properties(cusolver.GetProperty), rawPath(cusolver.Load, cusolver.LibraryPath)},
 	{"nvJPEG", nvjpeg.LibraryEnv, properties(nvjpeg.GetProperty), rawPath(nvjpeg.Load, nvjpeg.LibraryPath)},
+	{"cuDNN", cudnn.LibraryEnv, properties(cudnn.GetProperty), rawPath(cudnn.Load, cudnn.LibraryPath)},
 	{"NCCL", rawnccl.LibraryEnv, encoded(nccl.Version, 10000), nccl.LibraryPath},
 }
 

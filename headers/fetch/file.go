@@ -49,7 +49,10 @@ func importFile(v manifest.Version, src string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return path, importHeaders(v, filepath.FromSlash)
+	// A file version's other headers are read beside its main one, where
+	// the flag or variable put it or where the manifest says.
+	dir := filepath.Dir(src)
+	return path, importHeaders(v, func(p string) string { return filepath.Join(dir, filepath.Base(filepath.FromSlash(p))) })
 }
 
 // readBounded reads a header of at most maxHeader bytes: a path given by

@@ -104,3 +104,42 @@ func TestImportFileRefusesFIFO(t *testing.T) {
 		t.Errorf("importFile of a FIFO: %v, want an error that is not errNoFile", err)
 	}
 }
+
+// TestFileVersionHeadersAreReadBesideItsMainHeader: the headers a file
+// version lists come from the directory its main header was read from, so
+// a flag or variable that moves the main header moves them too, and a
+// wrong one fails the fetch.
+func TestFileVersionHeadersAreReadBesideItsMainHeader(t *testing.T) {
+	const main, extra = "#define CUDNN_VERSION 91400\n", "#define CUDNN_MAJOR 9\n"
+	m := fmt.Sprintf(`{"default": "13.0", "versions": [
+		{"version": "13.0", "tag": "cuda13000", "source": {"kind": "toolkit", "path": "include/cuda.h"}, "sha256": %q}],
+		"cudnn": [{"version": "9.14.0", "tag": "cudnn91400", "source": {"kind": "file", "path": "/nowhere/cudnn.h"}, "sha256": %q,
+			"headers": [{"name": "cudnn_version.h", "path": "/nowhere/cudnn_version.h", "sha256": %q}]}]}`,
+		sum(fakeHeader), sum(main), sum(extra))
+	mp := filepath.Join(t.TempDir(), "versions.json")
+	if err := os.WriteFile(mp, []byte(m), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name, extra string
+		code        int
+	}{{"right", extra, 0}, {"wrong", "#define CUDNN_MAJOR 8\n", 1}} {
+		t.Run(tt.name, func(t *testing.T) {
+			cache := t.TempDir()
+			t.Setenv("GOCUDA_HEADER_CACHE", cache)
+			dir := t.TempDir()
+			for name, content := range map[string]string{"cudnn.h": main, "cudnn_version.h": tt.extra} {
+				if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			t.Setenv("GOCUDA_HEADER_CUDNN91400", filepath.Join(dir, "cudnn.h"))
+			var stdout, stderr bytes.Buffer
+			code := run(context.Background(), []string{"-manifest", mp, "-cuda-home", t.TempDir()}, &stdout, &stderr)
+			got, err := os.ReadFile(filepath.Join(cache, "cudnn-9.14.0", "cudnn_version.h"))
+			if code != tt.code || tt.code == 0 && (err != nil || string(got) != extra) || tt.code != 0 && !strings.Contains(stderr.String(), "SHA-256 mismatch") {
+				t.Errorf("exit %d (want %d), cached cudnn_version.h %q (%v), stderr %q", code, tt.code, got, err, stderr.String())
+			}
+		})
+	}
+}

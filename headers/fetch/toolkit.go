@@ -43,7 +43,7 @@ func importHeaders(v manifest.Version, where func(string) string) error {
 		src := where(h.Path)
 		data, err := readBounded(src)
 		if err != nil {
-			return fmt.Errorf("%s of CUDA %s: %w", h.Name, v.Version, err)
+			return fmt.Errorf("%s of %s: %w", h.Name, v.Name(), err)
 		}
 		if err := manifest.Verify(src, data, h.SHA256); err != nil {
 			return err

@@ -13,6 +13,7 @@ import (
 
 	"github.com/gocuda/gocuda/generated/cublas"
 	"github.com/gocuda/gocuda/generated/cublaslt"
+	"github.com/gocuda/gocuda/generated/cudnn"
 	"github.com/gocuda/gocuda/generated/cufft"
 	"github.com/gocuda/gocuda/generated/curand"
 	"github.com/gocuda/gocuda/generated/cusolver"
@@ -65,6 +66,8 @@ func boundLibraries() []boundLibrary {
 			func() error { var h cusolver.CusolverDnHandle_t; return cusolver.DnCreate(&h) }},
 		{"nvjpeg", nvjpeg.LibraryEnv, nvjpeg.ErrNoLibrary, nvjpeg.ErrMissingFunction, nvjpeg.Load, nvjpeg.LibraryPath,
 			func() error { var v int32; return nvjpeg.GetProperty(libtypes.MAJOR_VERSION, &v) }},
+		{"cudnn", cudnn.LibraryEnv, cudnn.ErrNoLibrary, cudnn.ErrMissingFunction, cudnn.Load, cudnn.LibraryPath,
+			func() error { var h cudnn.CudnnHandle_t; return cudnn.Create(&h) }},
 		{"nccl", nccl.LibraryEnv, nccl.ErrNoLibrary, nccl.ErrMissingFunction, nccl.Load, nccl.LibraryPath,
 			func() error { var id nccl.NcclUniqueId; return nccl.GetUniqueId(&id) }},
 	}

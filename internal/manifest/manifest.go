@@ -32,6 +32,10 @@ type Manifest struct {
 	// nccl22203 selects 2.22.3, and no NCCL tag selects the newest. Each
 	// entry has the fields of a CUDA version, its sha256 that of nccl.h.
 	NCCL []Version `json:"nccl,omitempty"`
+	// CuDNN are the versions of cuDNN's headers that generated/cudnn
+	// follows, a matrix of their own as NCCL's: tag cudnn91400 selects
+	// 9.14.0. Each entry pins cudnn.h and lists the headers it includes.
+	CuDNN []Version `json:"cudnn,omitempty"`
 	// family is that of Versions: nil for CUDA's, another in a matrix
 	// that Matrix made.
 	family *Family
@@ -57,7 +61,10 @@ type Family struct {
 	// one; when not, the main header is parsed with those of the default
 	// CUDA version (see ParsedWith).
 	ownHeaders bool
-	sources    []string
+	// withCUDA says that a version's own headers need the runtime headers
+	// of the default CUDA version too (cuDNN's include cuda_runtime_api.h).
+	withCUDA bool
+	sources  []string
 }
 
 var (
@@ -75,8 +82,17 @@ var (
 		cacheDir: "nccl-",
 		sources:  []string{SourceDebian, SourceFile},
 	}
+	// CuDNN is the family of cudnn.h and the headers it includes, the
+	// versions of Manifest.CuDNN.
+	CuDNN = &Family{
+		Name: "cuDNN", Header: "cudnn.h", Macro: "CUDNN_VERSION", Numbering: "as CUDNN_VERSION spells it: 91400 for 9.14.0",
+		tag: "cudnn", form: "MAJOR.MINOR.PATCH", version: regexp.MustCompile(`^([0-9]+)\.([0-9]+)\.([0-9]+)$`), place: []int{10000, 100, 1},
+		cacheDir:   "cudnn-",
+		ownHeaders: true, withCUDA: true,
+		sources: []string{SourceDebian, SourceFile},
+	}
 	// Families are every family, CUDA's first.
-	Families = []*Family{CUDA, NCCL}
+	Families = []*Family{CUDA, NCCL, CuDNN}
 )
 
 // entries are the versions of family f that m lists.
@@ -86,6 +102,8 @@ func (m *Manifest) entries(f *Family) []Version {
 		return m.Versions
 	case NCCL:
 		return m.NCCL
+	case CuDNN:
+		return m.CuDNN
 	}
 	return nil
 }
@@ -284,9 +302,10 @@ func (m *Manifest) Matrix(f *Family) *Manifest {
 
 // ParsedWith is the version whose headers the main header of v is parsed
 // with: v itself, or the default CUDA version for a family whose versions
-// have no headers of their own. m is the whole manifest.
+// have no headers of their own or need CUDA's besides theirs. m is the
+// whole manifest.
 func (m *Manifest) ParsedWith(v Version) Version {
-	if v.Family().ownHeaders {
+	if f := v.Family(); f.ownHeaders && !f.withCUDA {
 		return v
 	}
 	return m.Matrix(CUDA).DefaultVersion()

@@ -126,3 +126,33 @@ func TestNCCLVersions(t *testing.T) {
 		t.Error("a version listed twice accepted")
 	}
 }
+
+// TestCuDNNVersionsHaveHeadersAndParseWithCUDA: a cuDNN version lists the
+// headers cudnn.h includes, is a matrix of its own, and is parsed with the
+// runtime headers of the default CUDA version.
+func TestCuDNNVersionsHaveHeadersAndParseWithCUDA(t *testing.T) {
+	sha := strings.Repeat("d", 64)
+	doc := `{"default": "12.4", "versions": [{"version": "12.4", "tag": "cuda12040", "source": {"kind": "toolkit", "path": "include/cuda.h"}, "sha256": "` + sha + `"}],
+		"cudnn": [{"version": "9.14.0", "tag": "cudnn91400", "source": {"kind": "file", "path": "/usr/include/cudnn.h"}, "sha256": "` + sha + `",
+			"headers": [{"name": "cudnn_version.h", "path": "/usr/include/cudnn_version.h", "sha256": "` + sha + `"}]}]}`
+	m, err := Parse([]byte(doc), "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := m.LookupAny("cudnn91400")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Family() != CuDNN || v.Number() != 91400 || v.MainHeader() != "cudnn.h" || len(v.Headers) != 1 {
+		t.Fatalf("%s: family %s, number %d, main header %s, %d headers", v.Name(), v.Family().Name, v.Number(), v.MainHeader(), len(v.Headers))
+	}
+	if w := m.ParsedWith(v); w.Family() != CUDA || w.Version != "12.4" {
+		t.Errorf("cuDNN parsed with %s, want CUDA 12.4", w.Name())
+	}
+	if w := m.ParsedWith(m.Versions[0]); w.Version != "12.4" || w.Family() != CUDA {
+		t.Errorf("CUDA 12.4 parsed with %s", w.Name())
+	}
+	if _, err := Parse([]byte(strings.Replace(doc, `"tag": "cudnn91400"`, `"tag": "cuda91400"`, 1)), "test"); err == nil {
+		t.Error("a cuDNN version with a CUDA tag accepted")
+	}
+}
