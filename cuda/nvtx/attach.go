@@ -20,9 +20,9 @@ const (
 )
 
 var (
-	state     atomic.Uint32
-	attachOnce  sync.Once
-	attachErr error
+	state      atomic.Uint32
+	attachOnce sync.Once
+	attachErr  error
 )
 
 // off reports whether the package is known to be disabled: no tool
