@@ -14,6 +14,10 @@ import (
 // set.
 const childEnv = "GOCUDA_NVTX_TEST_CHILD"
 
+// keepToolEnv, set, keeps NVTX_INJECTION64_PATH for the test process, to
+// run the benchmarks with a tool; the tests that need no tool then skip.
+const keepToolEnv = "GOCUDA_NVTX_KEEP_TOOL"
+
 // TestMain runs a child's scenario, or the tests with no tool: a profiler
 // running the tests themselves (nsys profile go test) would otherwise
 // attach to them.
@@ -27,6 +31,18 @@ func TestMain(m *testing.M) {
 		run()
 		os.Exit(0)
 	}
-	os.Unsetenv(nvtx.InjectionEnv)
+	if os.Getenv(keepToolEnv) == "" {
+		os.Unsetenv(nvtx.InjectionEnv)
+	}
+	// Attach (or not) before any benchmark's timing starts.
+	nvtx.Enabled()
 	os.Exit(m.Run())
+}
+
+// needNoTool skips a test of the disabled path where a tool is attached.
+func needNoTool(t *testing.T) {
+	t.Helper()
+	if nvtx.Enabled() {
+		t.Skipf("a tool is attached (%s with %s set)", nvtx.InjectionEnv, keepToolEnv)
+	}
 }
