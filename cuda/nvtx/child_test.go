@@ -3,16 +3,11 @@ package nvtx_test
 import (
 	"errors"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
-	"testing"
 
 	"github.com/gocuda/gocuda/cuda/nvtx"
-	"github.com/gocuda/gocuda/internal/fakenvtx"
 )
 
 // scenarios are what child processes run with a tool attached (or one
@@ -152,39 +147,4 @@ func scenarioConcurrent() {
 		}()
 	}
 	wg.Wait()
-}
-
-// child runs scenario in a child process with env added and returns its
-// standard output and the fake tool's log, one line each.
-func child(t *testing.T, scenario string, env ...string) (stdout, log []string) {
-	t.Helper()
-	logPath := filepath.Join(t.TempDir(), "calls.log")
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), childEnv+"="+scenario, fakenvtx.LogEnv+"="+logPath)
-	cmd.Env = append(cmd.Env, env...)
-	var errb strings.Builder
-	cmd.Stderr = &errb
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("child %s: %v\n%s", scenario, err, errb.String())
-	}
-	if _, err := os.Stat(logPath); err == nil {
-		if log, err = fakenvtx.Lines(logPath); err != nil {
-			t.Fatal(err)
-		}
-	}
-	stdout = strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
-	return stdout, log
-}
-
-// fakeTool builds the fake tool once per test binary.
-var fakeTool = sync.OnceValues(func() (string, error) { return fakenvtx.Build("") })
-
-func toolPath(t *testing.T) string {
-	t.Helper()
-	path, err := fakeTool()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return path
 }

@@ -48,8 +48,7 @@
 //   - start/end ranges (Start, StartWith, Range, RangeWith, and
 //     RangeID.End) are identified by a process-wide id: any goroutine may
 //     end one, whatever thread it runs on by then. These are the ranges
-//     to use in Go. Nsight Systems shows them in the process's NVTX row,
-//     and on the thread that started them.
+//     to use in Go.
 //   - push/pop ranges (Push, PushWith, Pop) nest on a stack of the OS
 //     thread that pushed them. The Go scheduler moves a goroutine between
 //     threads whenever it likes, so a Pop may find another thread's stack:
