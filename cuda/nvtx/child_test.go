@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"testing"
 
 	"github.com/gocuda/gocuda/cuda/nvtx"
 )
@@ -19,6 +20,7 @@ var scenarios = map[string]func(){
 	"coreonly":   scenarioDomainsWithoutCore2,
 	"core2only":  scenarioDefaultDomainThroughCore2,
 	"concurrent": scenarioConcurrent,
+	"allocs":     scenarioAllocs,
 }
 
 func printAttach() {
@@ -147,4 +149,31 @@ func scenarioConcurrent() {
 		}()
 	}
 	wg.Wait()
+}
+
+// scenarioAllocs counts the allocations of events with a tool attached,
+// with names built on the stack.
+func scenarioAllocs() {
+	printAttach()
+	d := nvtx.NewDomain("allocs")
+	a := nvtx.Attributes{Registered: d.RegisterString("r"), Color: nvtx.Red, Payload: nvtx.Int64(1)}
+	d.MarkWith(a) // the domain and the string reach the tool here
+	var buf [8]byte
+	i := 0
+	runtime.LockOSThread()
+	allocs := testing.AllocsPerRun(50, func() {
+		i++
+		copy(buf[:], "name")
+		buf[4] = byte('a' + i%26)
+		name := string(buf[:5])
+		nvtx.Start(name).End()
+		nvtx.Mark(name)
+		nvtx.MarkWith(nvtx.Attributes{Message: name, Category: 1})
+		d.StartWith(a).End()
+		d.MarkWith(a)
+		nvtx.Push(name)
+		nvtx.Pop()
+	})
+	runtime.UnlockOSThread()
+	fmt.Printf("allocs=%v\n", allocs)
 }

@@ -2,6 +2,7 @@ package nvtx
 
 import (
 	"sync"
+	"sync/atomic"
 	"unsafe"
 )
 
@@ -79,7 +80,9 @@ type String struct {
 	d    *Domain
 	text string
 
-	once sync.Once
+	// Not a sync.Once, nor a mutex of its own: either makes the String,
+	// and so every event's attributes, escape to the heap.
+	done atomic.Bool
 	h    unsafe.Pointer
 }
 
@@ -112,10 +115,22 @@ func (s *String) String() string {
 // handle returns the tool's handle of s, registering it on first use; nil
 // where the tool gave none. Only called with a tool attached.
 func (s *String) handle() unsafe.Pointer {
-	s.once.Do(func() {
+	if !s.done.Load() {
+		s.register()
+	}
+	return s.h
+}
+
+func (s *String) register() {
+	registerMu.Lock()
+	if !s.done.Load() {
 		if d := s.d.raw(); d != nil {
 			s.h = callRegisterString(d, s.text)
 		}
-	})
-	return s.h
+		s.done.Store(true)
+	}
+	registerMu.Unlock()
 }
+
+// registerMu serializes the registrations of strings, which are few.
+var registerMu sync.Mutex

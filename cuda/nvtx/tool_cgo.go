@@ -4,6 +4,24 @@ package nvtx
 
 /*
 #cgo LDFLAGS: -ldl
+// The C side copies every Go string it is given into C memory before the
+// tool sees it and keeps no Go pointer after it returns (noescape), and
+// neither it nor a tool (C code of another library, which can reach no Go
+// function of the program) calls back into Go (nocallback). With both,
+// the strings need not escape: a name built on the caller's stack stays
+// there, and costs no allocation.
+#cgo noescape gonvtx_mark
+#cgo nocallback gonvtx_mark
+#cgo noescape gonvtx_range_start
+#cgo nocallback gonvtx_range_start
+#cgo noescape gonvtx_push
+#cgo nocallback gonvtx_push
+#cgo noescape gonvtx_name_category
+#cgo nocallback gonvtx_name_category
+#cgo noescape gonvtx_domain_create
+#cgo nocallback gonvtx_domain_create
+#cgo noescape gonvtx_register_string
+#cgo nocallback gonvtx_register_string
 #include <stdlib.h>
 #include "inject.h"
 */
