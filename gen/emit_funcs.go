@@ -88,9 +88,18 @@ func emitFuncs(f *jen.File, l *library, m *Module, x *typeIndex, since map[strin
 			cres = res.basic
 		case res.kind == Void:
 			cres = "void"
+		case res.record != nil && isResult:
+			// A status that is a struct (cuFile's CUfileError_t) comes
+			// back through a pointer to the Go value: cgo's spelling of a
+			// C struct is not the Go type's.
+			if err := records.define(res.record); err != nil {
+				return fmt.Errorf("%s: %w", fn.Symbol, err)
+			}
+			cres = "void"
 		default:
 			return fmt.Errorf("%s: unsupported result type %v", fn.Symbol, fn.Result)
 		}
+		statusRecord := res.record != nil && isResult
 
 		// C trampoline: call the resolved entry point through a pointer of
 		// the declared type.
@@ -118,9 +127,16 @@ func emitFuncs(f *jen.File, l *library, m *Module, x *typeIndex, since map[strin
 		if cres == "void" {
 			ret = ""
 		}
-		fmt.Fprintf(&bodies, "static %s %s(%s) { %s((%s (*)(%s))fn)(%s); }\n",
-			cres, tramp, strings.Join(append([]string{"uintptr_t fn"}, sig...), ", "),
-			ret, cres, strings.Join(ptypes, ", "), strings.Join(call, ", "))
+		if statusRecord {
+			rec := records.name(res.record)
+			fmt.Fprintf(&bodies, "static void %s(%s) { *(%s*)out = ((%s (*)(%s))fn)(%s); }\n",
+				tramp, strings.Join(append(append([]string{"uintptr_t fn"}, sig...), "void* out"), ", "),
+				rec, rec, strings.Join(ptypes, ", "), strings.Join(call, ", "))
+		} else {
+			fmt.Fprintf(&bodies, "static %s %s(%s) { %s((%s (*)(%s))fn)(%s); }\n",
+				cres, tramp, strings.Join(append([]string{"uintptr_t fn"}, sig...), ", "),
+				ret, cres, strings.Join(ptypes, ", "), strings.Join(call, ", "))
+		}
 
 		entry := jen.Dict{
 			jen.Id("api"):    jen.Lit(fn.Name),
@@ -149,6 +165,18 @@ func emitFuncs(f *jen.File, l *library, m *Module, x *typeIndex, since map[strin
 		f.Commentf("Reference: %s (%s).", l.reference, fn.Name)
 		missing := jen.If(jen.Id("fn").Op("==").Lit(0)).Block(jen.Return(jen.Id("missing").Call(jen.Lit(i))))
 		switch {
+		case statusRecord:
+			rt, err := x.goType(fn.Result)
+			if err != nil {
+				return fmt.Errorf("%s: %w", fn.Symbol, err)
+			}
+			f.Func().Id(goFn).Params(params...).Error().Block(
+				jen.Id("fn").Op(":=").Id("proc").Call(jen.Lit(i)),
+				missing,
+				jen.Var().Id("r").Add(rt),
+				jen.Qual("C", tramp).Call(append(args, jen.Qual("unsafe", "Pointer").Call(jen.Op("&").Id("r")))...),
+				jen.Return(jen.Id("resultError").Call(jen.Id("r"))),
+			)
 		case isResult:
 			rt, err := x.goType(fn.Result)
 			if err != nil {

@@ -103,6 +103,14 @@ func emitLib(l *library) ([]byte, error) {
 	)
 	f.Func().Id("missing").Params(jen.Id("i").Int()).Error().Block(jen.Return(jen.Id("lib").Dot("Missing").Call(jen.Id("i"))))
 
+	if len(l.statusFields) > 0 {
+		emitStatusRecord(f, l)
+		var buf strings.Builder
+		if err := f.Render(&buf); err != nil {
+			return nil, fmt.Errorf("%s: render %s: %w", l.pkg, l.libFile(), err)
+		}
+		return []byte(buf.String()), nil
+	}
 	rt := jen.Id(l.result)
 	if l.resultPkg != "" {
 		rt = jen.Qual(generatedPath+l.resultPkg, l.result)
@@ -123,4 +131,46 @@ func emitLib(l *library) ([]byte, error) {
 		return nil, fmt.Errorf("%s: render %s: %w", l.pkg, l.libFile(), err)
 	}
 	return []byte(buf.String()), nil
+}
+
+// emitStatusRecord writes what makes a status that is a struct an error:
+// its library's code (the first field) becomes an error type of its own,
+// the struct an error that errors.Is matches against the values of each
+// field (cuFile's CU_FILE_DRIVER_NOT_INITIALIZED, or the driver's
+// CUDA_ERROR_INVALID_VALUE it carries), and resultError nil when the code
+// is zero.
+func emitStatusRecord(f *jen.File, l *library) {
+	code := l.statusFields[0]
+	fieldType := func(sf statusField) *jen.Statement {
+		if sf.pkg != "" {
+			return jen.Qual(generatedPath+sf.pkg, sf.typ)
+		}
+		return jen.Id(sf.typ)
+	}
+	f.Commentf("Error makes a %s an error: its C name and number.", code.typ)
+	f.Func().Params(jen.Id("c").Id(code.typ)).Id("Error").Params().String().Block(
+		jen.Return(jen.Qual("fmt", "Sprintf").Call(jen.Lit("%s (%d)"), jen.Id("c").Dot("String").Call(), jen.Int64().Call(jen.Id("c")))))
+	var parts []jen.Code
+	parts = append(parts, jen.Id("s").Op(":=").Id("r").Dot(code.name).Dot("Error").Call())
+	cases := []jen.Code{jen.Case(fieldType(code)).Block(jen.Return(jen.Id("t").Op("==").Id("r").Dot(code.name)))}
+	for _, sf := range l.statusFields[1:] {
+		parts = append(parts, jen.If(jen.Id("r").Dot(sf.name).Op("!=").Lit(0)).Block(
+			jen.Id("s").Op("+=").Lit(": ").Op("+").Id("r").Dot(sf.name).Dot("Error").Call()))
+		cases = append(cases, jen.Case(fieldType(sf)).Block(jen.Return(jen.Id("t").Op("!=").Lit(0).Op("&&").Id("t").Op("==").Id("r").Dot(sf.name))))
+	}
+	parts = append(parts, jen.Return(jen.Id("s")))
+	f.Commentf("Error makes a %s an error: its fields' C names and numbers, those", l.result)
+	f.Comment("after the first only where they are set.")
+	f.Func().Params(jen.Id("r").Id(l.result)).Id("Error").Params().String().Block(parts...)
+	f.Commentf("Is makes errors.Is(err, X) hold for a %s whose fields hold X.", l.result)
+	f.Func().Params(jen.Id("r").Id(l.result)).Id("Is").Params(jen.Id("target").Error()).Bool().Block(
+		jen.Switch(jen.Id("t").Op(":=").Id("target").Assert(jen.Type())).Block(cases...),
+		jen.Return(jen.False()),
+	)
+	f.Commentf("resultError turns a status into nil (its %s is 0, success) or an", code.typ)
+	f.Commentf("error that is the %s itself.", l.result)
+	f.Func().Id("resultError").Params(jen.Id("r").Id(l.result)).Error().Block(
+		jen.If(jen.Id("r").Dot(code.name).Op("==").Lit(0)).Block(jen.Return(jen.Nil())),
+		jen.Return(jen.Id("r")),
+	)
 }

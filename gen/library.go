@@ -43,7 +43,16 @@ type library struct {
 	// family is the manifest family whose versions the library follows,
 	// nil for CUDA's (see versions).
 	family *manifest.Family
+	// statusFields are the fields of result, by their Go names, where
+	// the status is a struct (cuFile's CUfileError_t): the first the
+	// library's own code, success when zero, the others codes it carries
+	// from elsewhere (the driver's CUresult).
+	statusFields []statusField
 }
+
+// statusField is one field of a status that is a struct, and its type:
+// the library's own, or pkg's.
+type statusField struct{ name, typ, pkg string }
 
 var (
 	cuLib = &library{
@@ -161,9 +170,21 @@ var (
 		sonames:   map[int][]string{9: {"libcudnn.so.9"}},
 		family:    manifest.CuDNN,
 	}
+	// cufileLib is cuFile (GPUDirect Storage), whose functions return a
+	// struct, its own code beside the driver's, and whose soname has kept
+	// major version 0. cufile.h includes cuda.h and the socket headers
+	// of the C library.
+	cufileLib = &library{
+		name: "cuFile",
+		pkg:  "cufile", header: "cufile.h", prefix: "cuFile", result: "CUfileError_t",
+		statusFields: []statusField{{"Err", "CUfileOpError", ""}, {"Cu_err", "CUresult", "cu"}},
+		what:         "cuFile symbol",
+		reference:    "https://docs.nvidia.com/gpudirect-storage/api-reference-guide/",
+		sonames:      map[int][]string{11: {"libcufile.so.0"}, 12: {"libcufile.so.0"}, 13: {"libcufile.so.0"}},
+	}
 	// libraries are every header family bound, cuda.h first, and each
 	// package after those whose types it takes.
-	libraries = []*library{cuLib, nvrtcLib, libtypesLib, nvjitlinkLib, cublasLib, cublasltLib, curandLib, cufftLib, cusparseLib, cusolverLib, nvjpegLib, ncclLib, cudnnLib}
+	libraries = []*library{cuLib, nvrtcLib, libtypesLib, nvjitlinkLib, cublasLib, cublasltLib, curandLib, cufftLib, cusparseLib, cusolverLib, nvjpegLib, cufileLib, ncclLib, cudnnLib}
 )
 
 // cudaCxxIncludes are the headers that the libraries' headers and the

@@ -320,6 +320,13 @@ func (l *library) model(src []byte, v, with manifest.Version, files *headerFiles
 	if err := add(with); err != nil {
 		return nil, err
 	}
+	if main := with.MainHeader(); main != l.header {
+		data, _, err := files.read(with, main)
+		if err != nil {
+			return nil, fmt.Errorf("the headers %s is parsed with: %w", l.header, err)
+		}
+		set.Files[main] = data
+	}
 	// A family parsed with CUDA's headers may have its own besides.
 	if v.Family() != with.Family() {
 		if err := add(v); err != nil {

@@ -33,7 +33,7 @@ var standins = map[string]string{
 // hostHeaders are headers of the C library of Linux beyond the standard
 // ones that the CUDA headers include in C mode (crt/host_config.h takes
 // __THROW from glibc's <features.h>).
-var hostHeaders = map[string]bool{"features.h": true}
+var hostHeaders = map[string]bool{"features.h": true, "arpa/inet.h": true, "sys/socket.h": true}
 
 // HeaderSet is the header of a library and every header of its version
 // that it may include, by their names under the include directory

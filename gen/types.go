@@ -53,6 +53,8 @@ var basics = map[string]basicInfo{
 	"unsigned long long": {"uint64", "ulonglong", 8, true, true},
 	"float":              {"float32", "float", 4, false, false},
 	"double":             {"float64", "double", 8, false, false},
+	// C99's bool (cuFileDriverSetPollMode's poll), which cgo spells as Go's.
+	"_Bool": {"bool", "_Bool", 1, false, false},
 	// cuComplex and cuDoubleComplex; see runtimeTypes.
 	"float _Complex":  {"complex64", "complexfloat", 8, false, false},
 	"double _Complex": {"complex128", "complexdouble", 16, false, false},

@@ -197,23 +197,46 @@ func fetchDebian(ctx context.Context, a *aptState, workDir string, v manifest.Ve
 		return "", err
 	}
 	if missingHeaders(v) {
-		want := map[string]string{s.Path: v.SHA256} // path in the package → pinned SHA-256
-		names := map[string]string{s.Path: v.MainHeader()}
+		// One download per package: the source's, and those of headers
+		// that another package of the suite has.
+		type pkgHeaders struct {
+			name, version, sum string
+			want, names        map[string]string // path in the package → pinned SHA-256, cache name
+		}
+		pkgs := []*pkgHeaders{{s.Package, s.PackageVersion, s.PackageSHA256,
+			map[string]string{s.Path: v.SHA256}, map[string]string{s.Path: v.MainHeader()}}}
 		for _, h := range v.Headers {
-			want[h.Path], names[h.Path] = h.SHA256, h.Name
+			p := pkgs[0]
+			if h.Package != "" {
+				i := slices.IndexFunc(pkgs, func(p *pkgHeaders) bool { return p.name == h.Package })
+				if i < 0 {
+					pkgs = append(pkgs, &pkgHeaders{h.Package, h.PackageVersion, h.PackageSHA256, map[string]string{}, map[string]string{}})
+					i = len(pkgs) - 1
+				}
+				p = pkgs[i]
+			}
+			p.want[h.Path], p.names[h.Path] = h.SHA256, h.Name
 		}
-		files, deb, err := downloadAndExtract(ctx, a, workDir, v, s.Package, s.PackageVersion, s.PackageSHA256, want, maxHeader, stderr)
-		if err != nil {
-			return "", err
+		type extracted struct {
+			data       []byte
+			name, want string
 		}
-		for p, data := range files {
-			if err := manifest.Verify(filepath.Base(deb)+":"+p, data, want[p]); err != nil {
+		var all []extracted
+		for _, p := range pkgs {
+			files, deb, err := downloadAndExtract(ctx, a, workDir, v, p.name, p.version, p.sum, p.want, maxHeader, stderr)
+			if err != nil {
 				return "", err
+			}
+			for path, data := range files {
+				if err := manifest.Verify(filepath.Base(deb)+":"+path, data, p.want[path]); err != nil {
+					return "", err
+				}
+				all = append(all, extracted{data, p.names[path], p.want[path]})
 			}
 		}
 		// Written only once every file checked out: a mismatch writes nothing.
-		for p, data := range files {
-			if _, err := v.WriteCached(names[p], data, want[p]); err != nil {
+		for _, e := range all {
+			if _, err := v.WriteCached(e.name, e.data, e.want); err != nil {
 				return "", err
 			}
 		}

@@ -831,3 +831,61 @@ func TestRunWithoutVerboseNamesNoPath(t *testing.T) {
 		t.Errorf("exit %d, output %q; want exit 0 and one line without %s", code, out, noToolkit)
 	}
 }
+
+// TestRunHeaderOfAnotherPackage: a header that another package of the
+// version's suite has (cufile.h, libcufile-dev's) is downloaded from that
+// package, checked against its own package's SHA-256, and cached with the
+// rest; a wrong package checksum caches nothing at all.
+func TestRunHeaderOfAnotherPackage(t *testing.T) {
+	const other = "#define CUFILE_H 1\n"
+	for _, tt := range []struct {
+		name   string
+		pkgSum string
+		code   int
+	}{{"right", sum(fakeDeb), 0}, {"wrong package checksum", sum("another package"), 1}} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, v := fakeDebian(t)
+			var buf bytes.Buffer
+			tw := tar.NewWriter(&buf)
+			for name, body := range map[string]string{"./usr/include/cuda.h": fakeHeader, "./usr/include/cufile.h": other} {
+				if err := tw.WriteHeader(&tar.Header{Name: name, Typeflag: tar.TypeReg, Mode: 0o644, Size: int64(len(body))}); err != nil {
+					t.Fatal(err)
+				}
+				tw.Write([]byte(body))
+			}
+			tw.Close()
+			tarPath := filepath.Join(t.TempDir(), "data.tar")
+			if err := os.WriteFile(tarPath, buf.Bytes(), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			t.Setenv("FAKE_TAR", tarPath)
+			v.Headers = []manifest.Header{{Name: "cufile.h", Path: "usr/include/cufile.h", SHA256: sum(other),
+				Package: "libcufile-dev", PackageVersion: "1.9-1", PackageSHA256: tt.pkgSum}}
+			m, err := json.Marshal(manifest.Manifest{Default: v.Version, Versions: []manifest.Version{v}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			mpath := filepath.Join(t.TempDir(), "versions.json")
+			os.WriteFile(mpath, m, 0o644)
+
+			code, stdout, stderr := runFetch(t, false, "-manifest", mpath)
+			if code != tt.code {
+				t.Fatalf("exit %d, want %d; stdout %q, stderr %q", code, tt.code, stdout, stderr)
+			}
+			log, _ := os.ReadFile(os.Getenv("FAKE_LOG"))
+			for _, want := range []string{"arg nvidia-cuda-dev=13.0.0-1", "arg libcufile-dev=1.9-1"} {
+				if !strings.Contains(string(log), want) {
+					t.Errorf("apt-get log lacks %q:\n%s", want, log)
+				}
+			}
+			got, _, errOther := v.ReadLibraryHeader("cufile.h")
+			_, _, errMain := v.ReadHeader()
+			if tt.code == 0 && (errOther != nil || string(got) != other || errMain != nil) {
+				t.Errorf("cached: cufile.h %q (%v), cuda.h %v", got, errOther, errMain)
+			}
+			if tt.code != 0 && (errOther == nil || errMain == nil) {
+				t.Errorf("a failed fetch cached cufile.h (%v) or cuda.h (%v)", errOther, errMain)
+			}
+		})
+	}
+}

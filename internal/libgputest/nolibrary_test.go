@@ -15,6 +15,7 @@ import (
 	"github.com/gocuda/gocuda/generated/cublaslt"
 	"github.com/gocuda/gocuda/generated/cudnn"
 	"github.com/gocuda/gocuda/generated/cufft"
+	"github.com/gocuda/gocuda/generated/cufile"
 	"github.com/gocuda/gocuda/generated/curand"
 	"github.com/gocuda/gocuda/generated/cusolver"
 	"github.com/gocuda/gocuda/generated/cusparse"
@@ -66,6 +67,8 @@ func boundLibraries() []boundLibrary {
 			func() error { var h cusolver.CusolverDnHandle_t; return cusolver.DnCreate(&h) }},
 		{"nvjpeg", nvjpeg.LibraryEnv, nvjpeg.ErrNoLibrary, nvjpeg.ErrMissingFunction, nvjpeg.Load, nvjpeg.LibraryPath,
 			func() error { var v int32; return nvjpeg.GetProperty(libtypes.MAJOR_VERSION, &v) }},
+		{"cufile", cufile.LibraryEnv, cufile.ErrNoLibrary, cufile.ErrMissingFunction, cufile.Load, cufile.LibraryPath,
+			cufile.DriverClose},
 		{"cudnn", cudnn.LibraryEnv, cudnn.ErrNoLibrary, cudnn.ErrMissingFunction, cudnn.Load, cudnn.LibraryPath,
 			func() error { var h cudnn.CudnnHandle_t; return cudnn.Create(&h) }},
 		{"nccl", nccl.LibraryEnv, nccl.ErrNoLibrary, nccl.ErrMissingFunction, nccl.Load, nccl.LibraryPath,

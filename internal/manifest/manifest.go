@@ -146,6 +146,12 @@ type Header struct {
 	Name   string `json:"name"` // file name in the cache: "nvrtc.h"
 	Path   string `json:"path"` // where the source has it, as Source.Path
 	SHA256 string `json:"sha256"`
+	// Package, for a Debian source, names the package of the version's
+	// suite and component that has the header when the source's package
+	// does not (cufile.h is libcufile-dev's); empty for the source's own.
+	Package        string `json:"package,omitempty"`
+	PackageVersion string `json:"package_version,omitempty"`
+	PackageSHA256  string `json:"package_sha256,omitempty"`
 }
 
 // Library is a shared library cached for tests, such as libnvrtc.so.12.
@@ -407,6 +413,11 @@ func (v Version) validateExtras() error {
 			return fmt.Errorf("version %s: header %s: sha256 must be 64 lower-case hex digits", v.Version, h.Name)
 		case v.Source.Kind == SourceFile && !path.IsAbs(h.Path):
 			return fmt.Errorf("version %s: header %s of a file source needs an absolute path", v.Version, h.Name)
+		case (h.Package != "" || h.PackageVersion != "" || h.PackageSHA256 != "") && v.Source.Kind != SourceDebian:
+			return fmt.Errorf("version %s: header %s names a package, but the version's source is not debian", v.Version, h.Name)
+		case h.Package != "" && (h.PackageVersion == "" || !shaRE.MatchString(h.PackageSHA256)),
+			h.Package == "" && (h.PackageVersion != "" || h.PackageSHA256 != ""):
+			return fmt.Errorf("version %s: header %s: a package of its own needs package, package_version and a package_sha256 of 64 lower-case hex digits", v.Version, h.Name)
 		}
 		seen[h.Name] = true
 	}

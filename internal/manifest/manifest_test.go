@@ -49,13 +49,17 @@ func TestParseLibraryHeadersAndLibraries(t *testing.T) {
 	}
 	lib := fmt.Sprintf(`{"name": "libnvrtc.so.12", "arch": "amd64", "package": "libnvrtc12", "package_version": "1",
 		"package_sha256": %q, "path": "usr/lib/x86_64-linux-gnu/libnvrtc.so.12.4.127", "sha256": %q}`, sha, sha)
-	m, err := Parse(doc(`, "headers": [`+hdr("nvrtc.h")+`, `+hdr("crt/host_defines.h")+`, `+hdr("cuda_fp16.hpp")+`], "libraries": [`+lib+`]`), "test")
+	own := fmt.Sprintf(`{"name": "cufile.h", "path": "usr/include/cufile.h", "sha256": %q, "package": "libcufile-dev", "package_version": "1.9", "package_sha256": %q}`, sha, sha)
+	m, err := Parse(doc(`, "headers": [`+hdr("nvrtc.h")+`, `+hdr("crt/host_defines.h")+`, `+hdr("cuda_fp16.hpp")+`, `+own+`], "libraries": [`+lib+`]`), "test")
 	if err != nil {
 		t.Fatal(err)
 	}
 	v := m.Versions[0]
 	if h, ok := v.Header("nvrtc.h"); !ok || h.Path != "usr/include/nvrtc.h" {
 		t.Errorf("Header(nvrtc.h) = %+v, %v", h, ok)
+	}
+	if h, ok := v.Header("cufile.h"); !ok || h.Package != "libcufile-dev" || h.PackageVersion != "1.9" {
+		t.Errorf("Header(cufile.h) = %+v, %v; want libcufile-dev's", h, ok)
 	}
 	if len(v.Libraries) != 1 || v.Libraries[0].Arch != "amd64" {
 		t.Errorf("libraries = %+v", v.Libraries)
@@ -70,6 +74,9 @@ func TestParseLibraryHeadersAndLibraries(t *testing.T) {
 		`, "headers": [` + hdr("cuda.h") + `]`,
 		`, "headers": [` + hdr("nvrtc.h") + `, ` + hdr("nvrtc.h") + `]`,
 		`, "headers": [{"name": "nvrtc.h", "path": "x", "sha256": "00"}]`,
+		`, "headers": [` + strings.Replace(own, `, "package_version": "1.9"`, ``, 1) + `]`,
+		`, "headers": [` + strings.Replace(own, `"package": "libcufile-dev", `, ``, 1) + `]`,
+		`, "headers": [` + strings.Replace(own, `"package_sha256": "`+sha+`"`, `"package_sha256": "00"`, 1) + `]`,
 		`, "libraries": [{"name": "libnvrtc.so.12"}]`,
 		`, "libraries": [` + strings.Replace(lib, `"libnvrtc.so.12"`, `"lib/../x"`, 1) + `]`,
 	} {
