@@ -201,6 +201,7 @@ func Setup(opts ...Option) (libPath string, err error) {
 	}
 	attachHostOrder(l)
 	setupFakeRandFFT()
+	setupFakeSolver()
 	setupFakeBLAS()
 	lib = l
 	return path, nil

@@ -1,0 +1,80 @@
+// The fake cuSOLVER's declarations: the ABI of cusolverDn.h as
+// generated/cusolver describes it (11.8 to 13.0 agree on everything here),
+// and the fake's own structures.
+#ifndef FAKECUSOLVER_H
+#define FAKECUSOLVER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define EXPORT __attribute__((visibility("default")))
+
+// ---- the ABI ----
+
+typedef int cusolverStatus_t;
+enum {
+	CUSOLVER_STATUS_SUCCESS = 0,
+	CUSOLVER_STATUS_NOT_INITIALIZED = 1,
+	CUSOLVER_STATUS_ALLOC_FAILED = 2,
+	CUSOLVER_STATUS_INVALID_VALUE = 3,
+	CUSOLVER_STATUS_EXECUTION_FAILED = 6,
+	CUSOLVER_STATUS_INTERNAL_ERROR = 7,
+	CUSOLVER_STATUS_NOT_SUPPORTED = 9,
+};
+
+// cuBLAS's enums, which cuSOLVER takes.
+enum { FILL_LOWER = 0, FILL_UPPER = 1 };
+enum { OP_N = 0, OP_T = 1, OP_C = 2 };
+enum { SIDE_LEFT = 0, SIDE_RIGHT = 1 };
+// cusolverEigMode_t.
+enum { EIG_NOVECTOR = 0, EIG_VECTOR = 1 };
+// libraryPropertyType.
+enum { MAJOR_VERSION = 0, MINOR_VERSION = 1, PATCH_LEVEL = 2 };
+
+typedef void *cudaStream_t; // a CUstream
+
+struct handle {
+	cudaStream_t stream;
+};
+typedef struct handle *cusolverDnHandle_t;
+
+// ---- the driver and the queue (queue.c) ----
+
+// handle_get checks that h is a live handle.
+int handle_live(cusolverDnHandle_t h);
+
+// A job is work queued in stream order: run is called on the stream's
+// thread, then the job is freed.
+struct job {
+	void (*run)(struct job *);
+};
+// enqueue queues j (malloc'd) on s, freeing it on an error; fn names
+// the entry point for the message.
+cusolverStatus_t enqueue(const char *fn, cudaStream_t s, struct job *j);
+// in_memory reports whether [p, p+bytes) lies in one allocation of the
+// fake driver (an empty range always does).
+int in_memory(const void *p, size_t bytes);
+// note reports an access of the running job to the race detector.
+void note(const void *p, size_t bytes, int write);
+// say writes the fake's reason for refusing a call on standard error
+// when FAKECUSOLVER_VERBOSE is set.
+void say(const char *fn, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+// ---- the algorithms (lapack.c), column-major doubles ----
+
+int lu(int m, int n, double *a, int lda, int *ipiv);
+void lu_solve(int trans, int n, int nrhs, const double *a, int lda, const int *ipiv, double *b, int ldb);
+int chol(int upper, int n, double *a, int lda);
+void chol_solve(int upper, int n, int nrhs, const double *a, int lda, double *b, int ldb);
+void qr(int m, int n, double *a, int lda, double *tau);
+void apply_q(int left, int trans, int m, int n, int k, const double *a, int lda, const double *tau, double *c, int ldc);
+// sym_eig diagonalizes the symmetric n×n a (both triangles set): w
+// ascending, the eigenvectors in a's columns when vectors. It returns
+// the number of off-diagonal elements left above the tolerance.
+int sym_eig(int n, double *a, int lda, double *w, int vectors);
+// svd decomposes the m×n a, m ≥ n: s descending, U's first ucols
+// columns (n or m; 0 for none) into u, Vᵀ into vt (NULL for none). It
+// returns the number of column pairs left unconverged.
+int svd(int m, int n, const double *a, int lda, double *s, double *u, int ldu, int ucols, double *vt, int ldvt);
+
+#endif
