@@ -33,6 +33,12 @@
 // pivots (1-based, as int32), Householder scalars, eigenvalues and
 // singular values into the slices given.
 //
+// A Batch makes a matrix the first of a batch of matrices of its shape,
+// a fixed number of elements apart in its memory: PotrfBatched and
+// PotrsBatched factor and solve a whole batch of small systems in one
+// call (cuSOLVER's potrfBatched and potrsBatched, one right-hand side per
+// matrix), each matrix that fails named by its place in the batch.
+//
 // Every argument is checked before cuSOLVER sees it: shapes against each
 // other, strides against shapes, sizes against cuSOLVER's 32-bit ones,
 // and each slice against the elements the call reads or writes (nil or

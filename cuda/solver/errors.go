@@ -39,6 +39,9 @@ type InfoError struct {
 	Func  string // "cusolverDnDgetrf"
 	Info  int    // cuSOLVER's info as it came
 	Index int    // Info, or -Info for an illegal argument
+	// Batch is the matrix the info is of in a batched call's batch,
+	// from 0; -1 for a call on one matrix.
+	Batch int
 	Err   error
 }
 
@@ -56,6 +59,9 @@ func (e *InfoError) Error() string {
 	default:
 		where = fmt.Sprintf("info %d", e.Info)
 	}
+	if e.Batch >= 0 {
+		where = fmt.Sprintf("matrix %d of the batch: %s", e.Batch, where)
+	}
 	return fmt.Sprintf("solver: %s: %s: %s: %v", e.Op, e.Func, where, e.Err)
 }
 
@@ -68,9 +74,9 @@ func infoError(op, fn string, info int, positive error) error {
 	case info == 0:
 		return nil
 	case info < 0:
-		return &InfoError{Op: op, Func: fn, Info: info, Index: -info, Err: ErrIllegalArgument}
+		return &InfoError{Op: op, Func: fn, Info: info, Index: -info, Batch: -1, Err: ErrIllegalArgument}
 	case positive == nil:
-		return &InfoError{Op: op, Func: fn, Info: info, Index: info, Err: errUnexpectedInfo}
+		return &InfoError{Op: op, Func: fn, Info: info, Index: info, Batch: -1, Err: errUnexpectedInfo}
 	}
-	return &InfoError{Op: op, Func: fn, Info: info, Index: info, Err: positive}
+	return &InfoError{Op: op, Func: fn, Info: info, Index: info, Batch: -1, Err: positive}
 }

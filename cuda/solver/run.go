@@ -20,15 +20,19 @@ type call[T Float] struct {
 	size     func(h cusolver.CusolverDnHandle_t) (lwork int32, err error)
 	run      func(h cusolver.CusolverDnHandle_t, work *T, lwork int32, info *int32) error
 	positive error // what an info > 0 means; nil where the call has none
+	// batch is the number of info words of a batched call, one per
+	// matrix; 0 for a call with one.
+	batch int
 }
 
 // do makes the call on h, holding hold, and returns its info as an
-// error. It allocates the workspace and the info word in one piece of
+// error. It allocates the workspace and the info words in one piece of
 // device memory, queues the work, waits for the stream, reads info back
 // and frees the memory: a synchronizing call, so that an error is never
 // missed and the workspace is never freed under queued work.
 func (c call[T]) do(h *Handle, hold []cuda.Holder) error {
-	info := 0
+	infos := make([]int32, max(c.batch, 1))
+	infoBytes := uint64(4 * len(infos))
 	err := h.call("solver."+c.op, func(raw cusolver.CusolverDnHandle_t, stream cu.CUstream) error {
 		var lwork int32
 		if c.size != nil {
@@ -43,7 +47,7 @@ func (c call[T]) do(h *Handle, hold []cuda.Holder) error {
 		// The info word follows the workspace, 8-byte aligned.
 		wsBytes := (uint64(lwork)*uint64(sizeOf[T]()) + 7) &^ 7
 		var mem cu.CUdeviceptr
-		if err := cu.MemAlloc(&mem, wsBytes+8); err != nil {
+		if err := cu.MemAlloc(&mem, wsBytes+infoBytes); err != nil {
 			return check(c.op, "cuMemAlloc", err)
 		}
 		infoPtr := mem + cu.CUdeviceptr(wsBytes)
@@ -53,7 +57,7 @@ func (c call[T]) do(h *Handle, hold []cuda.Holder) error {
 			_ = cu.StreamSynchronize(stream)
 			_ = cu.MemFree(mem)
 		}()
-		if err := cu.MemsetD32Async(infoPtr, 0, 1, stream); err != nil {
+		if err := cu.MemsetD32Async(infoPtr, 0, uint64(len(infos)), stream); err != nil {
 			return check(c.op, "cuMemsetD32Async", err)
 		}
 		var work *T
@@ -73,17 +77,25 @@ func (c call[T]) do(h *Handle, hold []cuda.Holder) error {
 		if err := cu.StreamSynchronize(stream); err != nil {
 			return check(c.op, "cuStreamSynchronize", err)
 		}
-		var v int32
-		if err := cu.MemcpyDtoH(unsafe.Pointer(&v), infoPtr, 4); err != nil {
+		if err := cu.MemcpyDtoH(unsafe.Pointer(&infos[0]), infoPtr, infoBytes); err != nil {
 			return check(c.op, "cuMemcpyDtoH", err)
 		}
-		info = int(v)
 		return nil
 	}, hold...)
 	if err != nil {
 		return err
 	}
-	return infoError(c.op, c.fn, info, c.positive)
+	if c.batch == 0 {
+		return infoError(c.op, c.fn, int(infos[0]), c.positive)
+	}
+	var errs []error
+	for i, v := range infos {
+		if err := infoError(c.op, c.fn, int(v), c.positive); err != nil {
+			err.(*InfoError).Batch = i
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // fnName is cuSOLVER's name of the S or D function for T.

@@ -23,10 +23,15 @@
 //     reflectors), syevd (eigenvalues ascending, vectors in A) and gesvd
 //     (m ≥ n; jobs 'A', 'S' and 'N'; singular values descending), all in
 //     LAPACK's column-major conventions (csrc/lapack.c);
+//   - potrfBatched and potrsBatched (nrhs 1, as cuSOLVER takes), S and D,
+//     the matrices found through the device array of pointers when the
+//     work runs (csrc/batched.c); an illegal argument there fails the
+//     call with CUSOLVER_STATUS_INVALID_VALUE and writes no info;
 //   - an illegal argument, as LAPACK reports it: the call returns
 //     CUSOLVER_STATUS_INVALID_VALUE and info becomes -i, i the argument's
 //     position after the handle; a workspace smaller than the _bufferSize
-//     call's is an illegal argument (csrc/dense.c).
+//     call's is an illegal argument (csrc/dense.c). The other calls' info
+//     words are written as LAPACK documents them.
 //
 // The work runs in stream order as host functions of the fake driver on
 // the handle's stream, reading and writing the user's memory, and tells

@@ -18,14 +18,7 @@
 
 enum { GETRF, GETRS, POTRF, POTRS, GEQRF, ORMQR, SYEVD, GESVD };
 
-// A matrix argument: rows×cols elements of size bytes, column j from
-// element j·ld.
-struct mat {
-	void *p;
-	int rows, cols, ld;
-};
-
-static size_t extent(const struct mat *x) {
+size_t extent(const struct mat *x) {
 	if (x->p == NULL || x->rows <= 0 || x->cols <= 0)
 		return 0;
 	return (size_t)(x->cols - 1) * (size_t)x->ld + (size_t)x->rows;
@@ -59,7 +52,7 @@ static void put(void *p, int size, size_t i, double v) {
 // load copies x into doubles with x's leading dimension (NULL when out of
 // host memory); store writes its elements back, the gaps between columns
 // left as they are.
-static double *load(const struct mat *x, int size) {
+double *load(const struct mat *x, int size) {
 	size_t n = extent(x);
 	double *d = malloc((n + 1) * sizeof *d);
 	if (d == NULL)
@@ -69,7 +62,7 @@ static double *load(const struct mat *x, int size) {
 	return d;
 }
 
-static void store(const struct mat *x, int size, const double *d) {
+void store(const struct mat *x, int size, const double *d) {
 	for (int j = 0; j < x->cols; j++)
 		for (int i = 0; i < x->rows; i++) {
 			size_t at = (size_t)i + (size_t)j * (size_t)x->ld;
@@ -77,7 +70,7 @@ static void store(const struct mat *x, int size, const double *d) {
 		}
 }
 
-static void note_mat(const struct mat *x, int size, int write) { note(x->p, extent(x) * (size_t)size, write); }
+void note_mat(const struct mat *x, int size, int write) { note(x->p, extent(x) * (size_t)size, write); }
 
 static void set_info(struct call *c, int v) {
 	note(c->info, sizeof *c->info, 1);
@@ -253,7 +246,7 @@ static struct call *new_call(int op, int size, int *info) {
 	return c;
 }
 
-static int max1(int v) { return v > 1 ? v : 1; }
+int max1(int v) { return v > 1 ? v : 1; }
 static int min(int a, int b) { return a < b ? a : b; }
 
 // The workspace each call asks for, in elements.

@@ -60,6 +60,26 @@ void note(const void *p, size_t bytes, int write);
 // when FAKECUSOLVER_VERBOSE is set.
 void say(const char *fn, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+// ---- matrix arguments (dense.c) ----
+
+// A matrix argument: rows×cols elements of size bytes (4 or 8: float or
+// double), column j from element j·ld.
+struct mat {
+	void *p;
+	int rows, cols, ld;
+};
+
+// extent is how many elements x spans, 0 for an empty matrix.
+size_t extent(const struct mat *x);
+// load copies x into doubles with x's leading dimension (NULL when out of
+// host memory); store writes its elements back, the gaps between columns
+// left as they are.
+double *load(const struct mat *x, int size);
+void store(const struct mat *x, int size, const double *d);
+// note_mat reports x's extent to the race detector.
+void note_mat(const struct mat *x, int size, int write);
+int max1(int v);
+
 // ---- the algorithms (lapack.c), column-major doubles ----
 
 int lu(int m, int n, double *a, int lda, int *ipiv);
