@@ -13,9 +13,18 @@ import (
 // TestMain runs against the real driver and cuSOLVER where there is a
 // driver, else against the fake driver with the fake cuSOLVER
 // (internal/fakecusolver) that cudatest.Setup gives it: every test runs
-// there, the factorizations on the host, in stream order.
+// there, the factorizations on the host, in stream order. The child
+// process of TestFakeMatchesCuSOLVER takes the fakes whatever the machine
+// has.
 func TestMain(m *testing.M) {
-	cudatest.SetupIfNoDriver()
+	if os.Getenv(fakeChildEnv) != "" {
+		if _, err := cudatest.Setup(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
+	} else {
+		cudatest.SetupIfNoDriver()
+	}
 	code := m.Run()
 	// With FAKECUDA_RACE=1 the fake driver checks the fake cuSOLVER's
 	// work for races too: any found fail the run.
