@@ -33,6 +33,11 @@
 // pivots (1-based, as int32), Householder scalars, eigenvalues and
 // singular values into the slices given.
 //
+// The calls are Getrf and Getrs (LU with partial pivoting), Potrf and
+// Potrs (Cholesky), Geqrf and Ormqr (QR, Q applied without being formed),
+// Syevd (symmetric eigenvalues and vectors), Gesvd (singular values by
+// bidiagonalization, m ≥ n) and Gesvdj (by Jacobi rotations, any shape).
+//
 // A Batch makes a matrix the first of a batch of matrices of its shape,
 // a fixed number of elements apart in its memory: PotrfBatched and
 // PotrsBatched factor and solve a whole batch of small systems in one

@@ -18,8 +18,9 @@ var (
 	// that is not positive definite (Potrf); the factorization stopped
 	// there.
 	ErrNotPositiveDefinite = errors.New("the matrix is not positive definite")
-	// ErrNoConvergence: the eigenvalue or singular value iteration left
-	// i elements unconverged (Syevd, Gesvd).
+	// ErrNoConvergence: the eigenvalue or singular value iteration did
+	// not converge (Syevd, Gesvd: i elements left unconverged; Gesvdj:
+	// info min(m, n)+1).
 	ErrNoConvergence = errors.New("the iteration did not converge")
 	// ErrIllegalArgument: cuSOLVER found argument i (counted after the
 	// handle, from 1) illegal. This package checks arguments before
@@ -53,7 +54,7 @@ func (e *InfoError) Error() string {
 	case ErrNotPositiveDefinite:
 		where = fmt.Sprintf("the leading minor of order %d is not positive definite", e.Index)
 	case ErrNoConvergence:
-		where = fmt.Sprintf("%d elements did not converge", e.Index)
+		where = fmt.Sprintf("info %d", e.Info)
 	case ErrIllegalArgument:
 		where = fmt.Sprintf("argument %d is illegal", e.Index)
 	default:

@@ -25,9 +25,9 @@ const fakeChildEnv = "GOCUDA_SOLVER_FAKE_CHILD"
 // outcome is what the fake and cuSOLVER are compared by: results that
 // LAPACK's conventions fix (the LU factors and pivots, the Cholesky
 // factor, R and the Householder scalars, Qᵀ·B, eigenvalues, singular
-// values), not the vectors, whose signs are free.
+// values, by gesvd and gesvdj), not the vectors, whose signs are free.
 type outcome struct {
-	LU, Chol, QR, Tau, QtB, Eig, SV []float64
+	LU, Chol, QR, Tau, QtB, Eig, SV, SVJ []float64
 	Ipiv                            []int32
 	SingularAt, MinorAt             int
 }
@@ -81,6 +81,13 @@ func outcomeOf(t *testing.T) outcome {
 		t.Fatal(err)
 	}
 	o.SV = downloadSlice(t, s, sv, n)
+
+	wide := upload[float64](t, s, random(rng, n-4, n, 0))
+	svj := zeros[float64](t, s, n-4)
+	if err := solver.Gesvdj(h, wide, svj, solver.Matrix[float64]{}, solver.Matrix[float64]{}); err != nil {
+		t.Fatal(err)
+	}
+	o.SVJ = downloadSlice(t, s, svj, n-4)
 
 	z := random(rng, n, n, 0)
 	for i := 0; i < n; i++ {
@@ -153,7 +160,7 @@ func TestFakeMatchesCuSOLVER(t *testing.T) {
 	}{
 		{"LU factors", fake.LU, real.LU}, {"Cholesky factor", fake.Chol, real.Chol}, {"QR factors", fake.QR, real.QR},
 		{"Householder scalars", fake.Tau, real.Tau}, {"Qᵀ·B", fake.QtB, real.QtB}, {"eigenvalues", fake.Eig, real.Eig},
-		{"singular values", fake.SV, real.SV},
+		{"singular values", fake.SV, real.SV}, {"Jacobi singular values of a wide matrix", fake.SVJ, real.SVJ},
 	} {
 		if len(c.fake) != len(c.real) {
 			t.Errorf("%s: %d numbers on the fake, %d on cuSOLVER", c.name, len(c.fake), len(c.real))

@@ -41,14 +41,21 @@ func TestClosedAndNilHandles(t *testing.T) {
 		h    *solver.Handle
 	}{{"nil", null}, {"closed", c}} {
 		calls := map[string]func() error{
-			"Getrf":     func() error { return solver.Getrf(x.h, a, ipiv) },
-			"Getrs":     func() error { return solver.Getrs(x.h, solver.NoTrans, a, ipiv, b) },
-			"Potrf":     func() error { return solver.Potrf(x.h, solver.Lower, a) },
-			"Potrs":     func() error { return solver.Potrs(x.h, solver.Lower, a, b) },
-			"Geqrf":     func() error { return solver.Geqrf(x.h, a, vec) },
-			"Ormqr":     func() error { return solver.Ormqr(x.h, solver.Left, solver.Trans, a, vec, b) },
-			"Syevd":     func() error { return solver.Syevd(x.h, true, solver.Lower, a, vec) },
-			"Gesvd":     func() error { return solver.Gesvd(x.h, a, vec, solver.Matrix[float32]{}, solver.Matrix[float32]{}) },
+			"Getrf": func() error { return solver.Getrf(x.h, a, ipiv) },
+			"Getrs": func() error { return solver.Getrs(x.h, solver.NoTrans, a, ipiv, b) },
+			"Potrf": func() error { return solver.Potrf(x.h, solver.Lower, a) },
+			"Potrs": func() error { return solver.Potrs(x.h, solver.Lower, a, b) },
+			"Geqrf": func() error { return solver.Geqrf(x.h, a, vec) },
+			"Ormqr": func() error { return solver.Ormqr(x.h, solver.Left, solver.Trans, a, vec, b) },
+			"Syevd": func() error { return solver.Syevd(x.h, true, solver.Lower, a, vec) },
+			"Gesvd": func() error { return solver.Gesvd(x.h, a, vec, solver.Matrix[float32]{}, solver.Matrix[float32]{}) },
+			"Gesvdj": func() error {
+				return solver.Gesvdj(x.h, a, vec, solver.Matrix[float32]{}, solver.Matrix[float32]{})
+			},
+			"PotrfBatched": func() error { return solver.PotrfBatched(x.h, solver.Lower, a, solver.Batch{Count: 1}) },
+			"PotrsBatched": func() error {
+				return solver.PotrsBatched(x.h, solver.Lower, a, solver.Batch{Count: 1}, b, solver.Batch{Count: 1})
+			},
 			"SetStream": func() error { return x.h.SetStream(s) },
 			"Clone": func() error {
 				_, err := x.h.Clone()

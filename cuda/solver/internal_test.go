@@ -22,7 +22,7 @@ func TestInfoBecomesTheErrorOfItsCall(t *testing.T) {
 	}{
 		{3, ErrSingular, ErrSingular, 3, "pivot U(3,3) is exactly zero"},
 		{5, ErrNotPositiveDefinite, ErrNotPositiveDefinite, 5, "leading minor of order 5 is not positive definite"},
-		{2, ErrNoConvergence, ErrNoConvergence, 2, "2 elements did not converge"},
+		{2, ErrNoConvergence, ErrNoConvergence, 2, "info 2: the iteration did not converge"},
 		{-4, ErrSingular, ErrIllegalArgument, 4, "argument 4 is illegal"},
 		{-7, nil, ErrIllegalArgument, 7, "argument 7 is illegal"},
 		{1, nil, errUnexpectedInfo, 1, "info 1"},

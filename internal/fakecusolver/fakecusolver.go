@@ -22,7 +22,11 @@
 //     positive), geqrf and ormqr (Householder QR, LAPACK's storage of the
 //     reflectors), syevd (eigenvalues ascending, vectors in A) and gesvd
 //     (m ≥ n; jobs 'A', 'S' and 'N'; singular values descending), all in
-//     LAPACK's column-major conventions (csrc/lapack.c);
+//     LAPACK's column-major conventions (csrc/lapack.c); gesvdj (any
+//     shape, full or economy vectors, V rather than Vᵀ; info min(m,n)+1
+//     where the rotations do not converge) with cusolverDnCreateGesvdjInfo,
+//     cusolverDnDestroyGesvdjInfo and the tolerance and sweep settings,
+//     which it keeps but does not use (its Jacobi runs to its own);
 //   - potrfBatched and potrsBatched (nrhs 1, as cuSOLVER takes), S and D,
 //     the matrices found through the device array of pointers when the
 //     work runs (csrc/batched.c); an illegal argument there fails the
