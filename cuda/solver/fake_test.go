@@ -28,8 +28,8 @@ const fakeChildEnv = "GOCUDA_SOLVER_FAKE_CHILD"
 // values, by gesvd and gesvdj), not the vectors, whose signs are free.
 type outcome struct {
 	LU, Chol, QR, Tau, QtB, Eig, SV, SVJ []float64
-	Ipiv                            []int32
-	SingularAt, MinorAt             int
+	Ipiv                                 []int32
+	SingularAt, MinorAt                  int
 }
 
 // outcomeOf computes the outcome of fixed random float64 inputs.
