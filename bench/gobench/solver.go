@@ -160,7 +160,7 @@ func runSolver() {
 	cases, maxN, err := solverCases()
 	must("solver flags", err)
 	b := newSolverBench(maxN, cases)
-	impls := []solverImpl{{"c", b.cLoop()}, {"go-raw", b.rawLoop}, {"go-solver", b.safeLoop()}}
+	impls := []solverImpl{{"c", b.cLoop()}, {"go-raw", b.rawLoop}, {"go-cuda", b.safeLoop()}}
 	for _, sc := range cases {
 		for _, im := range impls {
 			must(im.name+" "+sc.op+" warm-up", im.run(sc, 2))
