@@ -54,8 +54,9 @@
 //
 // Each call asks cuSOLVER for the workspace it needs (the _bufferSize
 // functions), allocates it with the word where cuSOLVER writes its info
-// result, queues the work on the handle's stream, waits for the stream,
-// reads info back and frees the memory. So every call synchronizes: it
+// result from the device's memory pool in the handle's stream's order
+// (cuMemAllocAsync), queues the work, waits for the stream, reads info
+// back and frees the memory in stream order. So every call synchronizes: it
 // returns when its work, and the work queued before it on the stream, is
 // done. That is the choice of this package: cuSOLVER's info says whether
 // the result means anything (a singular or indefinite matrix is found

@@ -29,7 +29,7 @@ type call[T Float] struct {
 // error. It allocates the workspace and the info words in one piece of
 // device memory, queues the work, waits for the stream, reads info back
 // and frees the memory: a synchronizing call, so that an error is never
-// missed and the workspace is never freed under queued work.
+// missed.
 func (c call[T]) do(h *Handle, hold []cuda.Holder) error {
 	infos := make([]int32, max(c.batch, 1))
 	infoBytes := uint64(4 * len(infos))
@@ -46,17 +46,16 @@ func (c call[T]) do(h *Handle, hold []cuda.Holder) error {
 		}
 		// The info word follows the workspace, 8-byte aligned.
 		wsBytes := (uint64(lwork)*uint64(sizeOf[T]()) + 7) &^ 7
+		// Stream-ordered, from the device's pool: the memory goes back
+		// after whatever was queued with it (an illegal argument's info,
+		// say, is written after the call fails), and cuMemFree's wait
+		// for the whole device is avoided.
 		var mem cu.CUdeviceptr
-		if err := cu.MemAlloc(&mem, wsBytes+infoBytes); err != nil {
-			return check(c.op, "cuMemAlloc", err)
+		if err := cu.MemAllocAsync(&mem, wsBytes+infoBytes, stream); err != nil {
+			return check(c.op, "cuMemAllocAsync", err)
 		}
 		infoPtr := mem + cu.CUdeviceptr(wsBytes)
-		// Whatever was queued is finished before the memory goes: an
-		// illegal argument's info, say, is written after the call fails.
-		defer func() {
-			_ = cu.StreamSynchronize(stream)
-			_ = cu.MemFree(mem)
-		}()
+		defer func() { _ = cu.MemFreeAsync(mem, stream) }()
 		if err := cu.MemsetD32Async(infoPtr, 0, uint64(len(infos)), stream); err != nil {
 			return check(c.op, "cuMemsetD32Async", err)
 		}
