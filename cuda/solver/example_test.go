@@ -226,3 +226,57 @@ func ExampleGesvd() {
 	fmt.Printf("%.3f\n", sv)
 	// Output: [4.000 3.000]
 }
+
+// A least-squares fit by QR: the line y = c0 + c1·t through four points
+// minimizes ‖A·c − y‖ for A's rows (1, t). Geqrf factors A = Q·R, Ormqr
+// makes Qᵀ·y, and R·c = (Qᵀ·y)'s first two elements is solved on the
+// host, R being 2×2.
+func ExampleGeqrf() {
+	s, done := exampleStream()
+	defer done()
+	h, err := solver.New(s)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer h.Close()
+
+	// t = 0, 1, 2, 3 and y = 1, 3.1, 4.9, 7: close to y = 1 + 2t; the
+	// least-squares line has slope Σ(t−1.5)(y−4) / Σ(t−1.5)² = 9.9/5.
+	da, err := cuda.AllocSliceFrom(s, []float64{1, 1, 1, 1, 0, 1, 2, 3})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer da.Close()
+	dy, err := cuda.AllocSliceFrom(s, []float64{1, 3.1, 4.9, 7})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer dy.Close()
+	tau, err := cuda.AllocSlice[float64](s, 2)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer tau.Close()
+
+	a := solver.Matrix[float64]{Mem: da, Rows: 4, Cols: 2}
+	if err := solver.Geqrf(h, a, tau); err != nil {
+		log.Fatal(err)
+	}
+	y := solver.Matrix[float64]{Mem: dy, Rows: 4, Cols: 1}
+	if err := solver.Ormqr(h, solver.Left, solver.Trans, a, tau, y); err != nil {
+		log.Fatal(err)
+	}
+	r, qty := make([]float64, 8), make([]float64, 4)
+	if err := da.CopyToHost(s, r); err != nil {
+		log.Fatal(err)
+	}
+	if err := dy.CopyToHost(s, qty); err != nil {
+		log.Fatal(err)
+	}
+	// R = | r[0] r[4] |, column-major.
+	//     |  0   r[5] |
+	c1 := qty[1] / r[5]
+	c0 := (qty[0] - r[4]*c1) / r[0]
+	fmt.Printf("y = %.3f + %.3f·t\n", c0, c1)
+	// Output: y = 1.030 + 1.980·t
+}
