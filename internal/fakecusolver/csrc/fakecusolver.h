@@ -78,7 +78,52 @@ double *load(const struct mat *x, int size);
 void store(const struct mat *x, int size, const double *d);
 // note_mat reports x's extent to the race detector.
 void note_mat(const struct mat *x, int size, int write);
-int max1(int v);
+static inline int max1(int v) { return v > 1 ? v : 1; }
+static inline int imin(int a, int b) { return a < b ? a : b; }
+
+// get and put read and write element i of an array of float (size 4) or
+// double (size 8).
+double get(const void *p, int size, size_t i);
+void put(void *p, int size, size_t i, double v);
+
+// ---- calls (call.c) ----
+
+enum { GETRF, GETRS, POTRF, POTRS, GEQRF, ORMQR, SYEVD, GESVD, GESVDJ };
+
+// A call is a dense entry point's arguments (a, b and vt its matrices:
+// A, then B, C or U, then VT or V) and the job that does its work.
+struct call {
+	struct job job;
+	int op, size;
+	int illegal; // -i: the job only writes info
+	int m, n, k;
+	int f1, f2; // uplo, trans, side, jobz, jobu/jobvt as the call has them
+	struct mat a, b, vt;
+	void *vec; // ipiv, tau, W or S
+	int vlen;  // its elements
+	int *info;
+	void *work;
+	size_t work_bytes;
+};
+
+// new_call returns a zeroed call of op on elements of size bytes, info
+// its info word, or NULL when out of host memory.
+struct call *new_call(int op, int size, int *info);
+// NEW starts an entry point: c, its call, from the entry point's op, size
+// and info.
+#define NEW(op)                                \
+	struct call *c = new_call(op, size, info); \
+	if (c == NULL)                             \
+		return CUSOLVER_STATUS_ALLOC_FAILED;
+// submit checks what the entry point's own checks left (the handle, the
+// memory) and queues c, which it takes. illegal is the 1-based position
+// of an illegal argument, 0 for none.
+cusolverStatus_t submit(const char *fn, cusolverDnHandle_t h, struct call *c, int illegal);
+// size_out is a _bufferSize call's end: v into *lwork where the handle
+// is live and the arguments ok.
+cusolverStatus_t size_out(cusolverDnHandle_t h, int ok, int v, int *lwork);
+// run_gesvdj is a gesvdj call's work (gesvdj.c), its info returned.
+int run_gesvdj(struct call *c, const double *a, double *s);
 
 // ---- the algorithms (lapack.c), column-major doubles ----
 
