@@ -26,7 +26,8 @@
 //     shape, full or economy vectors, V rather than Vᵀ; info min(m,n)+1
 //     where the rotations do not converge) with cusolverDnCreateGesvdjInfo,
 //     cusolverDnDestroyGesvdjInfo and the tolerance and sweep settings,
-//     which it keeps but does not use (its Jacobi runs to its own);
+//     which it keeps but does not use (its Jacobi runs to its own)
+//     (csrc/gesvdj.c);
 //   - potrfBatched and potrsBatched (nrhs 1, as cuSOLVER takes), S and D,
 //     the matrices found through the device array of pointers when the
 //     work runs (csrc/batched.c); an illegal argument there fails the
@@ -34,8 +35,9 @@
 //   - an illegal argument, as LAPACK reports it: the call returns
 //     CUSOLVER_STATUS_INVALID_VALUE and info becomes -i, i the argument's
 //     position after the handle; a workspace smaller than the _bufferSize
-//     call's is an illegal argument (csrc/dense.c). The other calls' info
-//     words are written as LAPACK documents them.
+//     call's is an illegal argument (csrc/dense.c checks the arguments,
+//     csrc/call.c reports them). The info of a call that runs is
+//     LAPACK's.
 //
 // The work runs in stream order as host functions of the fake driver on
 // the handle's stream, reading and writing the user's memory, and tells
