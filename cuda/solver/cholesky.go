@@ -11,9 +11,10 @@ import (
 // Potrf factors the symmetric positive definite n×n matrix a in place
 // (cusolverDnSpotrf, cusolverDnDpotrf): with Lower, A = L·Lᵀ and L
 // overwrites the lower triangle; with Upper, A = Uᵀ·U and U overwrites
-// the upper one. Only that triangle is read or written. A leading minor
-// of order i that is not positive definite returns an *InfoError
-// matching ErrNotPositiveDefinite with Index i.
+// the upper one. Only that triangle is read; cuSOLVER does not promise to
+// leave the other as it was (the fake does). A leading minor of order i
+// that is not positive definite returns an *InfoError matching
+// ErrNotPositiveDefinite with Index i.
 func Potrf[T Float](h *Handle, uplo Fill, a Matrix[T]) error {
 	const op = "Potrf"
 	fill, err := rawFill(op, uplo)
