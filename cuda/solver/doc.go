@@ -26,8 +26,10 @@
 // A Matrix is column-major, cuSOLVER's and LAPACK's order: element
 // (i, j) is element i + j·Stride of its *cuda.Slice, Stride (the leading
 // dimension) at least Rows, 0 for packed columns. A Go program that holds
-// a matrix row by row holds its transpose: factor that, or transpose it
-// first (package cuda/blas's Matrix.T names the view). Functions are
+// a matrix row by row holds its transpose, column by column: factor
+// that, and solve with the transpose (Getrf of the row-major A's memory
+// factors Aᵀ, and Getrs with Trans then solves A·x = b), or transpose it
+// first. Functions are
 // generic over float32 and float64 and call cuSOLVER's S or D function.
 // Results go where LAPACK puts them: the factors over the matrix, the
 // pivots (1-based, as int32), Householder scalars, eigenvalues and
@@ -74,7 +76,7 @@
 //	}
 //
 // ErrSingular (Getrf: pivot U(i,i) is exactly zero), ErrNotPositiveDefinite
-// (Potrf), ErrNoConvergence (Syevd, Gesvd) and ErrIllegalArgument (cuSOLVER
+// (Potrf, PotrfBatched), ErrNoConvergence (Syevd, Gesvd, Gesvdj) and ErrIllegalArgument (cuSOLVER
 // refused argument i, counted from 1 after the handle; the checks before
 // the call make it a disagreement between this package and the library)
 // are what errors.Is matches.
