@@ -280,3 +280,51 @@ func ExampleGeqrf() {
 	fmt.Printf("y = %.3f + %.3f·t\n", c0, c1)
 	// Output: y = 1.030 + 1.980·t
 }
+
+// A matrix held row by row, as Go's [][]float64 flattened, is its
+// transpose column by column: Getrf factors that, and Getrs with Trans
+// solves with the matrix itself.
+func ExampleGetrs_rowMajor() {
+	s, done := exampleStream()
+	defer done()
+	h, err := solver.New(s)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer h.Close()
+
+	rows := [][]float64{{2, 1, 1}, {4, 3, 3}, {8, 7, 9}}
+	var flat []float64
+	for _, r := range rows {
+		flat = append(flat, r...)
+	}
+	da, err := cuda.AllocSliceFrom(s, flat)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer da.Close()
+	db, err := cuda.AllocSliceFrom(s, []float64{4, 10, 24}) // A·(1, 1, 1)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer db.Close()
+	ipiv, err := cuda.AllocSlice[int32](s, 3)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer ipiv.Close()
+
+	at := solver.Matrix[float64]{Mem: da, Rows: 3, Cols: 3} // Aᵀ, column-major
+	if err := solver.Getrf(h, at, ipiv); err != nil {
+		log.Fatal(err)
+	}
+	if err := solver.Getrs(h, solver.Trans, at, ipiv, solver.Matrix[float64]{Mem: db, Rows: 3, Cols: 1}); err != nil {
+		log.Fatal(err)
+	}
+	x := make([]float64, 3)
+	if err := db.CopyToHost(s, x); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("x = %.4f\n", x)
+	// Output: x = [1.0000 1.0000 1.0000]
+}
