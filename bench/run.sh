@@ -14,7 +14,10 @@
 # GEMM_TYPES (of f32, tf32, bf16, bf16lt, fp8: all by default; bf16lt and
 # fp8 are cuBLASLt from C and from Go, and need libcublasLt too),
 # GEMM_SAMPLES and GEMM_MS, when set, go to both. IMPLS, when
-# set, replaces the list of entries (e.g. IMPLS="gemm torch-gemm").
+# set, replaces the list of entries (e.g. IMPLS="gemm torch-gemm"). The
+# entry solver, in no default list, times cuSOLVER's getrf, potrf and
+# syevd from C and from Go in one process (gobench -impl solver; its
+# cuSOLVER is found as cuBLAS is, or in GOCUDA_LIBCUSOLVER).
 set -euo pipefail
 BIN=${BIN:-.gpu/bench}
 ROUNDS=${ROUNDS:-5}
@@ -45,6 +48,7 @@ run_impl() {
 	python) python3 bench/python/bench.py "$PTX" ;;
 	nvrtc) "$BIN/gobench" -impl nvrtc ;;
 	gemm) "$BIN/gobench" -impl gemm ${gemm_flags[@]+"${gemm_flags[@]}"} ;;
+	solver) "$BIN/gobench" -impl solver ;;
 	torch-gemm) "$TORCH_PYTHON" bench/python/gemm.py ${torch_flags[@]+"${torch_flags[@]}"} ;;
 	esac
 }

@@ -19,7 +19,9 @@
 //
 // Setup also points packages cuda/rand and cuda/fft at a fake cuRAND and
 // cuFFT that run on the fake driver, unless GOCUDA_LIBCURAND or
-// GOCUDA_LIBCUFFT names a library (fakerandfft.go).
+// GOCUDA_LIBCUFFT names a library (fakerandfft.go), and package
+// cuda/solver at a fake cuSOLVER, unless GOCUDA_LIBCUSOLVER names one
+// (fakesolver.go).
 //
 // Setup is not tied to a test binary: a plain program (a demo, a tool
 // tried out on a laptop) that calls it at the start of main, before any
@@ -201,6 +203,7 @@ func Setup(opts ...Option) (libPath string, err error) {
 	}
 	attachHostOrder(l)
 	setupFakeRandFFT()
+	setupFakeSolver()
 	setupFakeBLAS()
 	lib = l
 	return path, nil
