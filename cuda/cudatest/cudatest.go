@@ -21,7 +21,8 @@
 // cuFFT that run on the fake driver, unless GOCUDA_LIBCURAND or
 // GOCUDA_LIBCUFFT names a library (fakerandfft.go), and package
 // cuda/solver at a fake cuSOLVER, unless GOCUDA_LIBCUSOLVER names one
-// (fakesolver.go).
+// (fakesolver.go), and package cuda/gds at a fake cuFile, unless
+// GOCUDA_LIBCUFILE names one (fakecufile.go).
 //
 // Setup is not tied to a test binary: a plain program (a demo, a tool
 // tried out on a laptop) that calls it at the start of main, before any
@@ -204,6 +205,7 @@ func Setup(opts ...Option) (libPath string, err error) {
 	attachHostOrder(l)
 	setupFakeRandFFT()
 	setupFakeSolver()
+	setupFakeCuFile()
 	setupFakeBLAS()
 	lib = l
 	return path, nil
