@@ -3,12 +3,6 @@
 package rand_test
 
 import (
-	"errors"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/gocuda/gocuda/cuda/internal/libtest"
@@ -16,61 +10,15 @@ import (
 	"github.com/gocuda/gocuda/generated/curand"
 )
 
-// TestVersionWithoutLibrary runs in a child process with GOCUDA_LIBCURAND
-// pointing nowhere: Version and LibraryPath return the load error, which
-// matches ErrNoLibrary and names the path.
-func TestVersionWithoutLibrary(t *testing.T) {
-	const child = "GOCUDA_RAND_VERSION_CHILD"
-	const nowhere = "/nonexistent/libcurand.so"
-	if os.Getenv(child) != "" {
-		v, err := rand.Version()
-		if !errors.Is(err, curand.ErrNoLibrary) || v != 0 {
-			t.Fatalf("Version() = %d, %v; want 0 and an error matching ErrNoLibrary", v, err)
-		}
-		path, err := rand.LibraryPath()
-		if !errors.Is(err, curand.ErrNoLibrary) || path != "" || !strings.Contains(err.Error(), nowhere) {
-			t.Fatalf("LibraryPath() = %q, %v; want \"\" and an error matching ErrNoLibrary naming %s", path, err, nowhere)
-		}
-		return
-	}
-	cmd := exec.Command(os.Args[0], "-test.run=^TestVersionWithoutLibrary$", "-test.v")
-	cmd.Env = append(os.Environ(), child+"=1", curand.LibraryEnv+"="+nowhere)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("child: %v\n%s", err, out)
-	}
-	if !strings.Contains(string(out), "--- PASS: TestVersionWithoutLibrary") {
-		t.Fatalf("child did not pass:\n%s", out)
-	}
+var library = libtest.Library{
+	Name: "cuRAND", Env: curand.LibraryEnv, ErrNoLibrary: curand.ErrNoLibrary, Load: curand.Load,
+	Version: rand.Version, LibraryPath: rand.LibraryPath, PerMajor: 1000,
 }
 
-// TestVersionAndLibraryPath checks the installed library: its file exists
-// and its version's major number is the one of the file's soname
-// (libcurand.so.N).
-func TestVersionAndLibraryPath(t *testing.T) {
-	if err := curand.Load(); err != nil {
-		libtest.Unavailable(t, "no cuRAND library: %v", err)
-	}
-	v, err := rand.Version()
-	if err != nil || v <= 0 {
-		t.Fatalf("Version() = %d, %v", v, err)
-	}
-	path, err := rand.LibraryPath()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !filepath.IsAbs(path) {
-		t.Errorf("LibraryPath() = %q, not an absolute path", path)
-	}
-	if _, err := os.Stat(path); err != nil {
-		t.Errorf("LibraryPath() = %q: %v", path, err)
-	}
-	base := filepath.Base(path)
-	if _, rest, ok := strings.Cut(base, ".so."); ok {
-		major, _, _ := strings.Cut(rest, ".")
-		if m, err := strconv.Atoi(major); err == nil && m != v/1000 {
-			t.Errorf("Version() = %d (major %d), but the file is %s", v, v/1000, base)
-		}
-	}
-	t.Logf("cuRAND %d at %s", v, path)
-}
+// TestVersionWithoutLibrary: with the library's path naming nothing,
+// Version and LibraryPath return the load error (in a child process).
+func TestVersionWithoutLibrary(t *testing.T) { libtest.CheckWithoutLibrary(t, library) }
+
+// TestVersionAndLibraryPath checks the installed library's file and that
+// its version's major number is its soname's.
+func TestVersionAndLibraryPath(t *testing.T) { libtest.CheckVersionAndPath(t, library) }
