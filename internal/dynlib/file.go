@@ -26,6 +26,16 @@ static int gocu_loaded_file(const char *name, char *out, size_t n) {
 	dlclose(h);
 	return r;
 }
+
+// gocu_exports reports whether the library at path defines symbol,
+// opening it privately and giving the reference back.
+static int gocu_exports(const char *path, const char *symbol) {
+	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (h == NULL) return 0;
+	int found = dlsym(h, symbol) != NULL;
+	dlclose(h);
+	return found;
+}
 */
 import "C"
 
@@ -66,4 +76,17 @@ func (l *Library) File() (string, error) {
 		return "", err
 	}
 	return LoadedFile(l.path)
+}
+
+// Exports reports whether the library at path (a file or a soname) can be
+// opened and defines symbol: how the fakes of internal/ tell themselves
+// from the real libraries, by a marker symbol only they define.
+func Exports(path, symbol string) bool {
+	if path == "" {
+		return false
+	}
+	cp, cs := C.CString(path), C.CString(symbol)
+	defer C.free(unsafe.Pointer(cp))
+	defer C.free(unsafe.Pointer(cs))
+	return C.gocu_exports(cp, cs) != 0
 }

@@ -49,3 +49,18 @@ func TestLoadedFileLoadsNothing(t *testing.T) {
 		}
 	}
 }
+
+// TestExportsFindsOnlyDefinedSymbols: a library that loads is asked for
+// a symbol it defines and one it does not; a path that does not load
+// exports nothing.
+func TestExportsFindsOnlyDefinedSymbols(t *testing.T) {
+	if !Exports("libc.so.6", "malloc") {
+		t.Error("libc.so.6 does not export malloc")
+	}
+	if Exports("libc.so.6", "gocuda_no_such_symbol") {
+		t.Error("libc.so.6 exports a symbol nobody defines")
+	}
+	if Exports("/nonexistent/libx.so", "malloc") || Exports("", "malloc") {
+		t.Error("a library that does not load exports something")
+	}
+}

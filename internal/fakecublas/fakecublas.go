@@ -88,14 +88,6 @@ package fakecublas
 #include <dlfcn.h>
 #include <stdlib.h>
 
-static int fb_is_fake(const char *path) {
-	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-	if (h == NULL)
-		return 0;
-	int fake = dlsym(h, "fakecublas_marker") != NULL;
-	dlclose(h);
-	return fake;
-}
 
 // fb_live calls fakecublas_live of the library at path, already loaded;
 // -1 when it is not.
@@ -134,6 +126,7 @@ import (
 	"github.com/gocuda/gocuda/generated/cublas"
 	"github.com/gocuda/gocuda/generated/cublaslt"
 	"github.com/gocuda/gocuda/internal/cbuild"
+	"github.com/gocuda/gocuda/internal/dynlib"
 )
 
 // VersionEnv names the variable whose value the fake reports as its
@@ -217,14 +210,7 @@ func SetupUnlessSet() (string, error) {
 }
 
 // Is reports whether the library at path is the fake cuBLAS.
-func Is(path string) bool {
-	if path == "" {
-		return false
-	}
-	cp := C.CString(path)
-	defer C.free(unsafe.Pointer(cp))
-	return C.fb_is_fake(cp) != 0
-}
+func Is(path string) bool { return dynlib.Exports(path, "fakecublas_marker") }
 
 // Active reports whether generated/cublas loaded the fake (loading the
 // library if it has not).

@@ -48,30 +48,14 @@
 // error matching cufft.ErrMissingFunction.
 package fakecufft
 
-/*
-#cgo linux LDFLAGS: -ldl
-#include <dlfcn.h>
-#include <stdlib.h>
-
-static int ff_is_fake(const char *path) {
-	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-	if (h == NULL)
-		return 0;
-	int fake = dlsym(h, "fakecufft_marker") != NULL;
-	dlclose(h);
-	return fake;
-}
-*/
-import "C"
-
 import (
 	"embed"
 	"os"
 	"strconv"
-	"unsafe"
 
 	"github.com/gocuda/gocuda/generated/cufft"
 	"github.com/gocuda/gocuda/internal/cbuild"
+	"github.com/gocuda/gocuda/internal/dynlib"
 )
 
 // VersionEnv names the variable whose value cufftGetVersion reports.
@@ -118,14 +102,7 @@ func Setup() (string, error) {
 }
 
 // Is reports whether the library at path is the fake cuFFT.
-func Is(path string) bool {
-	if path == "" {
-		return false
-	}
-	cp := C.CString(path)
-	defer C.free(unsafe.Pointer(cp))
-	return C.ff_is_fake(cp) != 0
-}
+func Is(path string) bool { return dynlib.Exports(path, "fakecufft_marker") }
 
 // Active reports whether generated/cufft loaded the fake cuFFT (loading
 // the library if it has not).

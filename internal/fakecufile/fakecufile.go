@@ -24,29 +24,13 @@
 // cufile.ErrMissingFunction.
 package fakecufile
 
-/*
-#cgo linux LDFLAGS: -ldl
-#include <dlfcn.h>
-#include <stdlib.h>
-
-static int fcf_is_fake(const char *path) {
-	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-	if (h == NULL)
-		return 0;
-	int fake = dlsym(h, "fakecufile_marker") != NULL;
-	dlclose(h);
-	return fake;
-}
-*/
-import "C"
-
 import (
 	"embed"
 	"os"
-	"unsafe"
 
 	"github.com/gocuda/gocuda/generated/cufile"
 	"github.com/gocuda/gocuda/internal/cbuild"
+	"github.com/gocuda/gocuda/internal/dynlib"
 )
 
 //go:embed csrc/*.c
@@ -81,14 +65,7 @@ func Setup() (string, error) {
 }
 
 // Is reports whether the library at path is the fake cuFile.
-func Is(path string) bool {
-	if path == "" {
-		return false
-	}
-	cp := C.CString(path)
-	defer C.free(unsafe.Pointer(cp))
-	return C.fcf_is_fake(cp) != 0
-}
+func Is(path string) bool { return dynlib.Exports(path, "fakecufile_marker") }
 
 // Active reports whether generated/cufile loaded the fake cuFile
 // (loading the library if it has not).

@@ -55,30 +55,14 @@
 // an error matching curand.ErrMissingFunction.
 package fakecurand
 
-/*
-#cgo linux LDFLAGS: -ldl
-#include <dlfcn.h>
-#include <stdlib.h>
-
-static int fr_is_fake(const char *path) {
-	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-	if (h == NULL)
-		return 0;
-	int fake = dlsym(h, "fakecurand_marker") != NULL;
-	dlclose(h);
-	return fake;
-}
-*/
-import "C"
-
 import (
 	"embed"
 	"os"
 	"strconv"
-	"unsafe"
 
 	"github.com/gocuda/gocuda/generated/curand"
 	"github.com/gocuda/gocuda/internal/cbuild"
+	"github.com/gocuda/gocuda/internal/dynlib"
 )
 
 // VersionEnv names the variable whose value curandGetVersion reports.
@@ -125,14 +109,7 @@ func Setup() (string, error) {
 }
 
 // Is reports whether the library at path is the fake cuRAND.
-func Is(path string) bool {
-	if path == "" {
-		return false
-	}
-	cp := C.CString(path)
-	defer C.free(unsafe.Pointer(cp))
-	return C.fr_is_fake(cp) != 0
-}
+func Is(path string) bool { return dynlib.Exports(path, "fakecurand_marker") }
 
 // Active reports whether generated/curand loaded the fake cuRAND
 // (loading the library if it has not).

@@ -57,30 +57,14 @@
 // on standard error why it refused a call.
 package fakecusolver
 
-/*
-#cgo linux LDFLAGS: -ldl
-#include <dlfcn.h>
-#include <stdlib.h>
-
-static int fs_is_fake(const char *path) {
-	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-	if (h == NULL)
-		return 0;
-	int fake = dlsym(h, "fakecusolver_marker") != NULL;
-	dlclose(h);
-	return fake;
-}
-*/
-import "C"
-
 import (
 	"embed"
 	"os"
 	"strconv"
-	"unsafe"
 
 	"github.com/gocuda/gocuda/generated/cusolver"
 	"github.com/gocuda/gocuda/internal/cbuild"
+	"github.com/gocuda/gocuda/internal/dynlib"
 )
 
 // VersionEnv names the variable whose value cusolverGetVersion reports.
@@ -127,14 +111,7 @@ func Setup() (string, error) {
 }
 
 // Is reports whether the library at path is the fake cuSOLVER.
-func Is(path string) bool {
-	if path == "" {
-		return false
-	}
-	cp := C.CString(path)
-	defer C.free(unsafe.Pointer(cp))
-	return C.fs_is_fake(cp) != 0
-}
+func Is(path string) bool { return dynlib.Exports(path, "fakecusolver_marker") }
 
 // Active reports whether generated/cusolver loaded the fake cuSOLVER
 // (loading the library if it has not).

@@ -60,30 +60,14 @@
 // nccl.ErrMissingFunction.
 package fakenccl
 
-/*
-#cgo linux LDFLAGS: -ldl
-#include <dlfcn.h>
-#include <stdlib.h>
-
-static int fn_is_fake(const char *path) {
-	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-	if (h == NULL)
-		return 0;
-	int fake = dlsym(h, "fakenccl_marker") != NULL;
-	dlclose(h);
-	return fake;
-}
-*/
-import "C"
-
 import (
 	"embed"
 	"os"
 	"strconv"
-	"unsafe"
 
 	"github.com/gocuda/gocuda/generated/nccl"
 	"github.com/gocuda/gocuda/internal/cbuild"
+	"github.com/gocuda/gocuda/internal/dynlib"
 )
 
 // VersionEnv names the variable whose value ncclGetVersion reports.
@@ -127,14 +111,7 @@ func Setup() (string, error) {
 }
 
 // Is reports whether the library at path is the fake NCCL.
-func Is(path string) bool {
-	if path == "" {
-		return false
-	}
-	cp := C.CString(path)
-	defer C.free(unsafe.Pointer(cp))
-	return C.fn_is_fake(cp) != 0
-}
+func Is(path string) bool { return dynlib.Exports(path, "fakenccl_marker") }
 
 // Active reports whether generated/nccl loaded the fake NCCL (loading
 // the library if it has not).
