@@ -202,6 +202,7 @@ func Setup(opts ...Option) (libPath string, err error) {
 	attachHostOrder(l)
 	setupFakeRandFFT()
 	setupFakeBLAS()
+	setupFakeSparse()
 	lib = l
 	return path, nil
 }
