@@ -1,0 +1,190 @@
+//go:build linux && (amd64 || arm64)
+
+package sparse
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/gocuda/gocuda/cuda"
+	"github.com/gocuda/gocuda/generated/cusparse"
+)
+
+// Handle is a cuSPARSE handle bound to a stream: see the package comment.
+//
+// All methods, and the functions that take a Handle, are safe for
+// concurrent use; calls on one handle and its clones take turns.
+type Handle struct {
+	o  *cuda.LibraryObject[cusparse.CusparseHandle_t]
+	sh *shared
+}
+
+// shared is what a handle's clones share besides the cuSPARSE object.
+type shared struct {
+	// mu serializes the calls on the handle: cuSPARSE keeps per-handle
+	// state on the host and does not promise it to two threads at once.
+	// It also guards work.
+	mu sync.Mutex
+	// work is the workspace of SpMV and SpMM, grown to the largest size
+	// asked for and kept until the handle is destroyed: every call on the
+	// handle is queued on its one stream, so a call's workspace is free
+	// again for the next in stream order.
+	work *cuda.DeviceMemory
+}
+
+// Error is the error of a call into the library: the operation, the C
+// function that failed and its cause, a cusparse.CusparseStatus_t that
+// errors.Is matches.
+type Error = cuda.LibraryError
+
+func check(op, fn string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &Error{Pkg: "sparse", Op: strings.TrimPrefix(op, "sparse."), Func: fn, Err: err}
+}
+
+// invalid is the error of input refused before cuSPARSE is called.
+func invalid(op, format string, args ...any) error {
+	return fmt.Errorf("sparse: %s: %s", op, fmt.Sprintf(format, args...))
+}
+
+// New makes a cuSPARSE handle whose work goes to s (cusparseCreate,
+// cusparseSetStream). The handle keeps its own clone of s: closing s does
+// not end it.
+func New(s *cuda.Stream) (*Handle, error) {
+	const op = "New"
+	raw := s.Raw()
+	sh := &shared{}
+	o, err := cuda.NewLibraryObject(s, func() (cusparse.CusparseHandle_t, error) {
+		var h cusparse.CusparseHandle_t
+		if err := cusparse.Create(&h); err != nil {
+			return 0, check(op, "cusparseCreate", err)
+		}
+		if err := cusparse.SetStream(h, raw); err != nil {
+			_ = cusparse.Destroy(h)
+			return 0, check(op, "cusparseSetStream", err)
+		}
+		return h, nil
+	}, func(h cusparse.CusparseHandle_t) error {
+		var werr error
+		if sh.work != nil {
+			werr = sh.work.Close()
+			sh.work = nil
+		}
+		return errors.Join(check("Handle.Close", "cusparseDestroy", cusparse.Destroy(h)), werr)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &Handle{o: o, sh: sh}, nil
+}
+
+func (h *Handle) object() *cuda.LibraryObject[cusparse.CusparseHandle_t] {
+	if h == nil {
+		return nil
+	}
+	return h.o
+}
+
+// call runs fn on the raw handle with the handle and hold held and its
+// context current (cuda.LibraryObject.Call), after the calls of other
+// goroutines on the handle. fn gets the handle's stream too, for memory
+// allocated in stream order.
+func (h *Handle) call(op string, fn func(raw cusparse.CusparseHandle_t, s *cuda.Stream) error, hold ...cuda.Holder) error {
+	// The stream is taken before the call: Stream inside it would take
+	// the object's lock a second time.
+	s := h.object().Stream()
+	return h.object().Call(op, func(raw cusparse.CusparseHandle_t) error {
+		h.sh.mu.Lock()
+		defer h.sh.mu.Unlock()
+		return fn(raw, s)
+	}, hold...)
+}
+
+// workspace returns at least bytes of the handle's workspace, allocated
+// on s in stream order; nil for 0 bytes. The caller holds sh.mu.
+func (h *Handle) workspace(s *cuda.Stream, bytes int) (*cuda.DeviceMemory, error) {
+	if bytes == 0 {
+		return nil, nil
+	}
+	if h.sh.work != nil && h.sh.work.Size() >= bytes {
+		return h.sh.work, nil
+	}
+	m, err := cuda.AllocAsync(s, bytes)
+	if err != nil {
+		return nil, err
+	}
+	if h.sh.work != nil {
+		// Freed on the stream after the work queued before: that work
+		// may still be using it.
+		if err := h.sh.work.Close(); err != nil {
+			_ = m.Close()
+			return nil, err
+		}
+	}
+	h.sh.work = m
+	return m, nil
+}
+
+// Clone returns another handle to the same cuSPARSE handle, to be closed
+// on its own.
+func (h *Handle) Clone() (*Handle, error) {
+	o, err := h.object().Clone()
+	if err != nil {
+		return nil, err
+	}
+	return &Handle{o: o, sh: h.sh}, nil
+}
+
+// Close releases this handle, after the calls in flight on it (their
+// queuing, not their work on the device); the last Close destroys the
+// cuSPARSE handle (cusparseDestroy), frees the workspace in stream order
+// and releases the stream.
+func (h *Handle) Close() error { return h.object().Close() }
+
+// Stream returns the handle's stream, owned by the handle (no Close
+// needed), or nil once this handle is closed.
+func (h *Handle) Stream() *cuda.Stream { return h.object().Stream() }
+
+// Version returns the version of the cuSPARSE library behind the handle
+// (cusparseGetVersion), as CUSPARSE_VERSION spells it: 1000*major +
+// 100*minor + patch.
+func (h *Handle) Version() (int, error) {
+	const op = "Handle.Version"
+	var v int32
+	err := h.call(op, func(raw cusparse.CusparseHandle_t, _ *cuda.Stream) error {
+		return check(op, "cusparseGetVersion", cusparse.GetVersion(raw, &v))
+	})
+	return int(v), err
+}
+
+// context checks that each memory is open and of the handle's context.
+func (h *Handle) context(op string, mems ...namedMemory) error {
+	s := h.Stream()
+	if s == nil {
+		return fmt.Errorf("sparse: %s: handle: %w", op, cuda.ErrClosed)
+	}
+	want := s.Context().Raw()
+	for _, m := range mems {
+		if m.mem == nil {
+			return fmt.Errorf("sparse: %s: %s: %w", op, m.name, cuda.ErrClosed)
+		}
+		got := m.mem.Context().Raw()
+		if got == 0 {
+			return fmt.Errorf("sparse: %s: %s: %w", op, m.name, cuda.ErrClosed)
+		}
+		if got != want {
+			return invalid(op, "%s is memory of another context than the handle's", m.name)
+		}
+	}
+	return nil
+}
+
+// namedMemory is memory with its name for errors.
+type namedMemory struct {
+	name string
+	mem  cuda.Memory
+}
