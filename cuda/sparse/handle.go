@@ -161,6 +161,17 @@ func (h *Handle) Version() (int, error) {
 	return int(v), err
 }
 
+// open checks that each memory is open: a closed one has no length,
+// which the checks of shapes after this would misreport.
+func open(op string, mems ...namedMemory) error {
+	for _, m := range mems {
+		if m.mem == nil || m.mem.Context().Raw() == 0 {
+			return fmt.Errorf("sparse: %s: %s: %w", op, m.name, cuda.ErrClosed)
+		}
+	}
+	return nil
+}
+
 // context checks that each memory is open and of the handle's context.
 func (h *Handle) context(op string, mems ...namedMemory) error {
 	s := h.Stream()
@@ -168,15 +179,11 @@ func (h *Handle) context(op string, mems ...namedMemory) error {
 		return fmt.Errorf("sparse: %s: handle: %w", op, cuda.ErrClosed)
 	}
 	want := s.Context().Raw()
+	if err := open(op, mems...); err != nil {
+		return err
+	}
 	for _, m := range mems {
-		if m.mem == nil {
-			return fmt.Errorf("sparse: %s: %s: %w", op, m.name, cuda.ErrClosed)
-		}
-		got := m.mem.Context().Raw()
-		if got == 0 {
-			return fmt.Errorf("sparse: %s: %s: %w", op, m.name, cuda.ErrClosed)
-		}
-		if got != want {
+		if m.mem.Context().Raw() != want {
 			return invalid(op, "%s is memory of another context than the handle's", m.name)
 		}
 	}

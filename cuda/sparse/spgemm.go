@@ -31,6 +31,9 @@ func SpGEMM[T Scalar, I Index](h *Handle, alpha T, a, b *Matrix[T, I]) (*Matrix[
 	if err != nil {
 		return nil, err
 	}
+	if err := open(name, append(ma, mb...)...); err != nil {
+		return nil, err
+	}
 	if a.format != CSR || b.format != CSR {
 		return nil, invalid(name, "A is %v and B %v: cuSPARSE's SpGEMM takes CSR matrices", a.format, b.format)
 	}

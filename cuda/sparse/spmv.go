@@ -29,11 +29,15 @@ func SpMV[T Scalar, I Index](h *Handle, op Op, alpha T, a *Matrix[T, I], x *cuda
 	if x == nil || y == nil {
 		return fmt.Errorf("sparse: %s: nil vector: %w", name, cuda.ErrClosed)
 	}
+	mems = append(mems, namedMemory{"x", x}, namedMemory{"y", y})
+	if err := open(name, mems...); err != nil {
+		return err
+	}
 	m, k := op.shape(a.rows, a.cols)
 	if x.Len() != k || y.Len() != m {
 		return invalid(name, "op(A) is %d×%d (%v of a %d×%d matrix): x has %d elements and y %d, want %d and %d", m, k, op, a.rows, a.cols, x.Len(), y.Len(), k, m)
 	}
-	if err := h.context(name, append(mems, namedMemory{"x", x}, namedMemory{"y", y})...); err != nil {
+	if err := h.context(name, mems...); err != nil {
 		return err
 	}
 	if overlap(x.Ptr(), x.Size(), y.Ptr(), y.Size()) {
@@ -91,6 +95,10 @@ func SpMM[T Scalar, I Index](h *Handle, op Op, alpha T, a *Matrix[T, I], b *Dens
 	if b == nil || c == nil {
 		return fmt.Errorf("sparse: %s: nil dense matrix: %w", name, cuda.ErrClosed)
 	}
+	mems = append(mems, namedMemory{"B", b.data}, namedMemory{"C", c.data})
+	if err := open(name, mems...); err != nil {
+		return err
+	}
 	m, k := op.shape(a.rows, a.cols)
 	if b.rows != k || c.rows != m || b.cols != c.cols {
 		return invalid(name, "op(A) %d×%d (%v of a %d×%d matrix), B %d×%d and C %d×%d do not multiply", m, k, op, a.rows, a.cols, b.rows, b.cols, c.rows, c.cols)
@@ -98,7 +106,7 @@ func SpMM[T Scalar, I Index](h *Handle, op Op, alpha T, a *Matrix[T, I], b *Dens
 	if b.order != c.order {
 		return invalid(name, "B is %v and C %v: cuSPARSE takes them in one order", b.order, c.order)
 	}
-	if err := h.context(name, append(mems, namedMemory{"B", b.data}, namedMemory{"C", c.data})...); err != nil {
+	if err := h.context(name, mems...); err != nil {
 		return err
 	}
 	bp, cp := b.data.Ptr(), c.data.Ptr()

@@ -84,6 +84,11 @@ func (t *TriangularSolver[T, I]) Solve(alpha T, x, y *cuda.Slice[T]) error {
 	if x == nil || y == nil {
 		return fmt.Errorf("sparse: %s: nil vector: %w", name, cuda.ErrClosed)
 	}
+	mems, _ := t.a.memory(name, "A")
+	mems = append(mems, namedMemory{"x", x}, namedMemory{"y", y})
+	if err := open(name, mems...); err != nil {
+		return err
+	}
 	n := t.a.rows
 	if x.Len() != n || y.Len() != n {
 		return invalid(name, "A is %d×%d: x has %d elements and y %d, want %d", n, n, x.Len(), y.Len(), n)
@@ -93,8 +98,7 @@ func (t *TriangularSolver[T, I]) Solve(alpha T, x, y *cuda.Slice[T]) error {
 	if t.closed {
 		return fmt.Errorf("sparse: %s: %w", name, cuda.ErrClosed)
 	}
-	mems, _ := t.a.memory(name, "A")
-	if err := t.h.context(name, append(mems, namedMemory{"x", x}, namedMemory{"y", y})...); err != nil {
+	if err := t.h.context(name, mems...); err != nil {
 		return err
 	}
 	if overlap(x.Ptr(), x.Size(), y.Ptr(), y.Size()) {
