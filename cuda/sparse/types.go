@@ -171,11 +171,6 @@ func dataType[T Scalar]() libtypes.CudaDataType {
 	return libtypes.CUDA_C_64F
 }
 
-func typeName[T Scalar]() string {
-	var z T
-	return fmt.Sprintf("%T", z)
-}
-
 func indexType[I Index]() cusparse.CusparseIndexType_t {
 	var z I
 	if unsafe.Sizeof(z) == 4 {
