@@ -19,7 +19,8 @@
 //
 // Setup also points packages cuda/rand and cuda/fft at a fake cuRAND and
 // cuFFT that run on the fake driver, unless GOCUDA_LIBCURAND or
-// GOCUDA_LIBCUFFT names a library (fakerandfft.go).
+// GOCUDA_LIBCUFFT names a library (fakerandfft.go), and cuda/sparse at a
+// fake cuSPARSE unless GOCUDA_LIBCUSPARSE does (fakesparse.go).
 //
 // Setup is not tied to a test binary: a plain program (a demo, a tool
 // tried out on a laptop) that calls it at the start of main, before any
