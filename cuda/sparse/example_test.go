@@ -89,7 +89,7 @@ func Example() {
 	// sparse: SpMV: op(A) is 3×3 (NoTrans of a 3×3 matrix): x has 3 elements and y 4, want 3 and 3
 }
 
-// A sparse matrix times a dense one: the 2×3 COO matrix
+// A sparse matrix times a dense one: the 2×3 CSR matrix
 //
 //	1 0 2
 //	0 3 0
@@ -104,13 +104,13 @@ func ExampleSpMM() {
 	}
 	defer h.Close()
 
-	rowsIdx := upload1(s, []int64{0, 0, 1})
-	defer rowsIdx.Close()
-	colsIdx := upload1(s, []int64{0, 2, 1})
-	defer colsIdx.Close()
+	offsets := upload1(s, []int64{0, 2, 3})
+	defer offsets.Close()
+	columns := upload1(s, []int64{0, 2, 1})
+	defer columns.Close()
 	values := upload1(s, []float32{1, 2, 3})
 	defer values.Close()
-	A, err := sparse.NewCOO(2, 3, rowsIdx, colsIdx, values)
+	A, err := sparse.NewCSR(2, 3, offsets, columns, values)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -175,15 +175,21 @@ func ExampleSpGEMM() {
 			log.Fatal(err)
 		}
 	}
+	// The product's rows, entry by entry (cuSPARSE need not sort a row's
+	// columns).
 	fmt.Println(P.NNZ(), "entries")
-	fmt.Println("offsets", o)
-	fmt.Println("columns", c)
-	fmt.Println("values ", v)
+	for i := range 3 {
+		row := make([]float64, 3)
+		for e := o[i]; e < o[i+1]; e++ {
+			row[c[e]] = v[e]
+		}
+		fmt.Println(row)
+	}
 	// Output:
 	// 4 entries
-	// offsets [0 2 3 4]
-	// columns [0 1 1 2]
-	// values  [1 4 1 9]
+	// [1 4 0]
+	// [0 1 0]
+	// [0 0 9]
 }
 
 // Solving a lower triangular system L·x = b twice with one analysis:
