@@ -71,10 +71,13 @@ func TestEveryDescriptorIsDestroyed(t *testing.T) {
 	if err := solver.Solve(1, x, y); err != nil {
 		t.Fatal(err)
 	}
-	// The solver keeps the analysis: its descriptor and A's.
+	if err := solver.SolveDense(1, B, C); err != nil {
+		t.Fatal(err)
+	}
+	// The solver keeps the analyses: their descriptors and A's.
 	now, _ := fakecusparse.Live()
-	if now.SpSVDescrs != before.SpSVDescrs+1 || now.SpMats != before.SpMats+1 {
-		t.Fatalf("during a solver's life: live %+v, want one SpSV descriptor and one matrix more than %+v", now, before)
+	if now.SpSVDescrs != before.SpSVDescrs+1 || now.SpSMDescrs != before.SpSMDescrs+1 || now.SpMats != before.SpMats+1 {
+		t.Fatalf("during a solver's life: live %+v, want one SpSV and one SpSM descriptor and one matrix more than %+v", now, before)
 	}
 	if err := solver.Close(); err != nil {
 		t.Fatal(err)

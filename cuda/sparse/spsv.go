@@ -12,17 +12,18 @@ import (
 	"github.com/gocuda/gocuda/generated/cusparse"
 )
 
-// TriangularSolver solves op(A)*y = alpha*x for a triangular sparse
-// matrix A (cuSPARSE's SpSV): the analysis of A runs once, on the first
-// Solve, and each Solve after it reuses it. A is CSR or COO, square; Fill
-// says which triangle is read (the other is ignored), Diag whether the
-// stored diagonal is (Unit takes it as ones).
+// TriangularSolver solves op(A)*y = alpha*x (Solve, cuSPARSE's SpSV) and
+// op(A)*C = alpha*B (SolveDense, cuSPARSE's SpSM) for a triangular sparse
+// matrix A: the analysis of A runs once, on the first solve of each kind,
+// and the solves after it reuse it. A is CSR or COO, square; Fill says
+// which triangle is read (the other is ignored), Diag whether the stored
+// diagonal is (Unit takes it as ones).
 //
 // The solver holds its own clone of the handle, the cuSPARSE descriptors
-// of the analysis and its buffer, allocated on the handle's stream, until
-// Close. The analysis is of A's arrays as they are when the first Solve
-// runs on the stream: a solver for other values of A is a new solver.
-// Solve may be called from any goroutine; calls take turns.
+// of the analyses and their buffers, allocated on the handle's stream,
+// until Close. An analysis is of A's arrays as they are when the first
+// solve runs on the stream: a solver for other values of A is a new
+// solver. The methods may be called from any goroutine; calls take turns.
 type TriangularSolver[T Scalar, I Index] struct {
 	h    *Handle
 	a    *Matrix[T, I]
@@ -32,11 +33,24 @@ type TriangularSolver[T Scalar, I Index] struct {
 
 	mu     sync.Mutex
 	closed bool
-	// Made by the first Solve, destroyed by Close.
-	made   bool
-	spmat  cusparse.CusparseSpMatDescr_t
+	// Made by the first solve, destroyed by Close: A's descriptor, with
+	// the fill mode and diagonal type set, and each kind's analysis.
+	spmat cusparse.CusparseSpMatDescr_t
+	sv    *svAnalysis
+	sm    *smAnalysis
+}
+
+type svAnalysis struct {
 	descr  cusparse.CusparseSpSVDescr_t
 	buffer *cuda.DeviceMemory
+}
+
+// smAnalysis is SpSM's analysis, of B and C of cols columns in order.
+type smAnalysis struct {
+	descr  cusparse.CusparseSpSMDescr_t
+	buffer *cuda.DeviceMemory
+	cols   int
+	order  Order
 }
 
 // NewTriangularSolver makes a solver of op(A)*y = alpha*x on h's stream.
@@ -55,8 +69,11 @@ func NewTriangularSolver[T Scalar, I Index](h *Handle, op Op, a *Matrix[T, I], f
 	if err != nil {
 		return nil, err
 	}
+	if err := open(name, mems...); err != nil {
+		return nil, err
+	}
 	if a.format != CSR && a.format != COO {
-		return nil, invalid(name, "A is %v: cuSPARSE's SpSV takes CSR and COO matrices", a.format)
+		return nil, invalid(name, "A is %v: cuSPARSE's triangular solves take CSR and COO matrices", a.format)
 	}
 	if a.rows != a.cols {
 		return nil, invalid(name, "A is %d×%d: a triangular solve needs a square matrix", a.rows, a.cols)
@@ -93,6 +110,9 @@ func (t *TriangularSolver[T, I]) Solve(alpha T, x, y *cuda.Slice[T]) error {
 	if x.Len() != n || y.Len() != n {
 		return invalid(name, "A is %d×%d: x has %d elements and y %d, want %d", n, n, x.Len(), y.Len(), n)
 	}
+	if overlap(x.Ptr(), x.Size(), y.Ptr(), y.Size()) {
+		return invalid(name, "x and y overlap")
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.closed {
@@ -100,9 +120,6 @@ func (t *TriangularSolver[T, I]) Solve(alpha T, x, y *cuda.Slice[T]) error {
 	}
 	if err := t.h.context(name, mems...); err != nil {
 		return err
-	}
-	if overlap(x.Ptr(), x.Size(), y.Ptr(), y.Size()) {
-		return invalid(name, "x and y overlap")
 	}
 	ap, xp, yp := t.a.ptrs(), x.Ptr(), y.Ptr()
 	return t.h.call("sparse."+name, func(raw cusparse.CusparseHandle_t, s *cuda.Stream) error {
@@ -121,36 +138,123 @@ func (t *TriangularSolver[T, I]) Solve(alpha T, x, y *cuda.Slice[T]) error {
 		defer destroyDnVec(Y)
 		pa := unsafe.Pointer(&alpha)
 		alg := cusparse.CUSPARSE_SPSV_ALG_DEFAULT
-		if !t.made {
-			if err := t.analyze(raw, s, ap, pa, X, Y); err != nil {
+		if err := t.matrix(name, ap); err != nil {
+			return err
+		}
+		if t.sv == nil {
+			var d cusparse.CusparseSpSVDescr_t
+			if err := cusparse.SpSV_createDescr(&d); err != nil {
+				return check(name, "cusparseSpSV_createDescr", err)
+			}
+			buf, err := analyze(name, s, "cusparseSpSV", func(size *uint64) error {
+				return cusparse.SpSV_bufferSize(raw, t.op.raw(), pa, constSpMat(t.spmat), constDnVec(X), Y, dataType[T](), alg, d, size)
+			}, func(buf unsafe.Pointer) error {
+				return cusparse.SpSV_analysis(raw, t.op.raw(), pa, constSpMat(t.spmat), constDnVec(X), Y, dataType[T](), alg, d, buf)
+			})
+			if err != nil {
+				_ = cusparse.SpSV_destroyDescr(d)
 				return err
 			}
+			t.sv = &svAnalysis{d, buf}
 		}
-		return check(name, "cusparseSpSV_solve", cusparse.SpSV_solve(raw, t.op.raw(), pa, constSpMat(t.spmat), constDnVec(X), Y, dataType[T](), alg, t.descr))
+		return check(name, "cusparseSpSV_solve", cusparse.SpSV_solve(raw, t.op.raw(), pa, constSpMat(t.spmat), constDnVec(X), Y, dataType[T](), alg, t.sv.descr))
 	}, append(t.a.holders(), x, y)...)
 }
 
-// analyze makes the descriptors and buffer and runs the analysis; on an
-// error it leaves nothing made.
-func (t *TriangularSolver[T, I]) analyze(raw cusparse.CusparseHandle_t, s *cuda.Stream, ap ptrs, pa unsafe.Pointer, X, Y cusparse.CusparseDnVecDescr_t) (err error) {
-	const name = "TriangularSolver.Solve"
+// SolveDense writes C = op(A)⁻¹*alpha*B (cusparseSpSM_solve, after
+// cusparseSpSM_bufferSize and cusparseSpSM_analysis on the first call,
+// and on a call whose B and C have other columns or another order than
+// the last analysis's): B and C are n×k for A n×n, in one order, and may
+// not overlap. It returns when the work is queued on the handle's stream.
+func (t *TriangularSolver[T, I]) SolveDense(alpha T, b, c *Dense[T]) error {
+	const name = "TriangularSolver.SolveDense"
+	if t == nil {
+		return fmt.Errorf("sparse: %s: nil solver: %w", name, cuda.ErrClosed)
+	}
+	if b == nil || c == nil {
+		return fmt.Errorf("sparse: %s: nil dense matrix: %w", name, cuda.ErrClosed)
+	}
+	mems, _ := t.a.memory(name, "A")
+	mems = append(mems, namedMemory{"B", b.data}, namedMemory{"C", c.data})
+	if err := open(name, mems...); err != nil {
+		return err
+	}
+	n := t.a.rows
+	if b.rows != n || c.rows != n || b.cols != c.cols {
+		return invalid(name, "A is %d×%d, B %d×%d and C %d×%d: want B and C of %d rows and one shape", n, n, b.rows, b.cols, c.rows, c.cols, n)
+	}
+	if b.order != c.order {
+		return invalid(name, "B is %v and C %v: cuSPARSE takes them in one order", b.order, c.order)
+	}
+	bp, cp := b.data.Ptr(), c.data.Ptr()
+	if overlap(bp, b.span(), cp, c.span()) {
+		return invalid(name, "B and C overlap")
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		return fmt.Errorf("sparse: %s: %w", name, cuda.ErrClosed)
+	}
+	if err := t.h.context(name, mems...); err != nil {
+		return err
+	}
+	ap := t.a.ptrs()
+	return t.h.call("sparse."+name, func(raw cusparse.CusparseHandle_t, s *cuda.Stream) error {
+		if n == 0 || c.cols == 0 {
+			return nil // nothing to solve
+		}
+		B, err := b.descr(name, bp)
+		if err != nil {
+			return err
+		}
+		defer destroyDnMat(B)
+		C, err := c.descr(name, cp)
+		if err != nil {
+			return err
+		}
+		defer destroyDnMat(C)
+		pa := unsafe.Pointer(&alpha)
+		alg := cusparse.CUSPARSE_SPSM_ALG_DEFAULT
+		non := cusparse.CUSPARSE_OPERATION_NON_TRANSPOSE
+		if err := t.matrix(name, ap); err != nil {
+			return err
+		}
+		if t.sm != nil && (t.sm.cols != c.cols || t.sm.order != c.order) {
+			if err := t.sm.destroy(s); err != nil {
+				return err
+			}
+			t.sm = nil
+		}
+		if t.sm == nil {
+			var d cusparse.CusparseSpSMDescr_t
+			if err := cusparse.SpSM_createDescr(&d); err != nil {
+				return check(name, "cusparseSpSM_createDescr", err)
+			}
+			buf, err := analyze(name, s, "cusparseSpSM", func(size *uint64) error {
+				return cusparse.SpSM_bufferSize(raw, t.op.raw(), non, pa, constSpMat(t.spmat), constDnMat(B), C, dataType[T](), alg, d, size)
+			}, func(buf unsafe.Pointer) error {
+				return cusparse.SpSM_analysis(raw, t.op.raw(), non, pa, constSpMat(t.spmat), constDnMat(B), C, dataType[T](), alg, d, buf)
+			})
+			if err != nil {
+				_ = cusparse.SpSM_destroyDescr(d)
+				return err
+			}
+			t.sm = &smAnalysis{d, buf, c.cols, c.order}
+		}
+		return check(name, "cusparseSpSM_solve", cusparse.SpSM_solve(raw, t.op.raw(), non, pa, constSpMat(t.spmat), constDnMat(B), C, dataType[T](), alg, t.sm.descr))
+	}, append(t.a.holders(), b.data, c.data)...)
+}
+
+// matrix makes A's descriptor, with the solver's fill mode and diagonal
+// type, unless it is made; on an error nothing is left made.
+func (t *TriangularSolver[T, I]) matrix(name string, ap ptrs) error {
+	if t.spmat != 0 {
+		return nil
+	}
 	A, err := t.a.descr(name, ap)
 	if err != nil {
 		return err
 	}
-	var d cusparse.CusparseSpSVDescr_t
-	var buf *cuda.DeviceMemory
-	defer func() {
-		if err != nil {
-			destroySp(A)
-			if d != 0 {
-				_ = cusparse.SpSV_destroyDescr(d)
-			}
-			if buf != nil {
-				_ = buf.Close()
-			}
-		}
-	}()
 	fill := cusparse.CUSPARSE_FILL_MODE_LOWER
 	if t.fill == Upper {
 		fill = cusparse.CUSPARSE_FILL_MODE_UPPER
@@ -160,32 +264,48 @@ func (t *TriangularSolver[T, I]) analyze(raw cusparse.CusparseHandle_t, s *cuda.
 		diag = cusparse.CUSPARSE_DIAG_TYPE_UNIT
 	}
 	if err := cusparse.SpMatSetAttribute(A, cusparse.CUSPARSE_SPMAT_FILL_MODE, unsafe.Pointer(&fill), uint64(unsafe.Sizeof(fill))); err != nil {
+		destroySp(A)
 		return check(name, "cusparseSpMatSetAttribute", err)
 	}
 	if err := cusparse.SpMatSetAttribute(A, cusparse.CUSPARSE_SPMAT_DIAG_TYPE, unsafe.Pointer(&diag), uint64(unsafe.Sizeof(diag))); err != nil {
+		destroySp(A)
 		return check(name, "cusparseSpMatSetAttribute", err)
 	}
-	if err := cusparse.SpSV_createDescr(&d); err != nil {
-		return check(name, "cusparseSpSV_createDescr", err)
-	}
-	alg := cusparse.CUSPARSE_SPSV_ALG_DEFAULT
-	var size uint64
-	if err := cusparse.SpSV_bufferSize(raw, t.op.raw(), pa, constSpMat(A), constDnVec(X), Y, dataType[T](), alg, d, &size); err != nil {
-		return check(name, "cusparseSpSV_bufferSize", err)
-	}
-	if buf, err = cuda.AllocAsync(s, max(int(size), 8)); err != nil {
-		return err
-	}
-	if err := cusparse.SpSV_analysis(raw, t.op.raw(), pa, constSpMat(A), constDnVec(X), Y, dataType[T](), alg, d, devPtr(buf.Ptr())); err != nil {
-		return check(name, "cusparseSpSV_analysis", err)
-	}
-	t.spmat, t.descr, t.buffer, t.made = A, d, buf, true
+	t.spmat = A
 	return nil
 }
 
-// Close waits for the handle's stream (a Solve in flight still reads what
-// the analysis made), destroys the solver's descriptors, frees its buffer
-// and releases its handle. A second Close does nothing.
+// analyze asks the size of an analysis's buffer, allocates it on s in
+// stream order and runs the analysis in it; on an error the buffer is
+// freed.
+func analyze(name string, s *cuda.Stream, fn string, size func(*uint64) error, run func(unsafe.Pointer) error) (*cuda.DeviceMemory, error) {
+	var n uint64
+	if err := size(&n); err != nil {
+		return nil, check(name, fn+"_bufferSize", err)
+	}
+	// At least a few bytes: cuSPARSE reads a NULL buffer as none given.
+	buf, err := cuda.AllocAsync(s, max(int(n), 8))
+	if err != nil {
+		return nil, err
+	}
+	if err := run(devPtr(buf.Ptr())); err != nil {
+		_ = buf.Close()
+		return nil, check(name, fn+"_analysis", err)
+	}
+	return buf, nil
+}
+
+// destroy waits for s, where solves may still read the analysis, then
+// destroys it.
+func (a *smAnalysis) destroy(s *cuda.Stream) error {
+	serr := s.Synchronize()
+	derr := check("TriangularSolver", "cusparseSpSM_destroyDescr", cusparse.SpSM_destroyDescr(a.descr))
+	return errors.Join(serr, derr, a.buffer.Close())
+}
+
+// Close waits for the handle's stream (a solve in flight still reads what
+// the analyses made), destroys the solver's descriptors, frees its
+// buffers and releases its handle. A second Close does nothing.
 func (t *TriangularSolver[T, I]) Close() error {
 	if t == nil {
 		return nil
@@ -197,15 +317,20 @@ func (t *TriangularSolver[T, I]) Close() error {
 	}
 	t.closed = true
 	var err error
-	if t.made {
+	if t.spmat != 0 {
 		const name = "TriangularSolver.Close"
 		err = t.h.call("sparse."+name, func(_ cusparse.CusparseHandle_t, s *cuda.Stream) error {
-			serr := s.Synchronize()
+			errs := []error{s.Synchronize()}
+			if t.sv != nil {
+				errs = append(errs, check(name, "cusparseSpSV_destroyDescr", cusparse.SpSV_destroyDescr(t.sv.descr)), t.sv.buffer.Close())
+			}
+			if t.sm != nil {
+				errs = append(errs, t.sm.destroy(s))
+			}
 			destroySp(t.spmat)
-			derr := check(name, "cusparseSpSV_destroyDescr", cusparse.SpSV_destroyDescr(t.descr))
-			return errors.Join(serr, derr, t.buffer.Close())
+			return errors.Join(errs...)
 		})
-		t.made = false
+		t.spmat, t.sv, t.sm = 0, nil, nil
 	}
 	return errors.Join(err, t.h.Close())
 }
@@ -218,4 +343,14 @@ func SpSV[T Scalar, I Index](h *Handle, op Op, alpha T, a *Matrix[T, I], fill Fi
 		return err
 	}
 	return errors.Join(t.Solve(alpha, x, y), t.Close())
+}
+
+// SpSM solves op(A)*C = alpha*B once: NewTriangularSolver, SolveDense and
+// Close. Use a TriangularSolver to solve with one A again.
+func SpSM[T Scalar, I Index](h *Handle, op Op, alpha T, a *Matrix[T, I], fill Fill, diag Diag, b, c *Dense[T]) error {
+	t, err := NewTriangularSolver(h, op, a, fill, diag)
+	if err != nil {
+		return err
+	}
+	return errors.Join(t.SolveDense(alpha, b, c), t.Close())
 }

@@ -29,7 +29,8 @@
 //     _compute and _copy for CSR operands, not transposed: C = alpha·A·B
 //     with each row's columns in increasing order;
 //   - cusparseSpSV_createDescr, _destroyDescr, _bufferSize, _analysis and
-//     _solve for CSR and COO triangles, every operation.
+//     _solve, and the same of cusparseSpSM, for CSR and COO triangles,
+//     every operation (on A, and on SpSM's B).
 //
 // Each step that needs a buffer asks for a small one and refuses NULL or
 // memory outside the fake driver's allocations; values, operand types and
@@ -166,7 +167,7 @@ func Active() bool {
 
 // Counts are the fake's live objects.
 type Counts struct {
-	Handles, SpMats, DnVecs, DnMats, SpGEMMDescrs, SpSVDescrs int
+	Handles, SpMats, DnVecs, DnMats, SpGEMMDescrs, SpSVDescrs, SpSMDescrs int
 }
 
 // Live returns the objects of the loaded fake that are not destroyed, or
@@ -177,7 +178,7 @@ func Live() (Counts, error) {
 	}
 	cp := C.CString(cusparse.LibraryPath())
 	defer C.free(unsafe.Pointer(cp))
-	var n [6]int
+	var n [7]int
 	for i := range n {
 		v := C.fs_live(cp, C.int(i))
 		if v < 0 {
@@ -185,7 +186,7 @@ func Live() (Counts, error) {
 		}
 		n[i] = int(v)
 	}
-	return Counts{n[0], n[1], n[2], n[3], n[4], n[5]}, nil
+	return Counts{n[0], n[1], n[2], n[3], n[4], n[5], n[6]}, nil
 }
 
 // LastError returns the message the fake kept of the last call that failed

@@ -139,7 +139,7 @@ func TestStatusCodes(t *testing.T) {
 		{"outside", func() error { return spmv(h, outside, Y, ptr(buf.Ptr())) }, cusparse.CUSPARSE_STATUS_INVALID_VALUE, "not in one allocation"},
 		{"solve unanalyzed", func() error {
 			return cusparse.SpSV_solve(h, n, pa, spConst(A), vecConst(X), Y, libtypes.CUDA_R_32F, cusparse.CUSPARSE_SPSV_ALG_DEFAULT, spsv)
-		}, cusparse.CUSPARSE_STATUS_INVALID_VALUE, "has not been through cusparseSpSV_analysis"},
+		}, cusparse.CUSPARSE_STATUS_INVALID_VALUE, "has not been through the analysis"},
 		{"compute first", func() error {
 			return cusparse.SpGEMM_compute(h, n, n, pa, spConst(A), spConst(A), pb, A, libtypes.CUDA_R_32F, cusparse.CUSPARSE_SPGEMM_DEFAULT, gemm, &size, ptr(buf.Ptr()))
 		}, cusparse.CUSPARSE_STATUS_INVALID_VALUE, "work estimation has not run"},

@@ -55,7 +55,7 @@ int reg_del(int kind, const void *p) {
 
 // fakecusparse_live counts the live objects of a kind, for leak checks:
 // 0 handles, 1 sparse matrices, 2 dense vectors, 3 dense matrices,
-// 4 SpGEMM descriptors, 5 SpSV descriptors.
+// 4 SpGEMM descriptors, 5 SpSV descriptors, 6 SpSM descriptors.
 EXPORT long fakecusparse_live(int kind) {
 	long n = 0;
 	pthread_mutex_lock(&g_mu);
