@@ -32,6 +32,11 @@
 //	P, err := sparse.SpGEMM(h, 1, A, A2)                        // P = A·A2, a new CSR matrix
 //	defer P.Close()
 //	err = sparse.SpSV(h, sparse.NoTrans, 1, L, sparse.Lower, sparse.NonUnit, b, x) // L·x = b
+//	err = sparse.SpSM(h, sparse.Trans, 1, L, sparse.Lower, sparse.Unit, B, X)     // Lᵀ·X = B, B and X dense
+//
+// A TriangularSolver keeps the analysis of its matrix for the solves that
+// follow (Solve for vectors, SolveDense for dense matrices); SpSV and SpSM
+// make one for a single solve.
 //
 // The element types of a call agree by construction: the matrix, vectors
 // and scalars of SpMV are all of one T, so a float64 vector for a float32
