@@ -99,6 +99,16 @@ func (d *Dense[T]) descr(op string, p cu.CUdeviceptr) (cusparse.CusparseDnMatDes
 	return m, check(op, "cusparseCreateDnMat", err)
 }
 
+// key is what d's descriptor at p holds, for descrCache.
+func (d *Dense[T]) key(p cu.CUdeviceptr) dnKey {
+	return dnKey{d.rows, d.cols, d.ld, d.order, p, dataType[T]()}
+}
+
+// vecKey is the key of a dense vector of n elements at p.
+func vecKey[T Scalar](n int, p cu.CUdeviceptr) dnKey {
+	return dnKey{n, 1, n, ColMajor, p, dataType[T]()}
+}
+
 func destroyDnMat(m cusparse.CusparseDnMatDescr_t) { _ = cusparse.DestroyDnMat(constDnMat(m)) }
 
 func dnVec[T Scalar](op string, n int, p cu.CUdeviceptr) (cusparse.CusparseDnVecDescr_t, error) {

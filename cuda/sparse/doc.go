@@ -52,10 +52,16 @@
 // arrays are not read: malformed indices give cuSPARSE's undefined
 // results.
 //
-// Descriptors are made for each call (cusparseCreateCsr and the like,
-// host objects, cheap next to a product) and destroyed before it returns,
-// so a Matrix is a plain description that any number of goroutines and
-// handles may use at once.
+// A Matrix or Dense is a plain description that any number of goroutines
+// and handles may use at once: the cuSPARSE descriptors (cusparseCreateCsr
+// and the like) belong to the handle. SpMV and SpMM keep the descriptors
+// they make, and the workspace sizes cuSPARSE gives them, in the handle,
+// keyed by everything a descriptor holds (format, shape, addresses,
+// types): a loop of products on the same operands makes no descriptor
+// after its first call, as a C program that makes them once. The cache is
+// bounded (the descriptors of about the last 64 operands of each kind)
+// and destroyed with the handle. SpGEMM's and the solvers' descriptors
+// are their own.
 //
 // # Work and memory
 //

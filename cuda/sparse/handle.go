@@ -32,6 +32,8 @@ type shared struct {
 	// handle is queued on its one stream, so a call's workspace is free
 	// again for the next in stream order.
 	work *cuda.DeviceMemory
+	// cache keeps SpMV's and SpMM's descriptors and workspace sizes.
+	cache descrCache
 }
 
 // Error is the error of a call into the library: the operation, the C
@@ -69,6 +71,7 @@ func New(s *cuda.Stream) (*Handle, error) {
 		}
 		return h, nil
 	}, func(h cusparse.CusparseHandle_t) error {
+		sh.cache.drop()
 		var werr error
 		if sh.work != nil {
 			werr = sh.work.Close()
@@ -141,8 +144,8 @@ func (h *Handle) Clone() (*Handle, error) {
 
 // Close releases this handle, after the calls in flight on it (their
 // queuing, not their work on the device); the last Close destroys the
-// cuSPARSE handle (cusparseDestroy), frees the workspace in stream order
-// and releases the stream.
+// cuSPARSE handle (cusparseDestroy) and the descriptors it keeps, frees
+// the workspace in stream order and releases the stream.
 func (h *Handle) Close() error { return h.object().Close() }
 
 // Stream returns the handle's stream, owned by the handle (no Close

@@ -15,8 +15,8 @@ import (
 // Matrix is a sparse matrix of T with indices of I, in one of the
 // formats, over three Slices of device memory: see the package comment.
 // It is a description, made by NewCSR, NewCSC, NewCOO or SpGEMM: the
-// cuSPARSE descriptor is made for each call that uses it, so one Matrix
-// may be used by any number of goroutines and handles at once.
+// cuSPARSE descriptors are the handles' (see the package comment), so one
+// Matrix may be used by any number of goroutines and handles at once.
 type Matrix[T Scalar, I Index] struct {
 	format     Format
 	rows, cols int
@@ -164,6 +164,11 @@ func (m *Matrix[T, I]) descr(op string, a ptrs) (cusparse.CusparseSpMatDescr_t, 
 		err = cusparse.CreateCoo(&d, int64(m.rows), int64(m.cols), int64(m.nnz), devPtr(a.p), devPtr(a.q), devPtr(a.v), it, base, vt)
 	}
 	return d, check(op, fn, err)
+}
+
+// key is what m's descriptor at addresses a holds, for descrCache.
+func (m *Matrix[T, I]) key(a ptrs) spKey {
+	return spKey{m.format, m.rows, m.cols, m.nnz, a.p, a.q, a.v, indexType[I](), dataType[T]()}
 }
 
 func destroySp(d cusparse.CusparseSpMatDescr_t) { _ = cusparse.DestroySpMat(constSpMat(d)) }

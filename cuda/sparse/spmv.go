@@ -48,26 +48,28 @@ func SpMV[T Scalar, I Index](h *Handle, op Op, alpha T, a *Matrix[T, I], x *cuda
 		if m == 0 {
 			return nil // no output: nothing for cuSPARSE to do
 		}
-		A, err := a.descr(name, ap)
+		c := &h.sh.cache
+		c.trim()
+		ak := a.key(ap)
+		A, err := c.spMat(ak, func() (cusparse.CusparseSpMatDescr_t, error) { return a.descr(name, ap) })
 		if err != nil {
 			return err
 		}
-		defer destroySp(A)
-		X, err := dnVec[T](name, k, xp)
+		X, err := c.dnVec(vecKey[T](k, xp), func() (cusparse.CusparseDnVecDescr_t, error) { return dnVec[T](name, k, xp) })
 		if err != nil {
 			return err
 		}
-		defer destroyDnVec(X)
-		Y, err := dnVec[T](name, m, yp)
+		Y, err := c.dnVec(vecKey[T](m, yp), func() (cusparse.CusparseDnVecDescr_t, error) { return dnVec[T](name, m, yp) })
 		if err != nil {
 			return err
 		}
-		defer destroyDnVec(Y)
 		pa, pb := unsafe.Pointer(&alpha), unsafe.Pointer(&beta)
 		alg := cusparse.CUSPARSE_SPMV_ALG_DEFAULT
-		var size uint64
-		if err := cusparse.SpMV_bufferSize(raw, op.raw(), pa, constSpMat(A), constDnVec(X), pb, Y, dataType[T](), alg, &size); err != nil {
-			return check(name, "cusparseSpMV_bufferSize", err)
+		size, err := c.bufferSize(sizeKey{sp: ak, op: op}, func(size *uint64) error {
+			return check(name, "cusparseSpMV_bufferSize", cusparse.SpMV_bufferSize(raw, op.raw(), pa, constSpMat(A), constDnVec(X), pb, Y, dataType[T](), alg, size))
+		})
+		if err != nil {
+			return err
 		}
 		w, err := h.workspace(s, int(size))
 		if err != nil {
@@ -118,27 +120,29 @@ func SpMM[T Scalar, I Index](h *Handle, op Op, alpha T, a *Matrix[T, I], b *Dens
 		if m == 0 || c.cols == 0 {
 			return nil // no output: nothing for cuSPARSE to do
 		}
-		A, err := a.descr(name, ap)
+		cache := &h.sh.cache
+		cache.trim()
+		ak := a.key(ap)
+		A, err := cache.spMat(ak, func() (cusparse.CusparseSpMatDescr_t, error) { return a.descr(name, ap) })
 		if err != nil {
 			return err
 		}
-		defer destroySp(A)
-		B, err := b.descr(name, bp)
+		B, err := cache.dnMat(b.key(bp), func() (cusparse.CusparseDnMatDescr_t, error) { return b.descr(name, bp) })
 		if err != nil {
 			return err
 		}
-		defer destroyDnMat(B)
-		C, err := c.descr(name, cp)
+		C, err := cache.dnMat(c.key(cp), func() (cusparse.CusparseDnMatDescr_t, error) { return c.descr(name, cp) })
 		if err != nil {
 			return err
 		}
-		defer destroyDnMat(C)
 		pa, pb := unsafe.Pointer(&alpha), unsafe.Pointer(&beta)
 		alg := cusparse.CUSPARSE_SPMM_ALG_DEFAULT
 		n := cusparse.CUSPARSE_OPERATION_NON_TRANSPOSE
-		var size uint64
-		if err := cusparse.SpMM_bufferSize(raw, op.raw(), n, pa, constSpMat(A), constDnMat(B), pb, C, dataType[T](), alg, &size); err != nil {
-			return check(name, "cusparseSpMM_bufferSize", err)
+		size, err := cache.bufferSize(sizeKey{spmm: true, sp: ak, op: op, cols: c.cols, order: c.order, ldB: b.ld, ldC: c.ld}, func(size *uint64) error {
+			return check(name, "cusparseSpMM_bufferSize", cusparse.SpMM_bufferSize(raw, op.raw(), n, pa, constSpMat(A), constDnMat(B), pb, C, dataType[T](), alg, size))
+		})
+		if err != nil {
+			return err
 		}
 		w, err := h.workspace(s, int(size))
 		if err != nil {
