@@ -14,7 +14,10 @@
 # GEMM_TYPES (of f32, tf32, bf16, bf16lt, fp8: all by default; bf16lt and
 # fp8 are cuBLASLt from C and from Go, and need libcublasLt too),
 # GEMM_SAMPLES and GEMM_MS, when set, go to both. IMPLS, when
-# set, replaces the list of entries (e.g. IMPLS="gemm torch-gemm").
+# set, replaces the list of entries (e.g. IMPLS="gemm torch-gemm"); the
+# entry sparse, cuSPARSE's SpMV and SpMM from C, the raw bindings and
+# cuda/sparse in one process (gobench -impl sparse, its library found as
+# gemm's is), runs only when IMPLS names it.
 set -euo pipefail
 BIN=${BIN:-.gpu/bench}
 ROUNDS=${ROUNDS:-5}
@@ -46,6 +49,7 @@ run_impl() {
 	nvrtc) "$BIN/gobench" -impl nvrtc ;;
 	gemm) "$BIN/gobench" -impl gemm ${gemm_flags[@]+"${gemm_flags[@]}"} ;;
 	torch-gemm) "$TORCH_PYTHON" bench/python/gemm.py ${torch_flags[@]+"${torch_flags[@]}"} ;;
+	sparse) "$BIN/gobench" -impl sparse ;;
 	esac
 }
 echo "# $(date -u +%FT%TZ) $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader)"

@@ -181,7 +181,7 @@ func memRaw(m *cuda.DeviceMemory) cu.CUdeviceptr {
 // then -sparse-samples rounds of one sample per implementation (n calls
 // back to back, timed by CUDA events), the order rotating every round. It
 // prints a RESULT line per implementation and case (the median GPU time
-// per call), an INFO line with the host time per call, and a SPARSE line
+// per call, in ns/op, so that bench/report's table divides them), an INFO line with the host time per call, and a SPARSE line
 // per implementation after the first: the median of its per-round time
 // ratio to the first's.
 func runSparse() {
@@ -254,7 +254,7 @@ func runSparse() {
 				}
 			}
 			for i, im := range sparseImpls {
-				fmt.Printf("RESULT impl=%s op=%s value=%.3f unit=us\n", im.name, caseName, median(us[i]))
+				fmt.Printf("RESULT impl=%s op=%s value=%.1f unit=ns/op\n", im.name, caseName, median(us[i])*1e3)
 			}
 			for i, im := range sparseImpls {
 				fmt.Printf("INFO sparse op=%s impl=%s host_us_per_call=%.2f gpu_us_per_call=%.2f\n", caseName, im.name, host[i]*1e6, median(us[i]))
