@@ -68,11 +68,11 @@
 // Each operation is queued on the handle's stream and returns when it is
 // queued: synchronize the stream, or copy on it, to see the results.
 // SpMV and SpMM run in a workspace the handle keeps, allocated from the
-// stream's memory pool in stream order (cuMemAllocAsync), grown to the
-// largest size cuSPARSE asks for and freed by the last Close: every call
-// on a handle is queued on its one stream, so a call's workspace is free
-// for the next call in stream order, and products cost no allocation once
-// it is large enough. SpGEMM's steps allocate their buffers, and C's
+// stream's memory pool in stream order (cuMemAllocAsync), grown (at least
+// twofold) to the largest size cuSPARSE asks for and freed by the last
+// Close: every call on a handle is queued on its one stream, so a call's
+// workspace is free for the next call in stream order, and products cost
+// no allocation once it is large enough. SpGEMM's steps allocate their buffers, and C's
 // Slices, on the stream in stream order, and free the buffers in stream
 // order once the last step is queued: their sizes are known only after
 // the steps before them, and they are not needed again. A
@@ -81,7 +81,13 @@
 //
 // SpGEMM waits for the handle's stream: cuSPARSE's compute step learns
 // the product's number of entries on the host. The other operations do
-// not wait, and may be captured into a graph.
+// not wait, and may be captured into a graph once they need no new
+// memory: a product whose workspace the handle has, a solve whose
+// analysis the solver has made. Make each call once before the capture;
+// one that would allocate while its stream captures is refused, saying
+// so. As graphs may use them, workspaces the handle outgrows are kept
+// until its last Close, after which no graph captured from its calls may
+// be launched.
 //
 // # Errors
 //

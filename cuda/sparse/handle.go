@@ -25,13 +25,15 @@ type Handle struct {
 type shared struct {
 	// mu serializes the calls on the handle: cuSPARSE keeps per-handle
 	// state on the host and does not promise it to two threads at once.
-	// It also guards work.
+	// It also guards work, retired and cache.
 	mu sync.Mutex
 	// work is the workspace of SpMV and SpMM, grown to the largest size
-	// asked for and kept until the handle is destroyed: every call on the
-	// handle is queued on its one stream, so a call's workspace is free
-	// again for the next in stream order.
-	work *cuda.DeviceMemory
+	// asked for: every call on the handle is queued on its one stream, so
+	// a call's workspace is free again for the next in stream order. A
+	// workspace outgrown is retired, not freed, until the handle is
+	// destroyed: a graph captured from the stream may still use it.
+	work    *cuda.DeviceMemory
+	retired []*cuda.DeviceMemory
 	// cache keeps SpMV's and SpMM's descriptors and workspace sizes.
 	cache descrCache
 }
@@ -72,12 +74,16 @@ func New(s *cuda.Stream) (*Handle, error) {
 		return h, nil
 	}, func(h cusparse.CusparseHandle_t) error {
 		sh.cache.drop()
-		var werr error
+		errs := []error{check("Handle.Close", "cusparseDestroy", cusparse.Destroy(h))}
 		if sh.work != nil {
-			werr = sh.work.Close()
+			errs = append(errs, sh.work.Close())
 			sh.work = nil
 		}
-		return errors.Join(check("Handle.Close", "cusparseDestroy", cusparse.Destroy(h)), werr)
+		for _, m := range sh.retired {
+			errs = append(errs, m.Close())
+		}
+		sh.retired = nil
+		return errors.Join(errs...)
 	})
 	if err != nil {
 		return nil, err
@@ -108,28 +114,46 @@ func (h *Handle) call(op string, fn func(raw cusparse.CusparseHandle_t, s *cuda.
 }
 
 // workspace returns at least bytes of the handle's workspace, allocated
-// on s in stream order; nil for 0 bytes. The caller holds sh.mu.
-func (h *Handle) workspace(s *cuda.Stream, bytes int) (*cuda.DeviceMemory, error) {
+// on s in stream order; nil for 0 bytes. The caller holds sh.mu. It grows
+// the workspace at least twofold, so that the retired ones take less
+// than the one in use, and refuses to grow it while s is capturing: the
+// allocation would be the graph's.
+func (h *Handle) workspace(op string, s *cuda.Stream, bytes int) (*cuda.DeviceMemory, error) {
 	if bytes == 0 {
 		return nil, nil
 	}
-	if h.sh.work != nil && h.sh.work.Size() >= bytes {
+	have := 0
+	if h.sh.work != nil {
+		have = h.sh.work.Size()
+	}
+	if have >= bytes {
 		return h.sh.work, nil
 	}
-	m, err := cuda.AllocAsync(s, bytes)
+	if err := notCapturing(op, s, "its workspace of %d bytes is under the %d cuSPARSE asks for", have, bytes); err != nil {
+		return nil, err
+	}
+	m, err := cuda.AllocAsync(s, max(bytes, 2*have))
 	if err != nil {
 		return nil, err
 	}
 	if h.sh.work != nil {
-		// Freed on the stream after the work queued before: that work
-		// may still be using it.
-		if err := h.sh.work.Close(); err != nil {
-			_ = m.Close()
-			return nil, err
-		}
+		h.sh.retired = append(h.sh.retired, h.sh.work)
 	}
 	h.sh.work = m
 	return m, nil
+}
+
+// notCapturing refuses an allocation while s captures a graph, saying
+// why one is needed.
+func notCapturing(op string, s *cuda.Stream, why string, args ...any) error {
+	capturing, err := s.IsCapturing()
+	if err != nil {
+		return err
+	}
+	if capturing {
+		return invalid(op, "the stream is capturing a graph, and "+why+": make the call once before the capture", args...)
+	}
+	return nil
 }
 
 // Clone returns another handle to the same cuSPARSE handle, to be closed

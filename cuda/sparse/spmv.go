@@ -71,7 +71,7 @@ func SpMV[T Scalar, I Index](h *Handle, op Op, alpha T, a *Matrix[T, I], x *cuda
 		if err != nil {
 			return err
 		}
-		w, err := h.workspace(s, int(size))
+		w, err := h.workspace(name, s, int(size))
 		if err != nil {
 			return err
 		}
@@ -144,7 +144,7 @@ func SpMM[T Scalar, I Index](h *Handle, op Op, alpha T, a *Matrix[T, I], b *Dens
 		if err != nil {
 			return err
 		}
-		w, err := h.workspace(s, int(size))
+		w, err := h.workspace(name, s, int(size))
 		if err != nil {
 			return err
 		}

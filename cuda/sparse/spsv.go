@@ -220,6 +220,9 @@ func (t *TriangularSolver[T, I]) SolveDense(alpha T, b, c *Dense[T]) error {
 			return err
 		}
 		if t.sm != nil && (t.sm.cols != c.cols || t.sm.order != c.order) {
+			if err := notCapturing(name, s, "B and C of %d columns %v need a new analysis (the last was of %d %v)", c.cols, c.order, t.sm.cols, t.sm.order); err != nil {
+				return err
+			}
 			if err := t.sm.destroy(s); err != nil {
 				return err
 			}
@@ -282,6 +285,9 @@ func analyze(name string, s *cuda.Stream, fn string, size func(*uint64) error, r
 	var n uint64
 	if err := size(&n); err != nil {
 		return nil, check(name, fn+"_bufferSize", err)
+	}
+	if err := notCapturing(name, s, "the first solve of a kind allocates the buffer of its analysis"); err != nil {
+		return nil, err
 	}
 	// At least a few bytes: cuSPARSE reads a NULL buffer as none given.
 	buf, err := cuda.AllocAsync(s, max(int(n), 8))
