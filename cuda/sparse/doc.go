@@ -59,8 +59,8 @@
 // keyed by everything a descriptor holds (format, shape, addresses,
 // types): a loop of products on the same operands makes no descriptor
 // after its first call, as a C program that makes them once. The cache is
-// bounded (the descriptors of about the last 64 operands of each kind)
-// and destroyed with the handle. SpGEMM's and the solvers' descriptors
+// bounded (emptied when it holds 64 descriptors of a kind) and destroyed
+// with the handle. SpGEMM's and the solvers' descriptors
 // are their own.
 //
 // # Work and memory
@@ -72,12 +72,12 @@
 // twofold) to the largest size cuSPARSE asks for and freed by the last
 // Close: every call on a handle is queued on its one stream, so a call's
 // workspace is free for the next call in stream order, and products cost
-// no allocation once it is large enough. SpGEMM's steps allocate their buffers, and C's
-// Slices, on the stream in stream order, and free the buffers in stream
-// order once the last step is queued: their sizes are known only after
-// the steps before them, and they are not needed again. A
-// TriangularSolver keeps the analysis buffer of its matrix until its
-// Close, as cuSPARSE needs it for every solve.
+// no allocation once it is large enough. SpGEMM's steps allocate their
+// buffers, and C's Slices, on the stream in stream order, and free the
+// buffers in stream order once the last step is queued: their sizes are
+// known only after the steps before them, and they are not needed again.
+// A TriangularSolver keeps the analysis buffers of its matrix until its
+// Close, as cuSPARSE needs them for every solve.
 //
 // SpGEMM waits for the handle's stream: cuSPARSE's compute step learns
 // the product's number of entries on the host. The other operations do
