@@ -36,6 +36,8 @@ type spKey struct {
 	p, q, v         cu.CUdeviceptr
 	index           cusparse.CusparseIndexType_t
 	value           libtypes.CudaDataType
+	rbs, cbs        int
+	border          Order
 }
 
 // dnKey is a dense matrix's or vector's (cols 1, order ColMajor).

@@ -20,7 +20,8 @@
 // A Matrix[T, I] describes a sparse matrix over three Slices of device
 // memory that stay the caller's: NewCSR (row offsets, column indices,
 // values), NewCSC (column offsets, row indices, values) and NewCOO (row
-// indices, column indices, values), indices from 0. T is float32,
+// indices, column indices, values), and from CUDA 12 on NewBSR (CSR of
+// dense blocks, for SpMV), indices from 0. T is float32,
 // float64, complex64 or complex128; I is int32 or int64. A Dense[T]
 // describes a dense matrix in a Slice, column-major or row-major, packed
 // (NewDense) or with a leading dimension (NewDenseLD). A dense vector is a

@@ -28,6 +28,9 @@ type Matrix[T Scalar, I Index] struct {
 	// owned: the Slices are the matrix's own (SpGEMM's result), closed
 	// by Close.
 	owned bool
+	// BSR's blocks: rbs×cbs values each, in border; nnz counts blocks.
+	rbs, cbs int
+	border   Order
 }
 
 // NewCSR describes a rows×cols matrix in compressed sparse rows:
@@ -53,6 +56,52 @@ func NewCSC[T Scalar, I Index](rows, cols int, colOffsets, rowIndices *cuda.Slic
 // elements. cuSPARSE wants the entries sorted by row.
 func NewCOO[T Scalar, I Index](rows, cols int, rowIndices, colIndices *cuda.Slice[I], values *cuda.Slice[T]) (*Matrix[T, I], error) {
 	return newMatrix("NewCOO", COO, rows, cols, rowIndices, colIndices, values)
+}
+
+// NewBSR describes a matrix of blockRows×blockCols blocks, each of
+// rowBlock×colBlock values, in blocked compressed sparse rows (cuSPARSE's
+// BSR, from CUDA 12 on): rowOffsets has blockRows+1 elements, colIndices
+// one block column per stored block, and values the rowBlock·colBlock
+// values of each stored block in turn, each block in the given order.
+// The matrix is blockRows·rowBlock × blockCols·colBlock, and NNZ counts
+// its blocks. SpMV takes it (cuSPARSE's other generic operations do not,
+// and are refused here).
+func NewBSR[T Scalar, I Index](blockRows, blockCols, rowBlock, colBlock int, order Order, rowOffsets, colIndices *cuda.Slice[I], values *cuda.Slice[T]) (*Matrix[T, I], error) {
+	const op = "NewBSR"
+	if !bsrAvailable {
+		return nil, invalid(op, "cuSPARSE's generic API has BSR matrices from CUDA 12 on; these bindings are of CUDA %d", cusparse.HeaderVersion())
+	}
+	names := arrayNames[BSR]
+	for _, a := range []struct {
+		name string
+		mem  cuda.Memory
+		nil  bool
+	}{{names[0], rowOffsets, rowOffsets == nil}, {names[1], colIndices, colIndices == nil}, {"values", values, values == nil}} {
+		if a.nil || a.mem.Context().Raw() == 0 {
+			return nil, fmt.Errorf("sparse: %s: %s: %w", op, a.name, cuda.ErrClosed)
+		}
+	}
+	if order != ColMajor && order != RowMajor {
+		return nil, invalid(op, "unknown block order %v", order)
+	}
+	if blockRows < 0 || blockCols < 0 || rowBlock < 1 || colBlock < 1 {
+		return nil, invalid(op, "%d×%d blocks of %d×%d", blockRows, blockCols, rowBlock, colBlock)
+	}
+	if blockRows > math.MaxInt32/rowBlock || blockCols > math.MaxInt32/colBlock || colIndices.Len() > math.MaxInt/(rowBlock*colBlock) {
+		return nil, invalid(op, "%d×%d blocks of %d×%d: too large", blockRows, blockCols, rowBlock, colBlock)
+	}
+	nnzb := colIndices.Len()
+	if rowOffsets.Len() != blockRows+1 {
+		return nil, invalid(op, "%s has %d elements, want %d", names[0], rowOffsets.Len(), blockRows+1)
+	}
+	if values.Len() != nnzb*rowBlock*colBlock {
+		return nil, invalid(op, "values has %d elements, want %d: %d blocks of %d×%d", values.Len(), nnzb*rowBlock*colBlock, nnzb, rowBlock, colBlock)
+	}
+	if sizeOf[I]() == 4 && nnzb > math.MaxInt32 {
+		return nil, invalid(op, "%d blocks do not fit int32 indices: use int64", nnzb)
+	}
+	return &Matrix[T, I]{format: BSR, rows: blockRows * rowBlock, cols: blockCols * colBlock, nnz: nnzb, p: rowOffsets, q: colIndices, values: values,
+		rbs: rowBlock, cbs: colBlock, border: order}, nil
 }
 
 func newMatrix[T Scalar, I Index](op string, f Format, rows, cols int, p, q *cuda.Slice[I], values *cuda.Slice[T]) (*Matrix[T, I], error) {
@@ -93,6 +142,7 @@ var arrayNames = [...][2]string{
 	CSR: {"row offsets", "column indices"},
 	CSC: {"column offsets", "row indices"},
 	COO: {"row indices", "column indices"},
+	BSR: {"block row offsets", "block column indices"},
 }
 
 // Format returns the matrix's format.
@@ -104,13 +154,23 @@ func (m *Matrix[T, I]) Rows() int { return m.rows }
 // Cols returns the number of columns.
 func (m *Matrix[T, I]) Cols() int { return m.cols }
 
-// NNZ returns the number of stored entries.
+// NNZ returns the number of stored entries; of stored blocks for BSR.
 func (m *Matrix[T, I]) NNZ() int { return m.nnz }
+
+// BlockSize returns the rows and columns of a BSR matrix's blocks, and
+// their order; 1, 1 and RowMajor for the other formats.
+func (m *Matrix[T, I]) BlockSize() (rows, cols int, order Order) {
+	if m.format != BSR {
+		return 1, 1, RowMajor
+	}
+	return m.rbs, m.cbs, m.border
+}
 
 // Arrays returns the matrix's Slices: for CSR the row offsets, the
 // column indices and the values; for CSC the column offsets, the row
 // indices and the values; for COO the row indices, the column indices
-// and the values. They are the matrix's own when SpGEMM made it: Close
+// and the values; for BSR the block row offsets, the block column
+// indices and the blocks' values. They are the matrix's own when SpGEMM made it: Close
 // closes them then.
 func (m *Matrix[T, I]) Arrays() (*cuda.Slice[I], *cuda.Slice[I], *cuda.Slice[T]) {
 	return m.p, m.q, m.values
@@ -159,6 +219,9 @@ func (m *Matrix[T, I]) descr(op string, a ptrs) (cusparse.CusparseSpMatDescr_t, 
 	case CSC:
 		fn = "cusparseCreateCsc"
 		err = cusparse.CreateCsc(&d, int64(m.rows), int64(m.cols), int64(m.nnz), devPtr(a.p), devPtr(a.q), devPtr(a.v), it, it, base, vt)
+	case BSR:
+		fn = "cusparseCreateBsr"
+		err = createBsr(&d, int64(m.rows/m.rbs), int64(m.cols/m.cbs), int64(m.nnz), int64(m.rbs), int64(m.cbs), devPtr(a.p), devPtr(a.q), devPtr(a.v), it, vt, m.border.raw())
 	default:
 		fn = "cusparseCreateCoo"
 		err = cusparse.CreateCoo(&d, int64(m.rows), int64(m.cols), int64(m.nnz), devPtr(a.p), devPtr(a.q), devPtr(a.v), it, base, vt)
@@ -168,7 +231,7 @@ func (m *Matrix[T, I]) descr(op string, a ptrs) (cusparse.CusparseSpMatDescr_t, 
 
 // key is what m's descriptor at addresses a holds, for descrCache.
 func (m *Matrix[T, I]) key(a ptrs) spKey {
-	return spKey{m.format, m.rows, m.cols, m.nnz, a.p, a.q, a.v, indexType[I](), dataType[T]()}
+	return spKey{m.format, m.rows, m.cols, m.nnz, a.p, a.q, a.v, indexType[I](), dataType[T](), m.rbs, m.cbs, m.border}
 }
 
 func destroySp(d cusparse.CusparseSpMatDescr_t) { _ = cusparse.DestroySpMat(constSpMat(d)) }

@@ -97,6 +97,9 @@ func SpMM[T Scalar, I Index](h *Handle, op Op, alpha T, a *Matrix[T, I], b *Dens
 	if b == nil || c == nil {
 		return fmt.Errorf("sparse: %s: nil dense matrix: %w", name, cuda.ErrClosed)
 	}
+	if a.format == BSR {
+		return invalid(name, "A is BSR: SpMM takes CSR, CSC and COO matrices here")
+	}
 	mems = append(mems, namedMemory{"B", b.data}, namedMemory{"C", c.data})
 	if err := open(name, mems...); err != nil {
 		return err

@@ -75,9 +75,12 @@ const (
 	// COO is coordinates: the row index, column index and value of each
 	// entry.
 	COO
+	// BSR is blocked compressed sparse rows: CSR of dense blocks, each
+	// stored whole in row-major or column-major order.
+	BSR
 )
 
-var formatNames = [...]string{CSR: "CSR", CSC: "CSC", COO: "COO"}
+var formatNames = [...]string{CSR: "CSR", CSC: "CSC", COO: "COO", BSR: "BSR"}
 
 func (f Format) String() string {
 	if f >= 0 && int(f) < len(formatNames) {

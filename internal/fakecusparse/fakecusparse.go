@@ -16,15 +16,17 @@
 //     cusparseGetStream, cusparseGetVersion and cusparseGetProperty (the
 //     version is FAKECUSPARSE_VERSION, as CUSPARSE_VERSION spells it; Setup
 //     sets the bindings' CUSPARSE_VERSION);
-//   - descriptors: cusparseCreateCsr, cusparseCreateCsc, cusparseCreateCoo
-//     (32- and 64-bit indices, base zero or one), cusparseDestroySpMat,
+//   - descriptors: cusparseCreateCsr, cusparseCreateCsc, cusparseCreateCoo,
+//     cusparseCreateBsr (blocks of any shape, in either order; 32- and
+//     64-bit indices, base zero or one), cusparseDestroySpMat,
 //     cusparseSpMatGetSize, cusparseCsrSetPointers,
 //     cusparseSpMatSetAttribute (fill mode and diagonal type),
 //     cusparseCreateDnVec, cusparseDestroyDnVec, cusparseCreateDnMat
 //     (column or row order) and cusparseDestroyDnMat, with float32,
 //     float64, complex64 and complex128 values;
 //   - cusparseSpMV and cusparseSpMM with their bufferSize calls, every
-//     operation on A (and on B), every format above;
+//     operation on A (and on B), every format above (cuSPARSE's SpMM takes
+//     no BSR: cuda/sparse refuses it before the call);
 //   - cusparseSpGEMM_createDescr, _destroyDescr, _workEstimation,
 //     _compute and _copy for CSR operands, not transposed: C = alpha·A·B
 //     with each row's columns in increasing order;
@@ -50,7 +52,9 @@
 // (complex) precision and rounded once, in the order of the matrix's
 // entries; a GPU sums in the compute type in an order of its own, so
 // results agree within the rounding of the sum. Malformed index arrays
-// are reported on standard error and leave the output as it was, where
+// (offsets that do not run from 0 to the number of entries, indices
+// outside the matrix) are reported on standard error and leave the
+// output as it was, where
 // a GPU's result is undefined. Every other function of cusparse.h is
 // absent, so a call of it gets an error matching
 // cusparse.ErrMissingFunction.

@@ -21,7 +21,7 @@ static cusparseStatus_t create_sp(const char *fn, struct spmat **out, int format
 	struct spmat *m = calloc(1, sizeof *m);
 	if (m == NULL)
 		return fail(CUSPARSE_STATUS_ALLOC_FAILED, "%s: out of host memory", fn);
-	*m = (struct spmat){format, rows, cols, nnz, p, q, values, ptype, qtype, base, vtype, FILL_LOWER, DIAG_NON_UNIT};
+	*m = (struct spmat){format, rows, cols, nnz, p, q, values, ptype, qtype, base, vtype, FILL_LOWER, DIAG_NON_UNIT, 1, 1, ORDER_ROW};
 	reg_add(K_SPMAT, m);
 	*out = m;
 	return CUSPARSE_STATUS_SUCCESS;
@@ -41,6 +41,22 @@ EXPORT cusparseStatus_t cusparseCreateCoo(struct spmat **out, int64_t rows, int6
                                           void *values, int itype, int base, int vtype) {
 	return create_sp("cusparseCreateCoo", out, FMT_COO, rows, cols, nnz, rowind, colind, values, itype, itype, base, vtype);
 }
+
+EXPORT cusparseStatus_t cusparseCreateBsr(struct spmat **out, int64_t brows, int64_t bcols, int64_t bnnz, int64_t rbs, int64_t cbs, void *offsets,
+                                          void *colind, void *values, int otype, int ctype, int base, int vtype, int order) {
+	const char *fn = "cusparseCreateBsr";
+	if (rbs < 1 || cbs < 1 || brows < 0 || bcols < 0 || (order != ORDER_ROW && order != ORDER_COL))
+		return fail(CUSPARSE_STATUS_INVALID_VALUE, "%s: blocks of %lld×%lld in order %d", fn, (long long)rbs, (long long)cbs, order);
+	cusparseStatus_t r = create_sp(fn, out, FMT_BSR, brows * rbs, bcols * cbs, bnnz, offsets, colind, values, otype, ctype, base, vtype);
+	if (r == CUSPARSE_STATUS_SUCCESS) {
+		(*out)->rbs = rbs;
+		(*out)->cbs = cbs;
+		(*out)->border = order;
+	}
+	return r;
+}
+
+int64_t spmat_values(const struct spmat *m) { return m->nnz * m->rbs * m->cbs; }
 
 EXPORT cusparseStatus_t cusparseDestroySpMat(struct spmat *m) {
 	if (!reg_del(K_SPMAT, m))
@@ -153,6 +169,9 @@ static void spmat_arrays(const struct spmat *m, int64_t *np, int64_t *nq) {
 	case FMT_CSR:
 		*np = m->rows + 1;
 		break;
+	case FMT_BSR:
+		*np = m->rows / m->rbs + 1;
+		break;
 	case FMT_CSC:
 		*np = m->cols + 1;
 		break;
@@ -169,7 +188,7 @@ cusparseStatus_t spmat_check(const char *fn, const char *name, const struct spma
 	if (r == CUSPARSE_STATUS_SUCCESS)
 		r = check_range(fn, name, m->q, (size_t)nq * index_size(m->qtype));
 	if (r == CUSPARSE_STATUS_SUCCESS)
-		r = check_range(fn, name, m->values, (size_t)m->nnz * type_size(m->vtype));
+		r = check_range(fn, name, m->values, (size_t)spmat_values(m) * type_size(m->vtype));
 	return r;
 }
 
@@ -178,7 +197,7 @@ void spmat_note(const struct spmat *m) {
 	spmat_arrays(m, &np, &nq);
 	note(m->p, (size_t)np * index_size(m->ptype), 0);
 	note(m->q, (size_t)nq * index_size(m->qtype), 0);
-	note(m->values, (size_t)m->nnz * type_size(m->vtype), 0);
+	note(m->values, (size_t)spmat_values(m) * type_size(m->vtype), 0);
 }
 
 void triplets_free(struct triplets *t) {
@@ -188,9 +207,33 @@ void triplets_free(struct triplets *t) {
 	*t = (struct triplets){0};
 }
 
+// bsr_triplets expands m's blocks, every value of each (zeros too).
+static int bsr_triplets(const struct spmat *m, struct triplets *t) {
+	int64_t b = m->base, brows = m->rows / m->rbs, bs = m->rbs * m->cbs;
+	for (int64_t i = 0; i < brows; i++) {
+		int64_t lo = load_index(m->p, m->ptype, i) - b, hi = load_index(m->p, m->ptype, i + 1) - b;
+		if (lo < 0 || hi > m->nnz || lo > hi) {
+			run_error("offsets %lld to %lld of block row %lld lie outside the %lld blocks", (long long)lo, (long long)hi, (long long)i,
+			          (long long)m->nnz);
+			return -1;
+		}
+		for (int64_t k = lo; k < hi; k++) {
+			int64_t j = load_index(m->q, m->qtype, k) - b;
+			for (int64_t r = 0; r < m->rbs; r++)
+				for (int64_t c = 0; c < m->cbs; c++) {
+					int64_t e = k * bs + r * m->cbs + c;
+					t->r[e] = i * m->rbs + r;
+					t->c[e] = j * m->cbs + c;
+					t->v[e] = load(m->values, m->vtype, k * bs + (m->border == ORDER_ROW ? r * m->cbs + c : r + c * m->rbs));
+				}
+		}
+	}
+	return 0;
+}
+
 int triplets_of(const struct spmat *m, struct triplets *t) {
 	*t = (struct triplets){0};
-	int64_t n = m->nnz;
+	int64_t n = spmat_values(m);
 	t->r = malloc((size_t)(n ? n : 1) * sizeof *t->r);
 	t->c = malloc((size_t)(n ? n : 1) * sizeof *t->c);
 	t->v = malloc((size_t)(n ? n : 1) * sizeof *t->v);
@@ -200,7 +243,23 @@ int triplets_of(const struct spmat *m, struct triplets *t) {
 		return -1;
 	}
 	int64_t b = m->base;
-	if (m->format == FMT_COO) {
+	if (m->format != FMT_COO) {
+		// The offsets must end at the number of entries (or blocks), or
+		// some would be in no row.
+		int64_t outer = m->format == FMT_CSR ? m->rows : m->format == FMT_CSC ? m->cols : m->rows / m->rbs;
+		int64_t end = load_index(m->p, m->ptype, outer) - b, first = load_index(m->p, m->ptype, 0) - b;
+		if (first != 0 || end != m->nnz) {
+			run_error("the offsets run from %lld to %lld, not from 0 to the %lld entries", (long long)first, (long long)end, (long long)m->nnz);
+			triplets_free(t);
+			return -1;
+		}
+	}
+	if (m->format == FMT_BSR) {
+		if (bsr_triplets(m, t) != 0) {
+			triplets_free(t);
+			return -1;
+		}
+	} else if (m->format == FMT_COO) {
 		for (int64_t k = 0; k < n; k++) {
 			t->r[k] = load_index(m->p, m->ptype, k) - b;
 			t->c[k] = load_index(m->q, m->qtype, k) - b;
@@ -229,7 +288,8 @@ int triplets_of(const struct spmat *m, struct triplets *t) {
 			triplets_free(t);
 			return -1;
 		}
-		t->v[k] = load(m->values, m->vtype, k);
+		if (m->format != FMT_BSR)
+			t->v[k] = load(m->values, m->vtype, k);
 	}
 	t->n = n;
 	return 0;

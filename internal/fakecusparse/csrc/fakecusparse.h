@@ -25,7 +25,7 @@ enum {
 };
 
 enum { OP_N = 0, OP_T = 1, OP_C = 2 };
-enum { FMT_CSR = 1, FMT_CSC = 2, FMT_COO = 3 };
+enum { FMT_CSR = 1, FMT_CSC = 2, FMT_COO = 3, FMT_BSR = 6 };
 enum { IDX_32I = 2, IDX_64I = 3 };
 enum { BASE_ZERO = 0, BASE_ONE = 1 };
 enum { ORDER_COL = 1, ORDER_ROW = 2 };
@@ -49,7 +49,10 @@ struct handle {
 
 // A sparse matrix descriptor. For CSR p is the row offsets and q the
 // column indices; for CSC p the column offsets and q the row indices; for
-// COO p the row indices and q the column indices.
+// COO p the row indices and q the column indices; for BSR p the block
+// row offsets and q the block column indices, nnz counting blocks of
+// rbs×cbs values each in border (ORDER_ROW or ORDER_COL), rows and cols
+// counting elements.
 struct spmat {
 	int format;
 	int64_t rows, cols, nnz;
@@ -57,7 +60,12 @@ struct spmat {
 	int ptype, qtype; // index types
 	int base, vtype;
 	int fill, diag;
+	int64_t rbs, cbs;
+	int border;
 };
+
+// spmat_values is how many values m's values array holds.
+int64_t spmat_values(const struct spmat *m);
 
 struct dnvec {
 	int64_t size;
