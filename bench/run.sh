@@ -17,7 +17,10 @@
 # set, replaces the list of entries (e.g. IMPLS="gemm torch-gemm"). The
 # entry solver, in no default list, times cuSOLVER's getrf, potrf and
 # syevd from C and from Go in one process (gobench -impl solver; its
-# cuSOLVER is found as cuBLAS is, or in GOCUDA_LIBCUSOLVER).
+# cuSOLVER is found as cuBLAS is, or in GOCUDA_LIBCUSOLVER). The entry
+# sparse, also in no default list, times cuSPARSE's SpMV and SpMM from C,
+# the raw bindings and cuda/sparse (gobench -impl sparse, its library
+# found as gemm's is).
 set -euo pipefail
 BIN=${BIN:-.gpu/bench}
 ROUNDS=${ROUNDS:-5}
@@ -50,6 +53,7 @@ run_impl() {
 	gemm) "$BIN/gobench" -impl gemm ${gemm_flags[@]+"${gemm_flags[@]}"} ;;
 	solver) "$BIN/gobench" -impl solver ;;
 	torch-gemm) "$TORCH_PYTHON" bench/python/gemm.py ${torch_flags[@]+"${torch_flags[@]}"} ;;
+	sparse) "$BIN/gobench" -impl sparse ;;
 	esac
 }
 echo "# $(date -u +%FT%TZ) $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader)"

@@ -4,12 +4,15 @@
 // NVRTC from C and from Go, needs no GPU and takes no PTX file. -impl gemm
 // times cuBLAS and cuBLASLt GEMMs called from C and from Go (gemm.go,
 // gemmlt.go, gemmblas.go) and takes no PTX file either; -impl solver
-// does the same for cuSOLVER's getrf, potrf and syevd (solver.go).
+// does the same for cuSOLVER's getrf, potrf and syevd (solver.go), and
+// -impl sparse for cuSPARSE's SpMV and SpMM (sparse.go), against the raw
+// bindings and packages cuda/solver and cuda/sparse.
 //
 //	go run ./bench/gobench -impl raw bench/kernels/empty.ptx
 //	GOCUDA_LIBNVRTC=/path/to/libnvrtc.so.12 go run ./bench/gobench -impl nvrtc
 //	go run -tags cuda13000 ./bench/gobench -impl gemm -gemm-sizes 4096
 //	go run -tags cuda13000 ./bench/gobench -impl solver -solver-sizes 1024,4096
+//	go run -tags cuda13000 ./bench/gobench -impl sparse -sparse-rows 4096,1048576
 package main
 
 /*
@@ -43,7 +46,7 @@ var errNotDone = errors.New("event not done after synchronize")
 
 var cpuProfile = flag.String("cpuprofile", "", "write a CPU profile of the run to this file")
 
-var impl = flag.String("impl", "raw", "raw (package cu), cuda (package cuda), pair (cuda against raw, interleaved), overhead (raw against a C loop in the same process, interleaved), bindcost (what binding a context costs in the driver and in package cuda), alloc (what the one allocation of a new handle adds to a stream's and an event's create+destroy), nvrtc (an NVRTC compile from C, the raw bindings and cuda/nvrtc, interleaved; no PTX file) gocopy (stream-ordered copies of Go slices against a page-locked staging loop and the driver's pageable copy, interleaved; no PTX file) gemm (cuBLAS GEMMs from a C loop and from the raw bindings, interleaved; no PTX file; see the -gemm flags) solver (getrf, potrf and syevd solves from a C loop, the raw bindings and cuda/solver, interleaved; no PTX file; see the -solver flags) or concur (N pthreads against N goroutines through the raw bindings and package cuda, in rotating turns; see the -concur flags)")
+var impl = flag.String("impl", "raw", "raw (package cu), cuda (package cuda), pair (cuda against raw, interleaved), overhead (raw against a C loop in the same process, interleaved), bindcost (what binding a context costs in the driver and in package cuda), alloc (what the one allocation of a new handle adds to a stream's and an event's create+destroy), nvrtc (an NVRTC compile from C, the raw bindings and cuda/nvrtc, interleaved; no PTX file) gocopy (stream-ordered copies of Go slices against a page-locked staging loop and the driver's pageable copy, interleaved; no PTX file) gemm (cuBLAS GEMMs from a C loop and from the raw bindings, interleaved; no PTX file; see the -gemm flags) solver (getrf, potrf and syevd solves from a C loop, the raw bindings and cuda/solver, interleaved; no PTX file; see the -solver flags), sparse (cuSPARSE SpMV and SpMM from a C loop, the raw bindings and cuda/sparse, interleaved; no PTX file; see the -sparse flags) or concur (N pthreads against N goroutines through the raw bindings and package cuda, in rotating turns; see the -concur flags)")
 
 func report(op string, v float64, unit string) {
 	fmt.Printf("RESULT impl=go-%s op=%s value=%.3f unit=%s\n", *impl, op, v, unit)
@@ -74,9 +77,9 @@ func main() {
 		fmt.Fprintln(os.Stderr, "gobench: -ops:", err)
 		os.Exit(2)
 	}
-	noPTX := *impl == "nvrtc" || *impl == "gemm" || *impl == "gocopy" || *impl == "solver"
+	noPTX := *impl == "nvrtc" || *impl == "gemm" || *impl == "gocopy" || *impl == "solver" || *impl == "sparse"
 	if flag.NArg() != 1 && !noPTX {
-		fmt.Fprintln(os.Stderr, "usage: gobench [-impl raw|cuda|pair|overhead|bindcost|alloc] empty.ptx | gobench -impl nvrtc | gobench -impl gemm [-gemm-sizes 4096,8192] [-gemm-types f32,tf32,bf16,bf16lt,fp8] [-gemm-samples n] [-gemm-ms ms] | gobench -impl solver [-solver-sizes 256,1024,4096] [-solver-ops getrf,potrf,syevd] [-solver-samples n] [-solver-ms ms]")
+		fmt.Fprintln(os.Stderr, "usage: gobench [-impl raw|cuda|pair|overhead|bindcost|alloc] empty.ptx | gobench -impl nvrtc | gobench -impl gemm [-gemm-sizes 4096,8192] [-gemm-types f32,tf32,bf16,bf16lt,fp8] [-gemm-samples n] [-gemm-ms ms] | gobench -impl solver [-solver-sizes 256,1024,4096] [-solver-ops getrf,potrf,syevd] [-solver-samples n] [-solver-ms ms] | gobench -impl sparse [-sparse-rows 4096,1048576] [-sparse-nnz-per-row 16] [-sparse-spmm-cols 32]")
 		os.Exit(2)
 	}
 	if *cpuProfile != "" {
@@ -97,6 +100,8 @@ func main() {
 		return
 	case "solver":
 		runSolver()
+	case "sparse":
+		runSparse()
 		return
 	}
 	ptx, err := os.ReadFile(flag.Arg(0))

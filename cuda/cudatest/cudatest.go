@@ -19,9 +19,10 @@
 //
 // Setup also points packages cuda/rand and cuda/fft at a fake cuRAND and
 // cuFFT that run on the fake driver, unless GOCUDA_LIBCURAND or
-// GOCUDA_LIBCUFFT names a library (fakerandfft.go), and package
-// cuda/solver at a fake cuSOLVER, unless GOCUDA_LIBCUSOLVER names one
-// (fakesolver.go), and package cuda/gds at a fake cuFile, unless
+// GOCUDA_LIBCUFFT names a library (fakerandfft.go), package cuda/sparse
+// at a fake cuSPARSE unless GOCUDA_LIBCUSPARSE does (fakesparse.go),
+// package cuda/solver at a fake cuSOLVER, unless GOCUDA_LIBCUSOLVER names
+// one (fakesolver.go), and package cuda/gds at a fake cuFile, unless
 // GOCUDA_LIBCUFILE names one (fakecufile.go).
 //
 // Setup is not tied to a test binary: a plain program (a demo, a tool
@@ -207,6 +208,7 @@ func Setup(opts ...Option) (libPath string, err error) {
 	setupFakeSolver()
 	setupFakeCuFile()
 	setupFakeBLAS()
+	setupFakeSparse()
 	lib = l
 	return path, nil
 }
