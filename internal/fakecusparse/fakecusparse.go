@@ -65,15 +65,6 @@ package fakecusparse
 #include <dlfcn.h>
 #include <stdlib.h>
 
-static int fs_is_fake(const char *path) {
-	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-	if (h == NULL)
-		return 0;
-	int fake = dlsym(h, "fakecusparse_marker") != NULL;
-	dlclose(h);
-	return fake;
-}
-
 // fs_live calls fakecusparse_live of the library at path, already
 // loaded; -1 when it is not.
 static long fs_live(const char *path, int kind) {
@@ -107,6 +98,7 @@ import (
 
 	"github.com/gocuda/gocuda/generated/cusparse"
 	"github.com/gocuda/gocuda/internal/cbuild"
+	"github.com/gocuda/gocuda/internal/dynlib"
 )
 
 // VersionEnv names the variable whose value the fake reports as its
@@ -154,14 +146,7 @@ func Setup() (string, error) {
 }
 
 // Is reports whether the library at path is the fake cuSPARSE.
-func Is(path string) bool {
-	if path == "" {
-		return false
-	}
-	cp := C.CString(path)
-	defer C.free(unsafe.Pointer(cp))
-	return C.fs_is_fake(cp) != 0
-}
+func Is(path string) bool { return dynlib.Exports(path, "fakecusparse_marker") }
 
 // Active reports whether generated/cusparse loaded the fake (loading the
 // library if it has not).

@@ -31,8 +31,10 @@ const childEnv = "GOCUDA_LIBTEST_NO_LIBRARY_CHILD"
 // library path names a file that does not exist, and there checks that
 // Version and LibraryPath return the load error: it matches
 // ErrNoLibrary and names the path. A library loads once per process,
-// hence the child. Call it from a test of its own, first.
-func CheckWithoutLibrary(t *testing.T, l Library) {
+// hence the child. Call it from a test of its own, first: it returns true
+// in the child, where the test may check more of the package without its
+// library, and false in the parent once the child has passed.
+func CheckWithoutLibrary(t *testing.T, l Library) (child bool) {
 	t.Helper()
 	nowhere := "/nonexistent/lib" + strings.ToLower(l.Name) + ".so"
 	if os.Getenv(childEnv) == t.Name() {
@@ -44,7 +46,7 @@ func CheckWithoutLibrary(t *testing.T, l Library) {
 		if !errors.Is(err, l.ErrNoLibrary) || path != "" || !strings.Contains(err.Error(), nowhere) {
 			t.Fatalf("LibraryPath() = %q, %v; want \"\" and an error matching ErrNoLibrary naming %s", path, err, nowhere)
 		}
-		return
+		return true
 	}
 	cmd := exec.Command(os.Args[0], "-test.run=^"+t.Name()+"$", "-test.v")
 	cmd.Env = append(os.Environ(), childEnv+"="+t.Name(), l.Env+"="+nowhere)
@@ -55,6 +57,7 @@ func CheckWithoutLibrary(t *testing.T, l Library) {
 	if !strings.Contains(string(out), "--- PASS: "+t.Name()) {
 		t.Fatalf("child did not pass:\n%s", out)
 	}
+	return false
 }
 
 // CheckVersionAndPath checks the installed library, or is Unavailable:
