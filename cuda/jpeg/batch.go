@@ -29,6 +29,9 @@ func (d *Decoder) DecodeBatch(data [][]byte, f Format) ([]*Image, error) {
 		return nil, invalid(op, "unknown format %v", f)
 	}
 	if len(data) == 0 {
+		if d.Stream() == nil {
+			return nil, closedErr(op)
+		}
 		return nil, nil
 	}
 	if len(data) > maxBatch {
