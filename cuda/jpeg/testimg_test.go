@@ -211,8 +211,18 @@ var (
 // channels) for h rows, got's rows pitch bytes apart.
 func compareBytes(t testing.TB, what string, got []byte, pitch int, want []byte, w, h int, tol tolerance) {
 	t.Helper()
+	msg, err := diffBytes(what, got, pitch, want, w, h, tol)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Log(msg)
+}
+
+// diffBytes is compareBytes for any goroutine: an error where got is
+// out of tolerance, else a line saying by how much it differs.
+func diffBytes(what string, got []byte, pitch int, want []byte, w, h int, tol tolerance) (string, error) {
 	if len(got) < (h-1)*pitch+w {
-		t.Fatalf("%s: %d bytes for %d rows of %d, pitch %d", what, len(got), h, w, pitch)
+		return "", fmt.Errorf("%s: %d bytes for %d rows of %d, pitch %d", what, len(got), h, w, pitch)
 	}
 	worst, wx, wy, sum := 0, 0, 0, 0
 	for y := range h {
@@ -229,8 +239,8 @@ func compareBytes(t testing.TB, what string, got []byte, pitch int, want []byte,
 	}
 	mean := float64(sum) / float64(w*h)
 	if worst > tol.maxDiff || mean > tol.meanDiff {
-		t.Fatalf("%s: largest difference %d at byte %d of row %d (got %d, want %d), mean %.3f; tolerance %d and mean %.1f",
+		return "", fmt.Errorf("%s: largest difference %d at byte %d of row %d (got %d, want %d), mean %.3f; tolerance %d and mean %.1f",
 			what, worst, wx, wy, got[wy*pitch+wx], want[wy*w+wx], mean, tol.maxDiff, tol.meanDiff)
 	}
-	t.Logf("%s: largest difference %d, mean %.3f", what, worst, mean)
+	return fmt.Sprintf("%s: largest difference %d, mean %.3f", what, worst, mean), nil
 }
