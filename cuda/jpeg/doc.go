@@ -45,7 +45,7 @@
 // marker FF D8, whole marker segments, a frame header before the first
 // scan, and an end marker FF D9 after it (a file cut short has none).
 // What fails is an error matching ErrBadJPEG, and never reaches the
-// library. nvJPEG's own verdicts are errors too: NVJPEG_STATUS_BAD_JPEG
+// library; Check runs these checks alone, with no GPU. nvJPEG's own verdicts are errors too: NVJPEG_STATUS_BAD_JPEG
 // and NVJPEG_STATUS_INCOMPLETE_BITSTREAM match ErrBadJPEG,
 // NVJPEG_STATUS_JPEG_NOT_SUPPORTED matches ErrUnsupported, and each
 // matches its nvjpeg.NvjpegStatus_t as well:

@@ -102,3 +102,14 @@ func walkHeaders(op string, data []byte) (frame, error) {
 func isSOF(m byte) bool {
 	return m >= 0xC0 && m <= 0xCF && m != 0xC4 && m != 0xC8 && m != 0xCC
 }
+
+// Check runs the checks every call of a Decoder makes on JPEG bytes
+// before nvJPEG sees them (see the package comment), on the host alone:
+// nil for what looks like a whole JPEG, else an error matching ErrBadJPEG
+// (or ErrUnsupported, for a frame whose height a DNL marker gives). It
+// needs no GPU and no library, and does not decode: nvJPEG may still find
+// the data damaged.
+func Check(data []byte) error {
+	_, err := walkHeaders("jpeg.Check", data)
+	return err
+}
