@@ -113,7 +113,7 @@ func (img *Image) checkFor(op string, info Info) error {
 		return invalid(op, "a destination of %d×%d for an image of %d×%d", img.Width, img.Height, info.Width, info.Height)
 	}
 	if len(img.Planes) != len(sizes) {
-		return invalid(op, "a destination of %d plane(s) for format %v, which has %d", len(img.Planes), img.Format, len(sizes))
+		return invalid(op, "%d plane(s) for format %v, which has %d", len(img.Planes), img.Format, len(sizes))
 	}
 	for i, p := range img.Planes {
 		if p.Width != sizes[i][0] || p.Height != sizes[i][1] {
