@@ -31,11 +31,23 @@
 // any pitch), checked against the JPEG's Info first: the format's planes,
 // their sizes, pitches at least a row, slices long enough.
 //
+// # Encoding
+//
+// An Encoder is the other direction, with the same handle rules: Encode
+// compresses an image in device memory, RGBI, BGRI, RGB or BGR (one that
+// Decode made, or the caller's planes), to JPEG bytes on the host, with a
+// quality and a chroma subsampling (EncodeOptions; SubsamplingGray makes
+// a grayscale JPEG). It waits for the encoding before it returns.
+//
+//	e, err := jpeg.NewEncoder(stream)
+//	defer e.Close()
+//	data, err := e.Encode(img, jpeg.EncodeOptions{Quality: 90, Subsampling: jpeg.Subsampling420})
+//
 // # The JPEG bytes
 //
-// nvJPEG reads the JPEG on the host, during the call: the default backend
-// does its Huffman decoding there or copies the bitstream into pinned
-// memory of its own, and the device work it queues reads only that. The
+// nvJPEG takes the JPEG in host memory and reads it on the host during
+// the call: it parses it there, and decodes its Huffman codes there or
+// copies it into pinned buffers of its own for the device. The
 // package passes the caller's []byte for the call's length (DecodeBatch
 // pins the slices' arrays for it, as cgo requires of the pointers it
 // passes) and keeps no reference after it returns: the bytes may be
