@@ -60,7 +60,7 @@ type Info struct {
 	Widths, Heights [4]int
 }
 
-// Info returns the image of a JPEG's size, components and subsampling,
+// Info returns the size, components and subsampling of a JPEG's image,
 // read by nvJPEG from its headers (nvjpegGetImageInfo); no device work.
 // Data that is empty, not a JPEG or cut short is refused before nvJPEG
 // with an error matching ErrBadJPEG.
