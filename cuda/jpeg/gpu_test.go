@@ -261,8 +261,8 @@ func TestDecodeIntoRefusesWrongDestinationsUntouched(t *testing.T) {
 }
 
 // TestDecodeBatchMatchesImageJPEG decodes a mix of sizes and kinds in
-// batches of two lengths and two formats, which set the batch state up
-// again, then the first batch once more.
+// batches of three lengths and three formats, which set the batch state
+// up again, then the first batch once more.
 func TestDecodeBatchMatchesImageJPEG(t *testing.T) {
 	d, _, st := newDecoder(t)
 	samples := allSamples(t)
@@ -282,7 +282,7 @@ func TestDecodeBatchMatchesImageJPEG(t *testing.T) {
 	}{
 		{jpeg.RGBI, indices(len(samples))},
 		{jpeg.RGB, indices(len(samples))[:5]},
-		{jpeg.YUV, colour},
+		{jpeg.Y, colour},
 		{jpeg.RGBI, indices(len(samples))},
 	} {
 		data := make([][]byte, len(run.idx))
