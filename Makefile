@@ -121,7 +121,7 @@ gpu-bin:
 	GOEXPERIMENT=cgocheck2 $(GO) test -c -o $(GPU_BIN)/cuda.cgocheck2.test ./cuda
 	$(GO) build -o $(GPU_BIN)/cudainfo ./cmd/cudainfo
 	@set -e; for e in vectoradd sharedstream graph matmul nvtx; do $(GO) build -o $(GPU_BIN)/ex.$$e ./examples/$$e; done
-	@set -e; for t in $(TAGS); do $(GO) test -c -tags $$t -o $(GPU_BIN)/libgpu.$$t.test ./internal/libgputest; for p in blas rand fft sparse solver gds; do $(GO) test -c -race -tags $$t -o $(GPU_BIN)/$$p.$$t.race.test ./cuda/$$p; done; done
+	@set -e; for t in $(TAGS); do $(GO) test -c -tags $$t -o $(GPU_BIN)/libgpu.$$t.test ./internal/libgputest; for p in blas rand fft sparse solver gds jpeg; do $(GO) test -c -race -tags $$t -o $(GPU_BIN)/$$p.$$t.race.test ./cuda/$$p; done; done
 	$(GO) build -o $(GPU_BIN)/gen ./gen
 	$(GO) build -o $(GPU_BIN)/fetch ./headers/fetch
 
@@ -143,6 +143,7 @@ bench-bin:
 	mkdir -p $(GPU_BIN)/bench
 	$(CC) -O2 -Wall -o $(GPU_BIN)/bench/cbench bench/c/bench.c -ldl
 	$(GO) build -tags "$(BENCH_TAGS)" -o $(GPU_BIN)/bench/gobench ./bench/gobench
+	$(GO) build -tags "$(BENCH_TAGS)" -o $(GPU_BIN)/bench/jpegbench ./bench/jpegbench
 
 ## inference-bin: the inference service of examples/inference, its load generator and its test binary into $(GPU_BIN)/bench (INFERENCE_TAGS: the bindings' CUDA version, that of the GPU machine's toolkit); there, `LD_LIBRARY_PATH=/usr/local/cuda/lib64 bash bench/inference.sh` compares it with bench/python/inference_server.py, and `GOCUDA_TEST_DRIVER=real GOCUDA_TEST_NVRTC=required $(GPU_BIN)/bench/inference.test -test.v` checks it against the CPU
 INFERENCE_TAGS ?= cuda13000
