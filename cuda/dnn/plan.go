@@ -200,28 +200,35 @@ func (st *state) choose(op string, key convKey, p *convPlan, px, pw, py cu.CUdev
 		return check(op, "cudnnGetConvolutionForwardAlgorithm_v7", err)
 	}
 	strict := key.mathType() == cudnn.CUDNN_FMA_MATH
+	var last error
 	for _, r := range perf[:min(int(got), len(perf))] {
 		if r.Status != cudnn.CUDNN_STATUS_SUCCESS || r.Memory > key.wsLimit {
 			continue
 		}
-		if strict && (r.MathType == cudnn.CUDNN_TENSOR_OP_MATH || r.MathType == cudnn.CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION) {
+		// With FMA math asked for, cuDNN reports FMA_MATH results; the
+		// check keeps a float32 convolution off TF32 whatever it reports.
+		if strict && r.MathType != cudnn.CUDNN_FMA_MATH {
 			continue
 		}
-		if !strict {
-			// The algorithm was measured or predicted with this math.
-			if err := cudnn.SetConvolutionMathType(p.conv, r.MathType); err != nil {
-				return check(op, "cudnnSetConvolutionMathType", err)
-			}
+		// cuDNN picks tensor-core kernels or not by the algorithm and the
+		// descriptor's math type together: the one the result was
+		// predicted or measured with.
+		if err := cudnn.SetConvolutionMathType(p.conv, r.MathType); err != nil {
+			return check(op, "cudnnSetConvolutionMathType", err)
 		}
 		var ws uint64
 		if err := cudnn.GetConvolutionForwardWorkspaceSize(st.h, p.x, p.w, p.conv, p.y, r.Algo, &ws); err != nil {
-			return check(op, "cudnnGetConvolutionForwardWorkspaceSize", err)
+			last = check(op, "cudnnGetConvolutionForwardWorkspaceSize", err)
+			continue
 		}
 		if ws > key.wsLimit {
 			continue
 		}
 		p.algo, p.wsSize = r.Algo, ws
 		return nil
+	}
+	if last != nil {
+		return last
 	}
 	return fmt.Errorf("dnn: %s: %w: no algorithm for this convolution fits a workspace of %d bytes (SetWorkspaceLimit)",
 		op, cudnn.CUDNN_STATUS_NOT_SUPPORTED, key.wsLimit)
