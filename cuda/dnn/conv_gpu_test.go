@@ -3,6 +3,7 @@
 package dnn_test
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/gocuda/gocuda/cuda"
 	"github.com/gocuda/gocuda/cuda/dnn"
+	"github.com/gocuda/gocuda/generated/cudnn"
 )
 
 // convCase is a convolution of the GPU tests: x's dimensions, the
@@ -86,7 +88,15 @@ func runConvCase[T dnn.Float](t *testing.T, s *cuda.Stream, h *dnn.Handle, l dnn
 		w := dnn.NewFilter(upload(t, s, wh), l, wd[0], wd[1], wd[2], wd[3])
 		// NaN in y shows any element the convolution leaves unwritten.
 		y := dnn.NewTensor(filledSlice[T](t, s, yd[0]*yd[1]*yd[2]*yd[3], float32(math.NaN())), l, yd[0], yd[1], yd[2], yd[3])
-		if err := dnn.ConvForward(h, cc.conv, x, w, y); err != nil {
+		err := dnn.ConvForward(h, cc.conv, x, w, y)
+		var z T
+		if _, bf := any(z).(cuda.BFloat16); bf && errors.Is(err, cudnn.CUDNN_STATUS_NOT_SUPPORTED) {
+			// cuDNN's legacy API lists bfloat16 convolutions for sm_80
+			// and later; a cuDNN or GPU without them is not this
+			// package's fault.
+			t.Skipf("this cuDNN has no bfloat16 convolution of this shape: %v", err)
+		}
+		if err != nil {
 			t.Fatalf("round %d: ConvForward: %v", round, err)
 		}
 		got := to64(download(t, s, y.Data))

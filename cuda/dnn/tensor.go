@@ -113,7 +113,12 @@ func checkData[T Float](op, what string, data *cuda.Slice[T], n int) error {
 	if data == nil {
 		return fmt.Errorf("dnn: %s: %s has no data (nil Slice)", op, what)
 	}
-	if have := data.Len(); have < n {
+	have := data.Len()
+	if have == 0 && data.Ptr() == 0 {
+		// A closed Slice reads as empty: say what it is.
+		return fmt.Errorf("dnn: %s: the Slice of %s: %w", op, what, cuda.ErrClosed)
+	}
+	if have < n {
 		return fmt.Errorf("dnn: %s: %s needs %d elements but its Slice has %d", op, what, n, have)
 	}
 	return nil

@@ -128,9 +128,12 @@ func TestConvForwardRefusesBadArgumentsBeforeCuDNN(t *testing.T) {
 		"x too short":        with(func(a *args) { a.x.Data, a.want = alloc(2*4*8*8-1), "x needs 512 elements but its Slice has 511" }),
 		"nil w data":         with(func(a *args) { a.w.Data, a.want = nil, "w has no data" }),
 		"y overlaps x":       with(func(a *args) { a.x.Data, a.y.Data, a.want = big, overlapping, "y shares memory with x or w" }),
-		"y closed":           with(func(a *args) { a.y.Data, a.want = closed, "y needs 768 elements but its Slice has 0" }),
 	} {
 		checkRefused(t, name, dnn.ConvForward(h, a.c, a.x, a.w, a.y), a.want)
+	}
+	// A closed Slice is a closed handle, named as the argument it is.
+	if err := dnn.ConvForward(h, conv, x, w, dnn.NewTensor(closed, dnn.NCHW, 2, 6, 8, 8)); !errors.Is(err, cuda.ErrClosed) || !strings.Contains(err.Error(), "the Slice of y") {
+		t.Errorf("closed y: %v, want an error matching cuda.ErrClosed that names y", err)
 	}
 	// The same arguments, valid, pass the checks and reach the handle.
 	if err := dnn.ConvForward(h, conv, x, w, y); !errors.Is(err, cuda.ErrClosed) {
