@@ -1,6 +1,6 @@
-// Package dnn is cuDNN for Go programs: convolutions and softmax on
-// tensors in *cuda.Slice memory, queued on a *cuda.Stream, with the safety
-// of package cuda.
+// Package dnn is cuDNN for Go programs: convolutions, softmax and batch
+// normalization on tensors in *cuda.Slice memory, queued on a
+// *cuda.Stream, with the safety of package cuda.
 //
 // # Handles
 //
@@ -71,6 +71,12 @@
 // image's C·H·W elements (Image), subtracting the largest input first so
 // that nothing overflows (cudnnSoftmaxForward).
 //
+// # Normalization
+//
+// BatchNormInference applies a trained batch normalization, γ·(x −
+// mean)/√(variance + ε) + β per channel, its parameters float32 Slices of
+// C elements whatever x's type (cudnnBatchNormalizationForwardInference).
+//
 // # Work and errors
 //
 // Every call queues its work on the handle's stream and returns:
@@ -79,8 +85,8 @@
 // and the function that failed, in a *cuda.LibraryError; a missing
 // library matches cudnn.ErrNoLibrary. cuDNN is loaded on first use
 // (libcudnn.so.9, or the file GOCUDA_LIBCUDNN names): a program that
-// never makes a Handle needs no cuDNN. Package cudatest's fake driver has
-// no cuDNN beside it: there, New fails with cudnn.ErrNoLibrary (unless
-// GOCUDA_LIBCUDNN names a real one), while ConvOutput and the checks of
-// every call's arguments work as on a GPU.
+// never makes a Handle needs no cuDNN. There is no fake cuDNN: on package
+// cudatest's fake driver New fails (no cuDNN, or one that finds no GPU),
+// while ConvOutput and every call's checks of its arguments work as on a
+// GPU.
 package dnn
