@@ -47,6 +47,10 @@
 //	y := dnn.NewTensor(ys, dnn.NHWC, n, k, p, q)
 //	err = dnn.ConvForward(h, c, x, w, y)
 //
+// ConvBiasReLU fuses a per-channel bias and a ReLU into the convolution,
+// y = max(0, x ∗ w + bias), in one cuDNN call
+// (cudnnConvolutionBiasActivationForward) with the same algorithm.
+//
 // The first convolution of a shape (types, layout, dimensions, Conv)
 // makes its cuDNN descriptors, checks cuDNN's output shape
 // (cudnnGetConvolution2dForwardOutputDim) against the package's, and

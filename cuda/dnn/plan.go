@@ -63,6 +63,9 @@ type convPlan struct {
 	conv   cudnn.CudnnConvolutionDescriptor_t
 	algo   cudnn.CudnnConvolutionFwdAlgo_t
 	wsSize uint64
+	// bias and act are ConvBiasReLU's, made on its first call.
+	bias cudnn.CudnnTensorDescriptor_t
+	act  cudnn.CudnnActivationDescriptor_t
 }
 
 func (p *convPlan) destroy() error {
@@ -75,6 +78,12 @@ func (p *convPlan) destroy() error {
 	}
 	if p.w != 0 {
 		err = errors.Join(err, check("Handle.Close", "cudnnDestroyFilterDescriptor", cudnn.DestroyFilterDescriptor(p.w)))
+	}
+	if p.bias != 0 {
+		err = errors.Join(err, check("Handle.Close", "cudnnDestroyTensorDescriptor", cudnn.DestroyTensorDescriptor(p.bias)))
+	}
+	if p.act != 0 {
+		err = errors.Join(err, check("Handle.Close", "cudnnDestroyActivationDescriptor", cudnn.DestroyActivationDescriptor(p.act)))
 	}
 	if p.conv != 0 {
 		err = errors.Join(err, check("Handle.Close", "cudnnDestroyConvolutionDescriptor", cudnn.DestroyConvolutionDescriptor(p.conv)))
