@@ -74,7 +74,8 @@ func BatchNormInference[T Float](h *Handle, bn BatchNorm, x, y Tensor[T]) error 
 			return check(op, "cudnnGetTensor4dDescriptor", err)
 		}
 		if dt != cudnn.CUDNN_DATA_FLOAT || c != int32(x.C) || n*hh*w != 1 {
-			return fmt.Errorf("dnn: %s: cuDNN wants the parameters as %v %d×%d×%d×%d, not float32 1×%d×1×1", op, dt, n, c, hh, w, x.C)
+			return fmt.Errorf("dnn: %s: %w: cuDNN wants the parameters as %v %d×%d×%d×%d, not float32 1×%d×1×1",
+				op, cudnn.CUDNN_STATUS_NOT_SUPPORTED, dt, n, c, hh, w, x.C)
 		}
 		alpha, beta := float32(1), float32(0)
 		return check(op, "cudnnBatchNormalizationForwardInference", cudnn.BatchNormalizationForwardInference(st.h,

@@ -151,9 +151,10 @@ func (h *Handle) SetStream(s *cuda.Stream) error {
 // several times the throughput on Ampere and later GPUs, with inputs
 // rounded to 10 bits of mantissa. Off, the default, keeps float32
 // convolutions to IEEE float32 arithmetic (CUDNN_FMA_MATH). Float16 and
-// bfloat16 convolutions use the tensor cores either way.
+// bfloat16 convolutions may use the tensor cores either way
+// (CUDNN_TENSOR_OP_MATH), accumulating in float32.
 func (h *Handle) SetTF32(on bool) error {
-	return h.call("Handle.SetTF32", func(st *state) error {
+	return h.call("dnn.Handle.SetTF32", func(st *state) error {
 		st.tf32 = on
 		return nil
 	})

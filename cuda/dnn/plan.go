@@ -117,12 +117,16 @@ func (h *Handle) SetWorkspaceLimit(bytes int) error {
 }
 
 // mathType is the math a plan asks cuDNN for: IEEE float32 unless TF32
-// is allowed; tensor cores for the 16-bit types.
+// is allowed, when cuDNN's default lets Ampere and later GPUs use TF32;
+// tensor cores for the 16-bit types.
 func (k convKey) mathType() cudnn.CudnnMathType_t {
-	if k.dt == cudnn.CUDNN_DATA_FLOAT && !k.tf32 {
-		return cudnn.CUDNN_FMA_MATH
+	switch {
+	case k.dt != cudnn.CUDNN_DATA_FLOAT:
+		return cudnn.CUDNN_TENSOR_OP_MATH
+	case k.tf32:
+		return cudnn.CUDNN_DEFAULT_MATH
 	}
-	return cudnn.CUDNN_TENSOR_OP_MATH
+	return cudnn.CUDNN_FMA_MATH
 }
 
 // plan returns the plan of key, made and cached the first time: its
@@ -217,6 +221,11 @@ func (st *state) choose(op string, key convKey, p *convPlan, px, pw, py cu.CUdev
 		// With FMA math asked for, cuDNN reports FMA_MATH results; the
 		// check keeps a float32 convolution off TF32 whatever it reports.
 		if strict && r.MathType != cudnn.CUDNN_FMA_MATH {
+			continue
+		}
+		// ALLOW_CONVERSION would round float32 inputs to float16,
+		// whose range is far smaller than TF32's.
+		if key.dt == cudnn.CUDNN_DATA_FLOAT && r.MathType == cudnn.CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION {
 			continue
 		}
 		// cuDNN picks tensor-core kernels or not by the algorithm and the
