@@ -81,6 +81,16 @@
 // mean)/√(variance + ε) + β per channel, its parameters float32 Slices of
 // C elements whatever x's type (cudnnBatchNormalizationForwardInference).
 //
+// # Attention
+//
+// AttentionForward is scaled dot-product attention, softmax(Scale·Q·Kᵀ)·V
+// with an optional causal mask, for float16 and bfloat16 tensors packed
+// batch, head, sequence, head dimension: one fused kernel that cuDNN
+// chooses for a graph built through its backend API, kept per shape in
+// the handle. It is the newest and least proven part of the package: its
+// test against a Go reference had not yet run on a GPU when it was
+// written.
+//
 // # Work and errors
 //
 // Every call queues its work on the handle's stream and returns:

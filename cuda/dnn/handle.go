@@ -37,6 +37,8 @@ type state struct {
 	ws     cu.CUdeviceptr
 	wsSize uint64
 	plans  map[convKey]*convPlan
+	// attn is AttentionForward's plans, made on first use.
+	attn map[attnKey]*attnPlan
 }
 
 // Error is the error of a call into the library: the operation, the C
@@ -86,6 +88,10 @@ func destroy(st *state) error {
 		err = errors.Join(err, p.destroy())
 	}
 	st.plans = nil
+	for _, p := range st.attn {
+		err = errors.Join(err, p.b.destroy())
+	}
+	st.attn = nil
 	if st.ws != 0 {
 		err = errors.Join(err, check("Handle.Close", "cuMemFree", cu.MemFree(st.ws)))
 		st.ws, st.wsSize = 0, 0
