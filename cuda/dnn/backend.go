@@ -132,62 +132,74 @@ func (b *backend) reduction(red cudnn.CudnnReduceTensorOp_t, x, y desc) desc {
 }
 
 // plan makes the operation graph of ops on h, asks cuDNN's heuristics
-// for engine configurations, and returns the execution plan of the first
-// that cuDNN can build, with its workspace size.
+// for engine configurations (mode A, then the fallback list), and returns
+// the execution plan of the first that cuDNN can build, with its
+// workspace size.
 func (b *backend) plan(h cudnn.CudnnHandle_t, ops []desc) (desc, int64) {
 	g := b.create(cudnn.CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR)
 	set(b, g, cudnn.CUDNN_ATTR_OPERATIONGRAPH_HANDLE, cudnn.CUDNN_TYPE_HANDLE, h)
 	set(b, g, cudnn.CUDNN_ATTR_OPERATIONGRAPH_OPS, cudnn.CUDNN_TYPE_BACKEND_DESCRIPTOR, ops...)
 	b.finalize(g)
+	last := error(cudnn.CUDNN_STATUS_NOT_SUPPORTED)
+	for _, mode := range []cudnn.CudnnBackendHeurMode_t{cudnn.CUDNN_HEUR_MODE_A, cudnn.CUDNN_HEUR_MODE_FALLBACK} {
+		cfgs := b.configs(g, mode)
+		if b.err != nil {
+			return nil, 0
+		}
+		for _, cfg := range cfgs {
+			p := b.create(cudnn.CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR)
+			set(b, p, cudnn.CUDNN_ATTR_EXECUTION_PLAN_HANDLE, cudnn.CUDNN_TYPE_HANDLE, h)
+			set(b, p, cudnn.CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, cudnn.CUDNN_TYPE_BACKEND_DESCRIPTOR, cfg)
+			if b.err != nil {
+				return nil, 0
+			}
+			// An engine the heuristics list may still refuse this
+			// graph: the next one is tried.
+			if err := cudnn.BackendFinalize(p); err != nil {
+				last = err
+				continue
+			}
+			var ws, count int64
+			if err := cudnn.BackendGetAttribute(p, cudnn.CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, cudnn.CUDNN_TYPE_INT64, 1, &count, unsafe.Pointer(&ws)); err != nil {
+				b.err = check(b.op, "cudnnBackendGetAttribute", err)
+				return nil, 0
+			}
+			return p, ws
+		}
+	}
+	b.err = check(b.op, "cudnnBackendFinalize", last)
+	return nil, 0
+}
+
+// configs returns the engine configurations cuDNN's heuristics of mode
+// give for graph g, best first; none is no error.
+func (b *backend) configs(g desc, mode cudnn.CudnnBackendHeurMode_t) []desc {
 	heur := b.create(cudnn.CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR)
 	set(b, heur, cudnn.CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, cudnn.CUDNN_TYPE_BACKEND_DESCRIPTOR, g)
-	set(b, heur, cudnn.CUDNN_ATTR_ENGINEHEUR_MODE, cudnn.CUDNN_TYPE_HEUR_MODE, cudnn.CUDNN_HEUR_MODE_A)
+	set(b, heur, cudnn.CUDNN_ATTR_ENGINEHEUR_MODE, cudnn.CUDNN_TYPE_HEUR_MODE, mode)
 	b.finalize(heur)
 	if b.err != nil {
-		return nil, 0
+		return nil
 	}
 	var n int64
 	if err := cudnn.BackendGetAttribute(heur, cudnn.CUDNN_ATTR_ENGINEHEUR_RESULTS, cudnn.CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, &n, nil); err != nil {
 		b.err = check(b.op, "cudnnBackendGetAttribute", err)
-		return nil, 0
+		return nil
 	}
-	if n == 0 {
-		b.err = check(b.op, "cudnnBackendGetAttribute", cudnn.CUDNN_STATUS_NOT_SUPPORTED)
-		return nil, 0
+	if n <= 0 {
+		return nil
 	}
 	cfgs := make([]desc, n)
 	for i := range cfgs {
 		cfgs[i] = b.create(cudnn.CUDNN_BACKEND_ENGINECFG_DESCRIPTOR)
 	}
 	if b.err != nil {
-		return nil, 0
+		return nil
 	}
 	var got int64
 	if err := cudnn.BackendGetAttribute(heur, cudnn.CUDNN_ATTR_ENGINEHEUR_RESULTS, cudnn.CUDNN_TYPE_BACKEND_DESCRIPTOR, n, &got, unsafe.Pointer(&cfgs[0])); err != nil {
 		b.err = check(b.op, "cudnnBackendGetAttribute", err)
-		return nil, 0
+		return nil
 	}
-	last := error(cudnn.CUDNN_STATUS_NOT_SUPPORTED)
-	for _, cfg := range cfgs[:min(got, n)] {
-		p := b.create(cudnn.CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR)
-		set(b, p, cudnn.CUDNN_ATTR_EXECUTION_PLAN_HANDLE, cudnn.CUDNN_TYPE_HANDLE, h)
-		set(b, p, cudnn.CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, cudnn.CUDNN_TYPE_BACKEND_DESCRIPTOR, cfg)
-		if b.err != nil {
-			return nil, 0
-		}
-		// An engine the heuristics list may still refuse this graph:
-		// the next one is tried.
-		if err := cudnn.BackendFinalize(p); err != nil {
-			last = err
-			continue
-		}
-		var ws, count int64
-		if err := cudnn.BackendGetAttribute(p, cudnn.CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, cudnn.CUDNN_TYPE_INT64, 1, &count, unsafe.Pointer(&ws)); err != nil {
-			b.err = check(b.op, "cudnnBackendGetAttribute", err)
-			return nil, 0
-		}
-		return p, ws
-	}
-	b.err = check(b.op, "cudnnBackendFinalize", last)
-	return nil, 0
+	return cfgs[:min(got, n)]
 }
