@@ -152,8 +152,10 @@ func (st *state) plan(op string, key convKey, want shape, px, pw, py cu.CUdevice
 	return p, nil
 }
 
-func (st *state) newPlan(op string, key convKey, want shape, px, pw, py cu.CUdeviceptr) (p *convPlan, err error) {
-	p = &convPlan{}
+func (st *state) newPlan(op string, key convKey, want shape, px, pw, py cu.CUdeviceptr) (_ *convPlan, err error) {
+	// p is not the result: a failed return sets that to nil, and p's
+	// descriptors are still to be destroyed.
+	p := &convPlan{}
 	defer func() {
 		if err != nil {
 			_ = p.destroy()
