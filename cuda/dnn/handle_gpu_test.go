@@ -121,6 +121,10 @@ func TestCloneOutlivesTheHandleItCameFrom(t *testing.T) {
 	if err := h.Close(); err != nil {
 		t.Fatal(err)
 	}
+	// The first convolution done, y is cleared for the clone's.
+	if err := s.Synchronize(); err != nil {
+		t.Fatal(err)
+	}
 	if err := sc.y.Data.Fill(0); err != nil {
 		t.Fatal(err)
 	}
