@@ -220,21 +220,20 @@ func (st *state) choose(op string, key convKey, p *convPlan, px, pw, py cu.CUdev
 		if r.Status != cudnn.CUDNN_STATUS_SUCCESS || r.Memory > key.wsLimit {
 			continue
 		}
-		// With FMA math asked for, cuDNN reports FMA_MATH results; the
-		// check keeps a float32 convolution off TF32 whatever it reports.
-		if strict && r.MathType != cudnn.CUDNN_FMA_MATH {
-			continue
-		}
-		// ALLOW_CONVERSION would round float32 inputs to float16,
-		// whose range is far smaller than TF32's.
-		if key.dt == cudnn.CUDNN_DATA_FLOAT && r.MathType == cudnn.CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION {
-			continue
-		}
 		// cuDNN picks tensor-core kernels or not by the algorithm and the
-		// descriptor's math type together: the one the result was
-		// predicted or measured with.
-		if err := cudnn.SetConvolutionMathType(p.conv, r.MathType); err != nil {
-			return check(op, "cudnnSetConvolutionMathType", err)
+		// descriptor's math type together. IEEE float32 keeps FMA_MATH,
+		// which holds any algorithm to its FMA kernels whatever math the
+		// result reports; otherwise the descriptor takes the math the
+		// result was predicted or measured with, but never
+		// ALLOW_CONVERSION for float32, which would round its inputs to
+		// float16, whose range is far smaller than TF32's.
+		if !strict {
+			if key.dt == cudnn.CUDNN_DATA_FLOAT && r.MathType == cudnn.CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION {
+				continue
+			}
+			if err := cudnn.SetConvolutionMathType(p.conv, r.MathType); err != nil {
+				return check(op, "cudnnSetConvolutionMathType", err)
+			}
 		}
 		var ws uint64
 		if err := cudnn.GetConvolutionForwardWorkspaceSize(st.h, p.x, p.w, p.conv, p.y, r.Algo, &ws); err != nil {
