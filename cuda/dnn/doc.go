@@ -1,6 +1,6 @@
-// Package dnn is cuDNN for Go programs: convolutions, softmax and batch
-// normalization on tensors in *cuda.Slice memory, queued on a
-// *cuda.Stream, with the safety of package cuda.
+// Package dnn is cuDNN for Go programs: convolutions, softmax, batch
+// normalization and fused attention on tensors in *cuda.Slice memory,
+// queued on a *cuda.Stream, with the safety of package cuda.
 //
 // # Handles
 //
