@@ -34,7 +34,7 @@ TAG_INDEPENDENT := TestLayers|TestBlockedThenHoldsBackOnlyItsStream|TestUnwaited
 # Where GPU test binaries are built, to be carried to the GPU machine.
 GPU_BIN     ?= .gpu
 
-.PHONY: all headers generate api-diff check check-generated tidy fmt vet staticcheck unit test-race test-cgocheck2 fuzz cross-arm64 test gpu-bin nccl-bin bench-bin inference-bin bench-report
+.PHONY: all headers generate api-diff check check-generated tidy fmt vet staticcheck unit test-race test-cgocheck2 fuzz cross-arm64 test gpu-bin nccl-bin dnn-bin bench-bin inference-bin bench-report
 
 all: generate test
 
@@ -136,6 +136,14 @@ nccl-bin:
 	$(GO) build -tags "$(NCCL_TAGS)" -o $(GPU_BIN)/ex.allreduce ./examples/allreduce
 	$(GO) build -tags "$(NCCL_TAGS)" -o $(GPU_BIN)/ex.allreduce2p ./examples/allreduce2p
 	$(GO) build -tags "$(NCCL_TAGS)" -o $(GPU_BIN)/bench/ncclbench ./bench/ncclbench
+
+## dnn-bin: the cuDNN tests and the convolution benchmark into $(GPU_BIN)/ (DNN_TAGS: the CUDA version of the GPU machine's toolkit); there, GOCUDA_TEST_LIBS=required ./dnn.test -test.v (cuda/dnn's directory not needed: it reads no files), ./dnn.race.test, and bash bench/dnn.sh to compare with torch
+DNN_TAGS ?= cuda13000
+dnn-bin:
+	mkdir -p $(GPU_BIN)/bench
+	$(GO) test -c -tags "$(DNN_TAGS)" -o $(GPU_BIN)/dnn.test ./cuda/dnn
+	$(GO) test -c -race -tags "$(DNN_TAGS)" -o $(GPU_BIN)/dnn.race.test ./cuda/dnn
+	$(GO) build -tags "$(DNN_TAGS)" -o $(GPU_BIN)/bench/dnnbench ./bench/dnnbench
 
 ## bench-bin: build the benchmark programs into $(GPU_BIN)/bench; on the GPU machine, `GOCUDA_LIBNVRTC=<libnvrtc> bash bench/run.sh > results.txt` (the NVRTC entry needs the library). BENCH_TAGS picks the bindings' version of gobench (e.g. cuda13000, for the libraries of a CUDA 13 toolkit: the GEMM entries load the version's libcublas)
 BENCH_TAGS ?=
