@@ -34,7 +34,7 @@ TAG_INDEPENDENT := TestLayers|TestBlockedThenHoldsBackOnlyItsStream|TestUnwaited
 # Where GPU test binaries are built, to be carried to the GPU machine.
 GPU_BIN     ?= .gpu
 
-.PHONY: all headers generate api-diff check check-generated tidy fmt vet staticcheck unit test-race test-cgocheck2 fuzz cross-arm64 test gpu-bin nccl-bin dnn-bin bench-bin inference-bin bench-report
+.PHONY: all headers generate api-diff check check-generated tidy fmt vet staticcheck unit test-race test-cgocheck2 fuzz cross-arm64 test gpu-bin nccl-bin libs-bin bench-bin inference-bin bench-report
 
 all: generate test
 
@@ -137,13 +137,15 @@ nccl-bin:
 	$(GO) build -tags "$(NCCL_TAGS)" -o $(GPU_BIN)/ex.allreduce2p ./examples/allreduce2p
 	$(GO) build -tags "$(NCCL_TAGS)" -o $(GPU_BIN)/bench/ncclbench ./bench/ncclbench
 
-## dnn-bin: the cuDNN tests and the convolution benchmark into $(GPU_BIN)/ (DNN_TAGS: the CUDA version of the GPU machine's toolkit); there, GOCUDA_TEST_LIBS=required ./dnn.test -test.v (cuda/dnn's directory not needed: it reads no files), ./dnn.race.test, and bash bench/dnn.sh to compare with torch
-DNN_TAGS ?= cuda13000
-dnn-bin:
-	mkdir -p $(GPU_BIN)/bench
-	$(GO) test -c -tags "$(DNN_TAGS)" -o $(GPU_BIN)/dnn.test ./cuda/dnn
-	$(GO) test -c -race -tags "$(DNN_TAGS)" -o $(GPU_BIN)/dnn.race.test ./cuda/dnn
-	$(GO) build -tags "$(DNN_TAGS)" -o $(GPU_BIN)/bench/dnnbench ./bench/dnnbench
+## libs-bin: the tests of the library packages (cuda/sparse, solver, dnn, jpeg, gds, nvtx, the raw libraries' own in internal/libgputest; race-built) and the cuDNN and nvJPEG benchmarks into $(GPU_BIN)/libs (LIBS_TAGS: the CUDA version of the GPU machine's toolkit); there, bash bench/libtests.sh runs every test binary from its package's directory and prints each one's summary line, and bash bench/dnn.sh compares the convolutions with torch
+LIBS_TAGS ?= cuda13000
+LIBS_PKGS := sparse solver dnn jpeg gds nvtx
+libs-bin:
+	mkdir -p $(GPU_BIN)/libs $(GPU_BIN)/bench
+	@set -e; for p in $(LIBS_PKGS); do echo "go test -c -race ./cuda/$$p"; $(GO) test -c -race -ldflags=-s -tags "$(LIBS_TAGS)" -o $(GPU_BIN)/libs/$$p.race.test ./cuda/$$p; done
+	$(GO) test -c -ldflags=-s -tags "$(LIBS_TAGS)" -o $(GPU_BIN)/libs/libgpu.test ./internal/libgputest
+	$(GO) build -ldflags=-s -tags "$(LIBS_TAGS)" -o $(GPU_BIN)/bench/dnnbench ./bench/dnnbench
+	$(GO) build -ldflags=-s -tags "$(LIBS_TAGS)" -o $(GPU_BIN)/bench/jpegbench ./bench/jpegbench
 
 ## bench-bin: build the benchmark programs into $(GPU_BIN)/bench; on the GPU machine, `GOCUDA_LIBNVRTC=<libnvrtc> bash bench/run.sh > results.txt` (the NVRTC entry needs the library). BENCH_TAGS picks the bindings' version of gobench (e.g. cuda13000, for the libraries of a CUDA 13 toolkit: the GEMM entries load the version's libcublas)
 BENCH_TAGS ?=

@@ -3,7 +3,7 @@
 # conv2d on the same shapes, types and layouts (bench/dnnbench and
 # bench/python/conv.py), ROUNDS rounds of each in turn, then the medians
 # over the rounds and their ratio (dnnbench -report). Binaries from $BIN
-# (default .gpu/bench: dnnbench, built by `make dnn-bin`). Needs no
+# (default .gpu/bench: dnnbench, built by `make libs-bin`). Needs no
 # network. TYPES, SAMPLES, MS, SEARCH change what is timed; OUT keeps
 # every RESULT line.
 set -uo pipefail

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Runs on the GPU machine: the test binaries `make libs-bin` built into
+# $BIN (default .gpu/libs), each from its package's directory (some read
+# testdata), with a missing library or GPU a failure
+# (GOCUDA_TEST_LIBS=required) and the real driver. Prints each binary's
+# summary line and, for a failure, its failing tests; exits non-zero if
+# any failed. LIBDIR is where the CUDA libraries are (default
+# /usr/local/cuda/lib64): nvJPEG is opened from there by its CUDA 13
+# soname, since the bindings of a CUDA 13 build are 12.5's until 13.0's
+# nvjpeg.h is pinned. OUT keeps every binary's whole output.
+set -uo pipefail
+BIN=$(realpath "${BIN:-.gpu/libs}")
+LIBDIR=${LIBDIR:-/usr/local/cuda/lib64}
+OUT=${OUT:-$(mktemp -d)}
+ROOT=$(pwd)
+export GOCUDA_TEST_LIBS=required GOCUDA_TEST_DRIVER=real
+export LD_LIBRARY_PATH=$LIBDIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+[[ -e $LIBDIR/libnvjpeg.so.13 ]] && export GOCUDA_LIBNVJPEG=${GOCUDA_LIBNVJPEG:-$LIBDIR/libnvjpeg.so.13}
+status=0
+run() { # name, package directory, binary
+	local log=$OUT/$1.txt
+	(cd "$ROOT/$2" && "$3" -test.v -test.timeout 15m) > "$log" 2>&1
+	local rc=$?
+	echo "$1: rc=$rc $(grep -E '^(ok|PASS|FAIL)' "$log" | tail -1) ($(grep -c -- '--- PASS' "$log") passed, $(grep -c -- '--- SKIP' "$log") skipped, $(grep -c -- '--- FAIL' "$log") failed)"
+	if [[ $rc != 0 ]]; then
+		grep -- '--- FAIL' "$log" | head -20
+		status=1
+	fi
+}
+for t in "$BIN"/*.race.test; do
+	p=$(basename "$t" .race.test)
+	run "$p" "cuda/$p" "$t"
+done
+run libgpu internal/libgputest "$BIN/libgpu.test"
+echo "logs in $OUT"
+exit $status
