@@ -26,49 +26,43 @@ package fakecufile
 
 import (
 	"embed"
-	"os"
 
 	"github.com/gocuda/gocuda/generated/cufile"
 	"github.com/gocuda/gocuda/internal/cbuild"
-	"github.com/gocuda/gocuda/internal/dynlib"
+	"github.com/gocuda/gocuda/internal/fakelib"
 )
 
 //go:embed csrc/*.c
 var sources embed.FS
 
-var library = cbuild.Library{
-	Name:    "fakecufile",
-	What:    "the fake cuFile",
-	Sources: sources,
-	Dir:     "csrc",
-	Flags:   []string{"-shared", "-fPIC", "-O2", "-fno-omit-frame-pointer", "-pthread", "-fvisibility=hidden", "-std=gnu11"},
-	Libs:    []string{"-ldl"},
+var fake = fakelib.Fake{
+	Library: cbuild.Library{
+		Name:    "fakecufile",
+		What:    "the fake cuFile",
+		Sources: sources,
+		Dir:     "csrc",
+		Flags:   []string{"-shared", "-fPIC", "-O2", "-fno-omit-frame-pointer", "-pthread", "-fvisibility=hidden", "-std=gnu11"},
+		Libs:    []string{"-ldl"},
+	},
+	Env:  cufile.LibraryEnv,
+	Load: cufile.Load,
+	Path: cufile.LibraryPath,
 }
 
 // Build compiles the fake cuFile into dir (empty: a directory of the
 // user's under os.TempDir()) and returns the library's path; a build is
 // reused until the sources, compiler or flags change.
-func Build(dir string) (string, error) {
-	return library.Build(dir)
-}
+func Build(dir string) (string, error) { return fake.Build(dir) }
 
 // Setup builds the fake cuFile and points cufile.LibraryEnv
 // (GOCUDA_LIBCUFILE) at it. Call it before anything in the process calls
 // generated/cufile, which opens its library once, and only where the
 // process uses the fake CUDA driver.
-func Setup() (string, error) {
-	path, err := Build("")
-	if err != nil {
-		return "", err
-	}
-	return path, os.Setenv(cufile.LibraryEnv, path)
-}
+func Setup() (string, error) { return fake.Setup() }
 
 // Is reports whether the library at path is the fake cuFile.
-func Is(path string) bool { return dynlib.Exports(path, "fakecufile_marker") }
+func Is(path string) bool { return fake.Is(path) }
 
 // Active reports whether generated/cufile loaded the fake cuFile
 // (loading the library if it has not).
-func Active() bool {
-	return cufile.Load() == nil && Is(cufile.LibraryPath())
-}
+func Active() bool { return fake.Active() }

@@ -57,12 +57,10 @@ package fakecurand
 
 import (
 	"embed"
-	"os"
-	"strconv"
 
 	"github.com/gocuda/gocuda/generated/curand"
 	"github.com/gocuda/gocuda/internal/cbuild"
-	"github.com/gocuda/gocuda/internal/dynlib"
+	"github.com/gocuda/gocuda/internal/fakelib"
 )
 
 // VersionEnv names the variable whose value curandGetVersion reports.
@@ -71,48 +69,40 @@ const VersionEnv = "FAKECURAND_VERSION"
 //go:embed csrc/*.c csrc/*.h
 var sources embed.FS
 
-// library is the fake's build. Frame pointers let the fake driver's race
+// fake is the fake's build and what loads it. Frame pointers let the fake driver's race
 // detector walk from the driver's frames through the fake's into those of
 // the Go code that called it.
-var library = cbuild.Library{
-	Name:    "fakecurand",
-	What:    "the fake cuRAND",
-	Sources: sources,
-	Dir:     "csrc",
-	Flags:   []string{"-shared", "-fPIC", "-O2", "-fno-omit-frame-pointer", "-pthread", "-fvisibility=hidden", "-std=gnu11"},
-	Libs:    []string{"-ldl", "-lm"},
+var fake = fakelib.Fake{
+	Library: cbuild.Library{
+		Name:    "fakecurand",
+		What:    "the fake cuRAND",
+		Sources: sources,
+		Dir:     "csrc",
+		Flags:   []string{"-shared", "-fPIC", "-O2", "-fno-omit-frame-pointer", "-pthread", "-fvisibility=hidden", "-std=gnu11"},
+		Libs:    []string{"-ldl", "-lm"},
+	},
+	Env:        curand.LibraryEnv,
+	VersionEnv: VersionEnv,
+	Version:    curand.CURAND_VERSION,
+	Load:       curand.Load,
+	Path:       curand.LibraryPath,
 }
 
 // Build compiles the fake cuRAND into dir (empty: a directory of the
 // user's under os.TempDir()) and returns the library's path; a build is
-// reused until the sources, compiler or flags change, as fakecuda.Build's.
-func Build(dir string) (string, error) {
-	return library.Build(dir)
-}
+// reused until the sources, compiler or flags change.
+func Build(dir string) (string, error) { return fake.Build(dir) }
 
 // Setup builds the fake cuRAND and points curand.LibraryEnv
 // (GOCUDA_LIBCURAND) at it, with VersionEnv set to the bindings'
 // curand.CURAND_VERSION unless it is set already. Call it before anything
 // in the process calls generated/curand, which opens its library once,
 // and only where the process uses the fake CUDA driver.
-func Setup() (string, error) {
-	path, err := Build("")
-	if err != nil {
-		return "", err
-	}
-	if os.Getenv(VersionEnv) == "" {
-		if err := os.Setenv(VersionEnv, strconv.Itoa(curand.CURAND_VERSION)); err != nil {
-			return "", err
-		}
-	}
-	return path, os.Setenv(curand.LibraryEnv, path)
-}
+func Setup() (string, error) { return fake.Setup() }
 
 // Is reports whether the library at path is the fake cuRAND.
-func Is(path string) bool { return dynlib.Exports(path, "fakecurand_marker") }
+func Is(path string) bool { return fake.Is(path) }
 
 // Active reports whether generated/curand loaded the fake cuRAND
 // (loading the library if it has not).
-func Active() bool {
-	return curand.Load() == nil && Is(curand.LibraryPath())
-}
+func Active() bool { return fake.Active() }

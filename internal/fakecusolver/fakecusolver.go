@@ -59,12 +59,10 @@ package fakecusolver
 
 import (
 	"embed"
-	"os"
-	"strconv"
 
 	"github.com/gocuda/gocuda/generated/cusolver"
 	"github.com/gocuda/gocuda/internal/cbuild"
-	"github.com/gocuda/gocuda/internal/dynlib"
+	"github.com/gocuda/gocuda/internal/fakelib"
 )
 
 // VersionEnv names the variable whose value cusolverGetVersion reports.
@@ -73,48 +71,40 @@ const VersionEnv = "FAKECUSOLVER_VERSION"
 //go:embed csrc/*.c csrc/*.h
 var sources embed.FS
 
-// library is the fake's build. Frame pointers let the fake driver's race
+// fake is the fake's build and what loads it. Frame pointers let the fake driver's race
 // detector walk from the driver's frames through the fake's into those of
 // the Go code that called it.
-var library = cbuild.Library{
-	Name:    "fakecusolver",
-	What:    "the fake cuSOLVER",
-	Sources: sources,
-	Dir:     "csrc",
-	Flags:   []string{"-shared", "-fPIC", "-O2", "-fno-omit-frame-pointer", "-pthread", "-fvisibility=hidden", "-std=gnu11"},
-	Libs:    []string{"-ldl", "-lm"},
+var fake = fakelib.Fake{
+	Library: cbuild.Library{
+		Name:    "fakecusolver",
+		What:    "the fake cuSOLVER",
+		Sources: sources,
+		Dir:     "csrc",
+		Flags:   []string{"-shared", "-fPIC", "-O2", "-fno-omit-frame-pointer", "-pthread", "-fvisibility=hidden", "-std=gnu11"},
+		Libs:    []string{"-ldl", "-lm"},
+	},
+	Env:        cusolver.LibraryEnv,
+	VersionEnv: VersionEnv,
+	Version:    cusolver.CUSOLVER_VERSION,
+	Load:       cusolver.Load,
+	Path:       cusolver.LibraryPath,
 }
 
 // Build compiles the fake cuSOLVER into dir (empty: a directory of the
 // user's under os.TempDir()) and returns the library's path; a build is
 // reused until the sources, compiler or flags change.
-func Build(dir string) (string, error) {
-	return library.Build(dir)
-}
+func Build(dir string) (string, error) { return fake.Build(dir) }
 
 // Setup builds the fake cuSOLVER and points cusolver.LibraryEnv
 // (GOCUDA_LIBCUSOLVER) at it, with VersionEnv set to the bindings'
 // cusolver.CUSOLVER_VERSION unless it is set already. Call it before
 // anything in the process calls generated/cusolver, which opens its
 // library once, and only where the process uses the fake CUDA driver.
-func Setup() (string, error) {
-	path, err := Build("")
-	if err != nil {
-		return "", err
-	}
-	if os.Getenv(VersionEnv) == "" {
-		if err := os.Setenv(VersionEnv, strconv.Itoa(cusolver.CUSOLVER_VERSION)); err != nil {
-			return "", err
-		}
-	}
-	return path, os.Setenv(cusolver.LibraryEnv, path)
-}
+func Setup() (string, error) { return fake.Setup() }
 
 // Is reports whether the library at path is the fake cuSOLVER.
-func Is(path string) bool { return dynlib.Exports(path, "fakecusolver_marker") }
+func Is(path string) bool { return fake.Is(path) }
 
 // Active reports whether generated/cusolver loaded the fake cuSOLVER
 // (loading the library if it has not).
-func Active() bool {
-	return cusolver.Load() == nil && Is(cusolver.LibraryPath())
-}
+func Active() bool { return fake.Active() }

@@ -92,13 +92,11 @@ import "C"
 import (
 	"embed"
 	"fmt"
-	"os"
-	"strconv"
 	"unsafe"
 
 	"github.com/gocuda/gocuda/generated/cusparse"
 	"github.com/gocuda/gocuda/internal/cbuild"
-	"github.com/gocuda/gocuda/internal/dynlib"
+	"github.com/gocuda/gocuda/internal/fakelib"
 )
 
 // VersionEnv names the variable whose value the fake reports as its
@@ -108,51 +106,43 @@ const VersionEnv = "FAKECUSPARSE_VERSION"
 //go:embed csrc/*.c csrc/*.h
 var sources embed.FS
 
-// library is the fake's build. Frame pointers let the fake driver's race
+// fake is the fake's build and what loads it. Frame pointers let the fake driver's race
 // detector walk from the driver's frames through the fake's into those of
 // the Go code that called it.
-var library = cbuild.Library{
-	Name:    "fakecusparse",
-	What:    "the fake cuSPARSE",
-	Sources: sources,
-	Dir:     "csrc",
-	Flags:   []string{"-shared", "-fPIC", "-O2", "-fno-omit-frame-pointer", "-pthread", "-fvisibility=hidden", "-std=gnu11"},
-	Libs:    []string{"-ldl", "-lm"},
+var fake = fakelib.Fake{
+	Library: cbuild.Library{
+		Name:    "fakecusparse",
+		What:    "the fake cuSPARSE",
+		Sources: sources,
+		Dir:     "csrc",
+		Flags:   []string{"-shared", "-fPIC", "-O2", "-fno-omit-frame-pointer", "-pthread", "-fvisibility=hidden", "-std=gnu11"},
+		Libs:    []string{"-ldl", "-lm"},
+	},
+	Env:        cusparse.LibraryEnv,
+	VersionEnv: VersionEnv,
+	Version:    cusparse.CUSPARSE_VERSION,
+	Load:       cusparse.Load,
+	Path:       cusparse.LibraryPath,
 }
 
 // Build compiles the fake cuSPARSE into dir (empty: a directory of the
 // user's under os.TempDir()) and returns the library's path; a build is
-// reused until the sources, compiler or flags change, as fakecuda.Build's.
-func Build(dir string) (string, error) {
-	return library.Build(dir)
-}
+// reused until the sources, compiler or flags change.
+func Build(dir string) (string, error) { return fake.Build(dir) }
 
 // Setup builds the fake cuSPARSE and points cusparse.LibraryEnv
 // (GOCUDA_LIBCUSPARSE) at it, with VersionEnv set to the bindings'
 // cusparse.CUSPARSE_VERSION unless it is set already. Call it before
 // anything in the process calls generated/cusparse, which opens its
 // library once, and only where the process uses the fake CUDA driver.
-func Setup() (string, error) {
-	path, err := Build("")
-	if err != nil {
-		return "", err
-	}
-	if os.Getenv(VersionEnv) == "" {
-		if err := os.Setenv(VersionEnv, strconv.Itoa(cusparse.CUSPARSE_VERSION)); err != nil {
-			return "", err
-		}
-	}
-	return path, os.Setenv(cusparse.LibraryEnv, path)
-}
+func Setup() (string, error) { return fake.Setup() }
 
 // Is reports whether the library at path is the fake cuSPARSE.
-func Is(path string) bool { return dynlib.Exports(path, "fakecusparse_marker") }
+func Is(path string) bool { return fake.Is(path) }
 
-// Active reports whether generated/cusparse loaded the fake (loading the
-// library if it has not).
-func Active() bool {
-	return cusparse.Load() == nil && Is(cusparse.LibraryPath())
-}
+// Active reports whether generated/cusparse loaded the fake cuSPARSE
+// (loading the library if it has not).
+func Active() bool { return fake.Active() }
 
 // Counts are the fake's live objects.
 type Counts struct {
