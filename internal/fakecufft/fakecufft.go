@@ -62,9 +62,9 @@ const VersionEnv = "FAKECUFFT_VERSION"
 //go:embed csrc/*.c csrc/*.h
 var sources embed.FS
 
-// fake is the fake's build and what loads it. Frame pointers let the fake driver's race
-// detector walk from the driver's frames through the fake's into those of
-// the Go code that called it.
+// fake is the fake's build and what loads it. Frame pointers let the
+// fake driver's race detector walk from the driver's frames through the
+// fake's into those of the Go code that called it.
 var fake = fakelib.Fake{
 	Library: cbuild.Library{
 		Name:    "fakecufft",
