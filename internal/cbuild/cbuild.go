@@ -28,10 +28,20 @@ type Library struct {
 	// out by its base name, and the .c files are compiled.
 	Sources fs.FS
 	Dir     string
+	// Shared are sources of other packages built into the library too
+	// (internal/fakelib's, which several fakes use); a base name may
+	// appear only once in all.
+	Shared []Sources
 	// Flags are the compiler flags, before the sources.
 	Flags []string
 	// Libs are the linker flags after the sources (-ldl).
 	Libs []string
+}
+
+// Sources are C sources under Dir of FS.
+type Sources struct {
+	FS  fs.FS
+	Dir string
 }
 
 // DefaultDir is where Build puts the library when given no directory: one
@@ -103,20 +113,29 @@ func (l *Library) readSources(cc []string) (map[string][]byte, string, error) {
 	if len(l.Libs) > 0 {
 		fmt.Fprintf(h, "libs %q\n", l.Libs)
 	}
-	// fs.WalkDir visits in lexical order, so the hash is stable.
-	err := fs.WalkDir(l.Sources, l.Dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		data, err := fs.ReadFile(l.Sources, p)
+	var err error
+	for _, src := range append([]Sources{{l.Sources, l.Dir}}, l.Shared...) {
+		// fs.WalkDir visits in lexical order, so the hash is stable.
+		err = fs.WalkDir(src.FS, src.Dir, func(p string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			data, err := fs.ReadFile(src.FS, p)
+			if err != nil {
+				return err
+			}
+			if _, dup := files[path.Base(p)]; dup {
+				return fmt.Errorf("two sources named %s", path.Base(p))
+			}
+			fmt.Fprintf(h, "%s %d\n", p, len(data))
+			h.Write(data)
+			files[path.Base(p)] = data
+			return nil
+		})
 		if err != nil {
-			return err
+			break
 		}
-		fmt.Fprintf(h, "%s %d\n", p, len(data))
-		h.Write(data)
-		files[path.Base(p)] = data
-		return nil
-	})
+	}
 	if err == nil && len(files) == 0 {
 		err = errors.New("no sources embedded")
 	}

@@ -127,6 +127,7 @@ import (
 	"github.com/gocuda/gocuda/generated/cublaslt"
 	"github.com/gocuda/gocuda/internal/cbuild"
 	"github.com/gocuda/gocuda/internal/dynlib"
+	"github.com/gocuda/gocuda/internal/fakelib"
 )
 
 // VersionEnv names the variable whose value the fake reports as its
@@ -141,6 +142,7 @@ var library = cbuild.Library{
 	What:    "the fake cuBLAS",
 	Sources: sources,
 	Dir:     "csrc",
+	Shared:  []cbuild.Sources{fakelib.Objects},
 	Flags:   []string{"-shared", "-fPIC", "-O2", "-pthread", "-fvisibility=hidden", "-std=gnu11"},
 	Libs:    []string{"-ldl", "-lm"},
 }

@@ -115,6 +115,7 @@ var fake = fakelib.Fake{
 		What:    "the fake cuSPARSE",
 		Sources: sources,
 		Dir:     "csrc",
+		Shared:  []cbuild.Sources{fakelib.Objects},
 		Flags:   []string{"-shared", "-fPIC", "-O2", "-fno-omit-frame-pointer", "-pthread", "-fvisibility=hidden", "-std=gnu11"},
 		Libs:    []string{"-ldl", "-lm"},
 	},

@@ -6,12 +6,20 @@
 package fakelib
 
 import (
+	"embed"
 	"os"
 	"strconv"
 
 	"github.com/gocuda/gocuda/internal/cbuild"
 	"github.com/gocuda/gocuda/internal/dynlib"
 )
+
+//go:embed csrc/*.c csrc/*.h
+var shared embed.FS
+
+// Objects are the C sources of a registry of live objects by kind
+// (csrc/objects.h), for a fake's Library.Shared.
+var Objects = cbuild.Sources{FS: shared, Dir: "csrc"}
 
 // Fake describes one fake library.
 type Fake struct {

@@ -80,12 +80,9 @@ int fake_version(void);
 cublasStatus_t handle_get(cublasHandle_t h, const char *fn);
 
 // The objects the fake hands out, by kind, so that a pointer that is none
-// of them is refused rather than followed (registry.c).
+// of them is refused rather than followed.
 enum { K_HANDLE, K_LTHANDLE, K_DESC, K_LAYOUT, K_PREF };
-void reg_add(int kind, void *p);
-int reg_has(int kind, const void *p);
-// reg_del removes p and reports whether it was there.
-int reg_del(int kind, const void *p);
+#include "objects.h" // internal/fakelib's registry of live objects
 // run_error reports a failure found while a job runs, when no call can
 // return it: on standard error.
 void run_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -79,14 +79,12 @@ struct dnmat {
 	int vtype, order;
 };
 
-// ---- registry.c ----
+// ---- exports.c ----
 
 // The objects the fake hands out, by kind, so that a pointer that is none
 // of them is refused rather than followed.
 enum { K_HANDLE, K_SPMAT, K_DNVEC, K_DNMAT, K_SPGEMM, K_SPSV, K_SPSM, K_KINDS };
-void reg_add(int kind, void *p);
-int reg_has(int kind, const void *p);
-int reg_del(int kind, const void *p);
+#include "objects.h" // internal/fakelib's registry of live objects
 
 // fail records why a call failed on this thread (FAKECUSPARSE_VERBOSE
 // prints it too) and returns r.

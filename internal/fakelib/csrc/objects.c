@@ -1,11 +1,6 @@
-// The live objects of the fake, for the checks of every entry point: a
-// handle, descriptor or layout that was destroyed, or never made, is
-// refused with the status cuBLAS documents instead of read.
-#include "fakecublas.h"
+#include "objects.h"
 
 #include <pthread.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 
 struct entry {
@@ -53,23 +48,11 @@ int reg_del(int kind, const void *p) {
 	return e != NULL;
 }
 
-// fakecublas_live counts the live objects of a kind, for leak checks:
-// 0 cuBLAS handles, 1 cuBLASLt handles, 2 matmul descriptors, 3 matrix
-// layouts, 4 preferences.
-EXPORT long fakecublas_live(int kind) {
+long reg_count(int kind) {
 	long n = 0;
 	pthread_mutex_lock(&g_mu);
 	for (struct entry *e = g_live; e != NULL; e = e->next)
 		n += e->kind == kind;
 	pthread_mutex_unlock(&g_mu);
 	return n;
-}
-
-void run_error(const char *fmt, ...) {
-	va_list ap;
-	va_start(ap, fmt);
-	fputs("fakecublas: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	va_end(ap);
 }
