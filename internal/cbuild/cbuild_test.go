@@ -19,7 +19,7 @@ func TestSharedSourcesAreBuiltInAndNamesMayNotRepeat(t *testing.T) {
 		"s/shared.h": {Data: []byte("int shared(void);\n")},
 		"s/shared.c": {Data: []byte("#include \"shared.h\"\nint shared(void) { return 41; }\n")},
 	}
-	l := Library{Name: "cbuildtest", What: "a test library", Sources: own, Dir: "c", Flags: []string{"-shared", "-fPIC"},
+	l := Library{Name: "cbuildtest", What: "a test library", Sources: own, Dir: "c", Flags: []string{"-shared", "-fPIC", "-Wl,--no-undefined"},
 		Shared: []Sources{{FS: shared, Dir: "s"}}}
 	if _, err := l.Build(t.TempDir()); err != nil {
 		t.Fatalf("Build with a shared source: %v", err)
