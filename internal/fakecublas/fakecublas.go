@@ -142,7 +142,7 @@ var library = cbuild.Library{
 	What:    "the fake cuBLAS",
 	Sources: sources,
 	Dir:     "csrc",
-	Shared:  []cbuild.Sources{fakelib.Objects},
+	Shared:  []cbuild.Sources{fakelib.CSources},
 	Flags:   []string{"-shared", "-fPIC", "-O2", "-pthread", "-fvisibility=hidden", "-std=gnu11"},
 	Libs:    []string{"-ldl", "-lm"},
 }

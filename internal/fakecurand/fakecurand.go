@@ -78,6 +78,7 @@ var fake = fakelib.Fake{
 		What:    "the fake cuRAND",
 		Sources: sources,
 		Dir:     "csrc",
+		Shared:  []cbuild.Sources{fakelib.CSources},
 		Flags:   []string{"-shared", "-fPIC", "-O2", "-fno-omit-frame-pointer", "-pthread", "-fvisibility=hidden", "-std=gnu11"},
 		Libs:    []string{"-ldl", "-lm"},
 	},

@@ -115,7 +115,7 @@ var fake = fakelib.Fake{
 		What:    "the fake cuSPARSE",
 		Sources: sources,
 		Dir:     "csrc",
-		Shared:  []cbuild.Sources{fakelib.Objects},
+		Shared:  []cbuild.Sources{fakelib.CSources},
 		Flags:   []string{"-shared", "-fPIC", "-O2", "-fno-omit-frame-pointer", "-pthread", "-fvisibility=hidden", "-std=gnu11"},
 		Libs:    []string{"-ldl", "-lm"},
 	},

@@ -17,9 +17,10 @@ import (
 //go:embed csrc/*.c csrc/*.h
 var shared embed.FS
 
-// Objects are the C sources of a registry of live objects by kind
-// (csrc/objects.h), for a fake's Library.Shared.
-var Objects = cbuild.Sources{FS: shared, Dir: "csrc"}
+// CSources are the C the fakes share, for a fake's Library.Shared: a
+// registry of live objects by kind (csrc/objects.h) and the lookup of the
+// fake driver (csrc/driver.h).
+var CSources = cbuild.Sources{FS: shared, Dir: "csrc"}
 
 // Fake describes one fake library.
 type Fake struct {

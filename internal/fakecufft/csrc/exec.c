@@ -11,6 +11,7 @@
 // and freed by a host function queued last. A stream being captured is
 // refused (CUFFT_NOT_SUPPORTED): a graph would replay freed buffers.
 #include "fakecufft.h"
+#include "driver.h" // internal/fakelib
 
 #include <dlfcn.h>
 #include <stdlib.h>
@@ -29,24 +30,11 @@ struct cuda {
 static struct cuda g_cuda;
 static pthread_once_t g_cuda_once = PTHREAD_ONCE_INIT;
 
-// resolve finds the driver package cu loaded (GOCUDA_LIBCUDA, else
-// libcuda.so.1), already open in the process. It must be the fake: its
-// device memory is host memory.
+// resolve finds the entry points of the fake driver that the fake uses.
 static void resolve(void) {
-	const char *path = getenv("GOCUDA_LIBCUDA");
-	if (path == NULL || *path == 0)
-		path = "libcuda.so.1";
-	void *h = dlopen(path, RTLD_NOW | RTLD_NOLOAD);
+	void *h = fake_driver("the fake cuFFT", &g_cuda.err);
 	if (h == NULL)
-		h = dlopen(path, RTLD_NOW);
-	if (h == NULL) {
-		g_cuda.err = "the fake cuFFT cannot open the CUDA driver (GOCUDA_LIBCUDA)";
 		return;
-	}
-	if (dlsym(h, "fakecuda_live") == NULL) {
-		g_cuda.err = "the fake cuFFT runs only on the fake CUDA driver (internal/fakecuda)";
-		return;
-	}
 	*(void **)&g_cuda.host_register = dlsym(h, "cuMemHostRegister_v2");
 	*(void **)&g_cuda.host_unregister = dlsym(h, "cuMemHostUnregister");
 	*(void **)&g_cuda.copy_htod = dlsym(h, "cuMemcpyHtoDAsync_v2");

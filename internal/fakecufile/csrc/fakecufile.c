@@ -6,6 +6,7 @@
 // descriptor a type, an 8-byte union (the fd first) and a pointer.
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include "driver.h" // internal/fakelib
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -54,19 +55,11 @@ struct cuda {
 static struct cuda g_cuda;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 
-// resolve finds the fake driver package cu loaded (GOCUDA_LIBCUDA, else
-// libcuda.so.1), already open in the process.
+// resolve finds the copies of the fake driver that the fake uses.
 static void resolve(void) {
-	const char *path = getenv("GOCUDA_LIBCUDA");
-	if (path == NULL || *path == 0)
-		path = "libcuda.so.1";
-	void *h = dlopen(path, RTLD_NOW | RTLD_NOLOAD);
+	void *h = fake_driver("the fake cuFile", &g_cuda.err);
 	if (h == NULL)
-		h = dlopen(path, RTLD_NOW);
-	if (h == NULL || dlsym(h, "fakecuda_live") == NULL) {
-		g_cuda.err = "the fake cuFile runs only on the fake CUDA driver (internal/fakecuda)";
 		return;
-	}
 	*(void **)&g_cuda.htod = dlsym(h, "cuMemcpyHtoD_v2");
 	*(void **)&g_cuda.dtoh = dlsym(h, "cuMemcpyDtoH_v2");
 	if (!g_cuda.htod || !g_cuda.dtoh)

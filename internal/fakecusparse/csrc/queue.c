@@ -5,6 +5,7 @@
 // driver is the one package cu loaded; the fake refuses to run on any
 // other, where those reads would fault.
 #include "fakecusparse.h"
+#include "driver.h" // internal/fakelib
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -14,18 +15,9 @@ static struct cuda g_cuda;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 
 static void resolve(void) {
-	const char *path = getenv("GOCUDA_LIBCUDA");
-	if (path == NULL || *path == 0)
-		path = "libcuda.so.1";
-	void *h = dlopen(path, RTLD_NOW | RTLD_NOLOAD);
-	if (h == NULL) {
-		g_cuda.err = "the fake cuSPARSE finds no CUDA driver loaded (GOCUDA_LIBCUDA)";
+	void *h = fake_driver("the fake cuSPARSE", &g_cuda.err);
+	if (h == NULL)
 		return;
-	}
-	if (dlsym(h, "fakecuda_live") == NULL) {
-		g_cuda.err = "the fake cuSPARSE runs only on the fake CUDA driver (internal/fakecuda)";
-		return;
-	}
 	*(void **)&g_cuda.launch_host_func = dlsym(h, "cuLaunchHostFunc");
 	*(void **)&g_cuda.stream_synchronize = dlsym(h, "cuStreamSynchronize");
 	*(void **)&g_cuda.stream_is_capturing = dlsym(h, "cuStreamIsCapturing");
