@@ -17,6 +17,7 @@ import (
 	"github.com/gocuda/gocuda/generated/cublaslt"
 	"github.com/gocuda/gocuda/generated/cudnn"
 	"github.com/gocuda/gocuda/generated/cufft"
+	"github.com/gocuda/gocuda/generated/cufile"
 	"github.com/gocuda/gocuda/generated/curand"
 	"github.com/gocuda/gocuda/generated/cusolver"
 	"github.com/gocuda/gocuda/generated/cusparse"
@@ -48,6 +49,7 @@ var libraries = []library{
 	{"cuSPARSE", cusparse.LibraryEnv, properties(cusparse.GetProperty), rawPath(cusparse.Load, cusparse.LibraryPath)},
 	{"cuSOLVER", cusolver.LibraryEnv, properties(cusolver.GetProperty), rawPath(cusolver.Load, cusolver.LibraryPath)},
 	{"nvJPEG", nvjpeg.LibraryEnv, properties(nvjpeg.GetProperty), rawPath(nvjpeg.Load, nvjpeg.LibraryPath)},
+	{"cuFile", cufile.LibraryEnv, cufileVersion, rawPath(cufile.Load, cufile.LibraryPath)},
 	{"cuDNN", cudnn.LibraryEnv, properties(cudnn.GetProperty), rawPath(cudnn.Load, cudnn.LibraryPath)},
 	{"NCCL", rawnccl.LibraryEnv, encoded(nccl.Version, 10000), nccl.LibraryPath},
 }
