@@ -13,7 +13,12 @@
 // lines to dnnbench -report, which prints the median over the rounds of
 // each and their ratio.
 //
-//	dnnbench [-types f32,tf32,f16,bf16] [-samples 15] [-ms 100] [-search exhaustive] [-workspace-mib 1024]
+// With -ops attention (or conv,attention) it times fused scaled
+// dot-product attention (dnn.AttentionForward) too, in float16 and
+// bfloat16, as op=sdpa_<type>_<shape>; bench/python/sdpa.py times torch's
+// scaled_dot_product_attention on the same shapes.
+//
+//	dnnbench [-ops conv,attention] [-types f32,tf32,f16,bf16] [-samples 15] [-ms 100] [-search exhaustive] [-workspace-mib 1024]
 //	dnnbench -report results.txt
 package main
 
@@ -55,6 +60,7 @@ func (s shape) conv() dnn.Conv {
 }
 
 func main() {
+	ops := flag.String("ops", "conv", "what to time: conv, attention, or both (conv,attention)")
 	types := flag.String("types", "f32,tf32,f16,bf16", "element types: f32, tf32 (float32 with TF32 allowed), f16, bf16")
 	samples := flag.Int("samples", 15, "timed samples per case")
 	ms := flag.Float64("ms", 100, "GPU time per sample, in milliseconds")
@@ -102,7 +108,21 @@ func main() {
 		log.Fatal(err)
 	}
 	b := bench{s: s, h: h, samples: *samples, sampleTime: time.Duration(*ms * float64(time.Millisecond))}
-	for _, t := range strings.Split(*types, ",") {
+	for _, op := range strings.Split(*ops, ",") {
+		switch op {
+		case "conv":
+			convResults(b, h, strings.Split(*types, ","))
+		case "attention":
+			attentionResults(b, strings.Split(*types, ","))
+		default:
+			log.Fatalf("unknown op %q (conv, attention)", op)
+		}
+	}
+}
+
+// convResults prints a RESULT line per convolution shape and type.
+func convResults(b bench, h *dnn.Handle, types []string) {
+	for _, t := range types {
 		for _, sh := range shapes {
 			var tf float64
 			var err error
