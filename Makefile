@@ -120,7 +120,7 @@ gpu-bin:
 	done
 	GOEXPERIMENT=cgocheck2 $(GO) test -c -o $(GPU_BIN)/cuda.cgocheck2.test ./cuda
 	$(GO) build -o $(GPU_BIN)/cudainfo ./cmd/cudainfo
-	@set -e; for e in vectoradd sharedstream graph matmul nvtx; do $(GO) build -o $(GPU_BIN)/ex.$$e ./examples/$$e; done
+	@set -e; for e in vectoradd sharedstream graph matmul nvtx linsolve; do $(GO) build -o $(GPU_BIN)/ex.$$e ./examples/$$e; done
 	@set -e; for t in $(TAGS); do $(GO) test -c -tags $$t -o $(GPU_BIN)/libgpu.$$t.test ./internal/libgputest; for p in blas rand fft; do $(GO) test -c -race -tags $$t -o $(GPU_BIN)/$$p.$$t.race.test ./cuda/$$p; done; done
 	$(GO) build -o $(GPU_BIN)/gen ./gen
 	$(GO) build -o $(GPU_BIN)/fetch ./headers/fetch
