@@ -3,18 +3,14 @@
 package fft_test
 
 import (
-	"encoding/json"
 	"fmt"
 	"math/rand/v2"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
 
 	"github.com/gocuda/gocuda/cuda"
-	"github.com/gocuda/gocuda/cuda/cudatest"
 	"github.com/gocuda/gocuda/cuda/fft"
 	"github.com/gocuda/gocuda/cuda/internal/libtest"
+	"github.com/gocuda/gocuda/generated/cufft"
 	"github.com/gocuda/gocuda/internal/fakecufft"
 )
 
@@ -106,36 +102,9 @@ func hermitianHalf(r *rand.Rand, dims []int, batch int) []complex128 {
 // DFT tests (relative to the largest output: 1e-5 for float32, 1e-12 for
 // float64).
 func TestFakeMatchesCuFFT(t *testing.T) {
-	if path := os.Getenv(fakeChildEnv); path != "" {
-		if !fakecufft.Active() {
-			t.Fatal("the child process did not load the fake cuFFT")
-		}
-		data, err := json.Marshal(transformAll(t))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
+	real, fake, ok := libtest.RealAndFake(t, "cuFFT", fakeChildEnv, cufft.LibraryEnv, fakecufft.Active, transformAll)
+	if !ok {
 		return
-	}
-	if cudatest.Active() {
-		t.Skip("compares the fake cuFFT with the real one: needs a GPU and cuFFT")
-	}
-	real := transformAll(t)
-	path := filepath.Join(t.TempDir(), "fake.json")
-	cmd := exec.Command(os.Args[0], "-test.run=^TestFakeMatchesCuFFT$", "-test.v")
-	cmd.Env = append(os.Environ(), fakeChildEnv+"="+path, "GOCUDA_LIBCUDA=", "GOCUDA_LIBCUFFT=")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("the child on the fakes: %v\n%s", err, out)
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var fake []fakeCase
-	if err := json.Unmarshal(data, &fake); err != nil {
-		t.Fatal(err)
 	}
 	if len(fake) != len(real) {
 		t.Fatalf("the child made %d transforms, this process %d", len(fake), len(real))

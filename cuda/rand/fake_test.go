@@ -3,18 +3,14 @@
 package rand_test
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"testing"
 
-	"github.com/gocuda/gocuda/cuda/cudatest"
 	"github.com/gocuda/gocuda/cuda/internal/libtest"
 	"github.com/gocuda/gocuda/cuda/rand"
+	"github.com/gocuda/gocuda/generated/curand"
 	"github.com/gocuda/gocuda/internal/fakecurand"
 )
 
@@ -83,36 +79,9 @@ func sampleAll(t *testing.T) map[string]sample {
 // difference of two samples of 2^20; the log says whether the first
 // numbers of a kind are the same bits all the same.
 func TestFakeMatchesCuRAND(t *testing.T) {
-	if path := os.Getenv(fakeChildEnv); path != "" {
-		if !fakecurand.Active() {
-			t.Fatal("the child process did not load the fake cuRAND")
-		}
-		data, err := json.Marshal(sampleAll(t))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
+	real, fake, ok := libtest.RealAndFake(t, "cuRAND", fakeChildEnv, curand.LibraryEnv, fakecurand.Active, sampleAll)
+	if !ok {
 		return
-	}
-	if cudatest.Active() {
-		t.Skip("compares the fake cuRAND with the real one: needs a GPU and cuRAND")
-	}
-	real := sampleAll(t)
-	path := filepath.Join(t.TempDir(), "fake.json")
-	cmd := exec.Command(os.Args[0], "-test.run=^TestFakeMatchesCuRAND$", "-test.v")
-	cmd.Env = append(os.Environ(), fakeChildEnv+"="+path, "GOCUDA_LIBCUDA=", "GOCUDA_LIBCURAND=")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("the child on the fakes: %v\n%s", err, out)
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var fake map[string]sample
-	if err := json.Unmarshal(data, &fake); err != nil {
-		t.Fatal(err)
 	}
 	for _, kind := range kinds {
 		r, f := real[kind.String()], fake[kind.String()]

@@ -3,17 +3,14 @@
 package solver_test
 
 import (
-	"encoding/json"
 	"math"
 	"math/rand/v2"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"testing"
 
-	"github.com/gocuda/gocuda/cuda/cudatest"
+	"github.com/gocuda/gocuda/cuda/internal/libtest"
 	"github.com/gocuda/gocuda/cuda/solver"
+	"github.com/gocuda/gocuda/generated/cusolver"
 	"github.com/gocuda/gocuda/internal/fakecusolver"
 )
 
@@ -117,36 +114,9 @@ func asInfo(err error, ie **solver.InfoError) bool {
 // and compares the two: the pivots and the indexes of the failures
 // exactly, the numbers to 1e-9 of the largest of their kind.
 func TestFakeMatchesCuSOLVER(t *testing.T) {
-	if path := os.Getenv(fakeChildEnv); path != "" {
-		if !fakecusolver.Active() {
-			t.Fatal("the child process did not load the fake cuSOLVER")
-		}
-		data, err := json.Marshal(outcomeOf(t))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
+	real, fake, ok := libtest.RealAndFake(t, "cuSOLVER", fakeChildEnv, cusolver.LibraryEnv, fakecusolver.Active, outcomeOf)
+	if !ok {
 		return
-	}
-	if cudatest.Active() {
-		t.Skip("compares the fake cuSOLVER with the real one: needs a GPU and cuSOLVER")
-	}
-	real := outcomeOf(t)
-	path := filepath.Join(t.TempDir(), "fake.json")
-	cmd := exec.Command(os.Args[0], "-test.run=^TestFakeMatchesCuSOLVER$", "-test.v")
-	cmd.Env = append(os.Environ(), fakeChildEnv+"="+path, "GOCUDA_LIBCUDA=", "GOCUDA_LIBCUSOLVER=")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("the child on the fakes: %v\n%s", err, out)
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var fake outcome
-	if err := json.Unmarshal(data, &fake); err != nil {
-		t.Fatal(err)
 	}
 	if !slices.Equal(fake.Ipiv, real.Ipiv) {
 		t.Errorf("pivots: fake %v, cuSOLVER %v", fake.Ipiv, real.Ipiv)
