@@ -42,6 +42,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -234,28 +235,50 @@ func openGemmC(b *gemmBench) (gemmEnqueue, func() error, error) {
 
 // gemmCases parses -gemm-sizes and -gemm-types.
 func gemmCases() ([]gemmCase, int, error) {
+	pairs, maxSize, err := sizeKinds("-gemm-sizes", *gemmSizes, "-gemm-types", *gemmKinds, "type", "f32", "tf32", "bf16", "bf16lt", "fp8")
+	if err != nil {
+		return nil, 0, err
+	}
 	var cases []gemmCase
-	maxSize := 0
-	for _, f := range strings.Split(*gemmSizes, ",") {
-		size, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || size < 1 || size > 46340 { // size² must fit an int32 element count
-			return nil, 0, fmt.Errorf("-gemm-sizes: bad size %q", f)
-		}
-		maxSize = max(maxSize, size)
-		for _, kind := range strings.Split(*gemmKinds, ",") {
-			kind = strings.TrimSpace(kind)
-			switch kind {
-			case "f32", "tf32", "bf16", "bf16lt", "fp8":
-			default:
-				return nil, 0, fmt.Errorf("-gemm-types: unknown type %q (f32, tf32, bf16, bf16lt, fp8)", kind)
-			}
-			cases = append(cases, gemmCase{op: fmt.Sprintf("gemm_%s_%d", kind, size), kind: kind, size: size})
-		}
+	for _, p := range pairs {
+		cases = append(cases, gemmCase{op: fmt.Sprintf("gemm_%s_%d", p.kind, p.size), kind: p.kind, size: p.size})
 	}
 	if *gemmSamples < 1 || *gemmMs <= 0 {
 		return nil, 0, errors.New("-gemm-samples and -gemm-ms must be positive")
 	}
 	return cases, maxSize, nil
+}
+
+// sizeKind is one case of a benchmark of square problems: a kind of
+// operation or element type, and a size.
+type sizeKind struct {
+	kind string
+	size int
+}
+
+// sizeKinds parses a list of sizes and a list of kinds (the values of the
+// flags sizesFlag and kindsFlag) into every pair, sizes outermost, and
+// returns the largest size too. A size is at most 46340, so that its
+// square fits an int32 element count; a kind must be one of known, and
+// noun says what a kind is in errors ("type").
+func sizeKinds(sizesFlag, sizes, kindsFlag, kinds, noun string, known ...string) ([]sizeKind, int, error) {
+	var pairs []sizeKind
+	maxSize := 0
+	for _, f := range strings.Split(sizes, ",") {
+		size, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || size < 1 || size > 46340 {
+			return nil, 0, fmt.Errorf("%s: bad size %q", sizesFlag, f)
+		}
+		maxSize = max(maxSize, size)
+		for _, kind := range strings.Split(kinds, ",") {
+			kind = strings.TrimSpace(kind)
+			if !slices.Contains(known, kind) {
+				return nil, 0, fmt.Errorf("%s: unknown %s %q (%s)", kindsFlag, noun, kind, strings.Join(known, ", "))
+			}
+			pairs = append(pairs, sizeKind{kind, size})
+		}
+	}
+	return pairs, maxSize, nil
 }
 
 // runGEMM times the GEMMs of every case from each implementation of

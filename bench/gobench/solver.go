@@ -67,7 +67,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime"
-	"strconv"
 	"strings"
 	"time"
 	"unsafe"
@@ -122,24 +121,15 @@ type solverImpl struct {
 	run  func(sc solverCase, calls int) error
 }
 
+// solverCases parses -solver-sizes and -solver-ops.
 func solverCases() ([]solverCase, int, error) {
+	pairs, maxN, err := sizeKinds("-solver-sizes", *solverSizes, "-solver-ops", *solverOps, "operation", "getrf", "potrf", "syevd")
+	if err != nil {
+		return nil, 0, err
+	}
 	var cases []solverCase
-	maxN := 0
-	for _, f := range strings.Split(*solverSizes, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || n < 1 || n > 46340 {
-			return nil, 0, fmt.Errorf("-solver-sizes: bad size %q", f)
-		}
-		maxN = max(maxN, n)
-		for _, k := range strings.Split(*solverOps, ",") {
-			k = strings.TrimSpace(k)
-			switch k {
-			case "getrf", "potrf", "syevd":
-			default:
-				return nil, 0, fmt.Errorf("-solver-ops: unknown operation %q (getrf, potrf, syevd)", k)
-			}
-			cases = append(cases, solverCase{op: fmt.Sprintf("solver_%s_%d", k, n), kind: k, n: n})
-		}
+	for _, p := range pairs {
+		cases = append(cases, solverCase{op: fmt.Sprintf("solver_%s_%d", p.kind, p.size), kind: p.kind, n: p.size})
 	}
 	if *solverSamples < 1 || *solverMs <= 0 {
 		return nil, 0, errors.New("-solver-samples and -solver-ms must be positive")
