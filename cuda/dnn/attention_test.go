@@ -16,14 +16,7 @@ import (
 
 func TestAttentionForwardRefusesBadArgumentsBeforeCuDNN(t *testing.T) {
 	ctx := libtest.Context(t)
-	alloc := func(n int) *cuda.Slice[cuda.Float16] {
-		s, err := cuda.AllocSlice[cuda.Float16](ctx, n)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { s.Close() })
-		return s
-	}
+	alloc := func(n int) *cuda.Slice[cuda.Float16] { return allocIn[cuda.Float16](t, ctx, n) }
 	a := dnn.Attention{Batch: 2, Heads: 2, SeqQ: 8, SeqKV: 16, HeadDim: 32}
 	nq, nkv := 2*2*8*32, 2*2*16*32
 	q, k, v, o := alloc(nq), alloc(nkv), alloc(nkv), alloc(nq)

@@ -17,14 +17,7 @@ import (
 
 func TestBatchNormInferenceRefusesBadArgumentsBeforeCuDNN(t *testing.T) {
 	ctx := libtest.Context(t)
-	alloc := func(n int) *cuda.Slice[float32] {
-		s, err := cuda.AllocSlice[float32](ctx, n)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { s.Close() })
-		return s
-	}
+	alloc := func(n int) *cuda.Slice[float32] { return allocIn[float32](t, ctx, n) }
 	x := dnn.NewTensor(alloc(2*5*3*3), dnn.NHWC, 2, 5, 3, 3)
 	y := dnn.NewTensor(alloc(2*5*3*3), dnn.NHWC, 2, 5, 3, 3)
 	good := dnn.BatchNorm{Scale: alloc(5), Bias: alloc(5), Mean: alloc(5), Variance: alloc(5), Epsilon: 1e-5}

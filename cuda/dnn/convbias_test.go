@@ -17,14 +17,7 @@ import (
 
 func TestConvBiasReLURefusesBadBiasBeforeCuDNN(t *testing.T) {
 	ctx := libtest.Context(t)
-	alloc := func(n int) *cuda.Slice[float32] {
-		s, err := cuda.AllocSlice[float32](ctx, n)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { s.Close() })
-		return s
-	}
+	alloc := func(n int) *cuda.Slice[float32] { return allocIn[float32](t, ctx, n) }
 	x := dnn.NewTensor(alloc(1*2*5*5), dnn.NCHW, 1, 2, 5, 5)
 	w := dnn.NewFilter(alloc(3*2*3*3), dnn.NCHW, 3, 2, 3, 3)
 	y := dnn.NewTensor(alloc(1*3*3*3), dnn.NCHW, 1, 3, 3, 3)

@@ -171,3 +171,14 @@ func to64[T dnn.Float](v []T) []float64 {
 	}
 	return out
 }
+
+// allocIn returns n elements of device memory in ctx, freed when t ends.
+func allocIn[T dnn.Float](t *testing.T, ctx *cuda.Context, n int) *cuda.Slice[T] {
+	t.Helper()
+	s, err := cuda.AllocSlice[T](ctx, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}

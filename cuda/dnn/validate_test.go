@@ -71,14 +71,7 @@ func checkRefused(t *testing.T, name string, err error, want string) {
 
 func TestConvForwardRefusesBadArgumentsBeforeCuDNN(t *testing.T) {
 	ctx := libtest.Context(t)
-	alloc := func(n int) *cuda.Slice[float32] {
-		s, err := cuda.AllocSlice[float32](ctx, n)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { s.Close() })
-		return s
-	}
+	alloc := func(n int) *cuda.Slice[float32] { return allocIn[float32](t, ctx, n) }
 	// A valid convolution: x 2×4×8×8, w 6×4×3×3, pad 1, y 2×6×8×8.
 	xd, wd, yd := alloc(2*4*8*8), alloc(6*4*3*3), alloc(2*6*8*8)
 	conv := dnn.Conv{PadH: 1, PadW: 1}
@@ -143,14 +136,7 @@ func TestConvForwardRefusesBadArgumentsBeforeCuDNN(t *testing.T) {
 
 func TestSoftmaxRefusesBadArgumentsBeforeCuDNN(t *testing.T) {
 	ctx := libtest.Context(t)
-	alloc := func(n int) *cuda.Slice[cuda.Float16] {
-		s, err := cuda.AllocSlice[cuda.Float16](ctx, n)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { s.Close() })
-		return s
-	}
+	alloc := func(n int) *cuda.Slice[cuda.Float16] { return allocIn[cuda.Float16](t, ctx, n) }
 	x := dnn.NewTensor(alloc(4*10), dnn.NCHW, 4, 10, 1, 1)
 	y := dnn.NewTensor(alloc(4*10), dnn.NCHW, 4, 10, 1, 1)
 	big := alloc(100)
