@@ -7,6 +7,7 @@ import (
 	"unsafe"
 
 	"github.com/gocuda/gocuda/cuda"
+	"github.com/gocuda/gocuda/cuda/internal/devptr"
 	"github.com/gocuda/gocuda/generated/cu"
 	"github.com/gocuda/gocuda/generated/cublas"
 )
@@ -54,11 +55,11 @@ func Gemm[T Float](h *Handle, alpha T, a, b Matrix, beta T, c Matrix) error {
 		case 4:
 			al, be := float32(alpha), float32(beta)
 			return check("blas."+op, "cublasSgemm_v2", cublas.Sgemm(raw, g.opA, g.opB, g.m, g.n, g.k,
-				&al, (*float32)(devPtr(pa)), g.lda, (*float32)(devPtr(pb)), g.ldb, &be, (*float32)(devPtr(pc)), g.ldc))
+				&al, (*float32)(devptr.Of(pa)), g.lda, (*float32)(devptr.Of(pb)), g.ldb, &be, (*float32)(devptr.Of(pc)), g.ldc))
 		default:
 			al, be := float64(alpha), float64(beta)
 			return check("blas."+op, "cublasDgemm_v2", cublas.Dgemm(raw, g.opA, g.opB, g.m, g.n, g.k,
-				&al, (*float64)(devPtr(pa)), g.lda, (*float64)(devPtr(pb)), g.ldb, &be, (*float64)(devPtr(pc)), g.ldc))
+				&al, (*float64)(devptr.Of(pa)), g.lda, (*float64)(devptr.Of(pb)), g.ldb, &be, (*float64)(devptr.Of(pc)), g.ldc))
 		}
 	}, a.Mem, b.Mem, c.Mem)
 }
@@ -69,20 +70,14 @@ func gemmStridedBatched[T Float](op string, raw cublas.CublasHandle_t, g gemmPla
 	case 4:
 		al, be := float32(alpha), float32(beta)
 		return check("blas."+op, "cublasSgemmStridedBatched", cublas.SgemmStridedBatched(raw, g.opA, g.opB, g.m, g.n, g.k,
-			&al, (*float32)(devPtr(pa)), g.lda, g.strideA, (*float32)(devPtr(pb)), g.ldb, g.strideB,
-			&be, (*float32)(devPtr(pc)), g.ldc, g.strideC, g.batch))
+			&al, (*float32)(devptr.Of(pa)), g.lda, g.strideA, (*float32)(devptr.Of(pb)), g.ldb, g.strideB,
+			&be, (*float32)(devptr.Of(pc)), g.ldc, g.strideC, g.batch))
 	default:
 		al, be := float64(alpha), float64(beta)
 		return check("blas."+op, "cublasDgemmStridedBatched", cublas.DgemmStridedBatched(raw, g.opA, g.opB, g.m, g.n, g.k,
-			&al, (*float64)(devPtr(pa)), g.lda, g.strideA, (*float64)(devPtr(pb)), g.ldb, g.strideB,
-			&be, (*float64)(devPtr(pc)), g.ldc, g.strideC, g.batch))
+			&al, (*float64)(devptr.Of(pa)), g.lda, g.strideA, (*float64)(devptr.Of(pb)), g.ldb, g.strideB,
+			&be, (*float64)(devptr.Of(pc)), g.ldc, g.strideC, g.batch))
 	}
-}
-
-// devPtr is a device address as the pointer type cuBLAS's bindings take.
-// It points at no Go memory, so cgo's checks let it pass.
-func devPtr(p cu.CUdeviceptr) unsafe.Pointer {
-	return *(*unsafe.Pointer)(unsafe.Pointer(&p))
 }
 
 // checkGemm checks the shapes of C = A·B and each matrix's memory.

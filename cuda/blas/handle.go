@@ -9,6 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/gocuda/gocuda/cuda"
+	"github.com/gocuda/gocuda/cuda/internal/devptr"
 	"github.com/gocuda/gocuda/generated/cu"
 	"github.com/gocuda/gocuda/generated/cublas"
 )
@@ -68,7 +69,7 @@ func (w *workspace) bind(op string, h cublas.CublasHandle_t) error {
 	var p unsafe.Pointer
 	var n uint64
 	if w.mem != nil {
-		p, n = devPtr(w.mem.Raw()), uint64(w.mem.Size())
+		p, n = devptr.Of(w.mem.Raw()), uint64(w.mem.Size())
 	}
 	return check(op, "cublasSetWorkspace_v2", api.setWorkspace(h, p, n))
 }

@@ -8,6 +8,7 @@ import (
 	"unsafe"
 
 	"github.com/gocuda/gocuda/cuda"
+	"github.com/gocuda/gocuda/cuda/internal/devptr"
 	"github.com/gocuda/gocuda/generated/cu"
 	"github.com/gocuda/gocuda/generated/cublas"
 	"github.com/gocuda/gocuda/generated/cublaslt"
@@ -369,7 +370,7 @@ func operands(raw [6]uint64, swap bool) (pa, pb, pc unsafe.Pointer, ptrs [3]uint
 		raw[0], raw[1] = raw[1], raw[0]
 		raw[4], raw[5] = raw[5], raw[4]
 	}
-	return devPtr(cu.CUdeviceptr(raw[0])), devPtr(cu.CUdeviceptr(raw[1])), devPtr(cu.CUdeviceptr(raw[2])), [3]uint64{raw[3], raw[4], raw[5]}
+	return devptr.Of(cu.CUdeviceptr(raw[0])), devptr.Of(cu.CUdeviceptr(raw[1])), devptr.Of(cu.CUdeviceptr(raw[2])), [3]uint64{raw[3], raw[4], raw[5]}
 }
 
 // ptrAttrs are the descriptor attributes of descs.ptrs.
@@ -600,7 +601,7 @@ func matmul(op string, st ltState, d *descs, a *Algo, alpha, beta float32, pa, p
 		return fmt.Errorf("blas: %s: the algorithm needs %d bytes of workspace, the handle has %d", op, a.Workspace, st.ws.Size())
 	}
 	algo := cublaslt.CublasLtMatmulAlgo_t{Data: a.Data}
-	ws := devPtr(st.ws.Raw())
+	ws := devptr.Of(st.ws.Raw())
 	return check(op, "cublasLtMatmul", cublaslt.Matmul(st.h, d.op, unsafe.Pointer(&alpha), pa, d.a, pb, d.b,
 		unsafe.Pointer(&beta), pc, d.c, pc, d.c, &algo, ws, uint64(st.ws.Size()), stream))
 }

@@ -10,6 +10,7 @@ import (
 	"unsafe"
 
 	"github.com/gocuda/gocuda/cuda"
+	"github.com/gocuda/gocuda/cuda/internal/devptr"
 	"github.com/gocuda/gocuda/generated/cu"
 	"github.com/gocuda/gocuda/generated/cudnn"
 )
@@ -252,12 +253,12 @@ func (p *attnPlan) run(op string, st *state, scale float32, q, k, v, o cu.CUdevi
 	scalars := new([2]float32)
 	scalars[0], scalars[1] = scale, -math.MaxFloat32
 	uids := []int64{uidQ, uidK, uidV, uidO, uidScale}
-	ptrs := []unsafe.Pointer{devPtr(q), devPtr(k), devPtr(v), devPtr(o), unsafe.Pointer(&scalars[0])}
+	ptrs := []unsafe.Pointer{devptr.Of(q), devptr.Of(k), devptr.Of(v), devptr.Of(o), unsafe.Pointer(&scalars[0])}
 	if p.causal {
 		uids = append(uids, uidLowest)
 		ptrs = append(ptrs, unsafe.Pointer(&scalars[1]))
 	}
-	ws := devPtr(st.ws)
+	ws := devptr.Of(st.ws)
 	var pin runtime.Pinner
 	defer pin.Unpin()
 	pin.Pin(scalars)

@@ -9,6 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/gocuda/gocuda/cuda"
+	"github.com/gocuda/gocuda/cuda/internal/devptr"
 	"github.com/gocuda/gocuda/generated/cudnn"
 )
 
@@ -79,7 +80,7 @@ func BatchNormInference[T Float](h *Handle, bn BatchNorm, x, y Tensor[T]) error 
 		}
 		alpha, beta := float32(1), float32(0)
 		return check(op, "cudnnBatchNormalizationForwardInference", cudnn.BatchNormalizationForwardInference(st.h,
-			cudnn.CUDNN_BATCHNORM_SPATIAL, unsafe.Pointer(&alpha), unsafe.Pointer(&beta), d, devPtr(px), d, devPtr(py),
-			pd, devPtr(ps), devPtr(pb), devPtr(pm), devPtr(pv), bn.Epsilon))
+			cudnn.CUDNN_BATCHNORM_SPATIAL, unsafe.Pointer(&alpha), unsafe.Pointer(&beta), d, devptr.Of(px), d, devptr.Of(py),
+			pd, devptr.Of(ps), devptr.Of(pb), devptr.Of(pm), devptr.Of(pv), bn.Epsilon))
 	}, x.Data, y.Data, bn.Scale, bn.Mean, bn.Bias, bn.Variance)
 }

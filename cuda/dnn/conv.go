@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"unsafe"
 
+	"github.com/gocuda/gocuda/cuda/internal/devptr"
 	"github.com/gocuda/gocuda/generated/cu"
 	"github.com/gocuda/gocuda/generated/cudnn"
 )
@@ -140,8 +141,8 @@ func ConvForward[T Float](h *Handle, c Conv, x Tensor[T], w Filter[T], y Tensor[
 		}
 		alpha, beta := float32(1), float32(0)
 		return check(op, "cudnnConvolutionForward", cudnn.ConvolutionForward(st.h, unsafe.Pointer(&alpha),
-			p.x, devPtr(px), p.w, devPtr(pw), p.conv, p.algo, devPtr(st.ws), p.wsSize,
-			unsafe.Pointer(&beta), p.y, devPtr(py)))
+			p.x, devptr.Of(px), p.w, devptr.Of(pw), p.conv, p.algo, devptr.Of(st.ws), p.wsSize,
+			unsafe.Pointer(&beta), p.y, devptr.Of(py)))
 	}, x.Data, w.Data, y.Data)
 }
 

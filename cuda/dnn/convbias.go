@@ -7,6 +7,7 @@ import (
 	"unsafe"
 
 	"github.com/gocuda/gocuda/cuda"
+	"github.com/gocuda/gocuda/cuda/internal/devptr"
 	"github.com/gocuda/gocuda/generated/cudnn"
 )
 
@@ -44,8 +45,8 @@ func ConvBiasReLU[T Float](h *Handle, c Conv, x Tensor[T], w Filter[T], bias *cu
 		// alpha2 = 0 drops the z term; z is y, as cuDNN allows.
 		alpha1, alpha2 := float32(1), float32(0)
 		return check(op, "cudnnConvolutionBiasActivationForward", cudnn.ConvolutionBiasActivationForward(st.h,
-			unsafe.Pointer(&alpha1), p.x, devPtr(px), p.w, devPtr(pw), p.conv, p.algo, devPtr(st.ws), p.wsSize,
-			unsafe.Pointer(&alpha2), p.y, devPtr(py), p.bias, devPtr(pb), p.act, p.y, devPtr(py)))
+			unsafe.Pointer(&alpha1), p.x, devptr.Of(px), p.w, devptr.Of(pw), p.conv, p.algo, devptr.Of(st.ws), p.wsSize,
+			unsafe.Pointer(&alpha2), p.y, devptr.Of(py), p.bias, devptr.Of(pb), p.act, p.y, devptr.Of(py)))
 	}, x.Data, w.Data, bias, y.Data)
 }
 

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"strings"
 	"sync"
-	"unsafe"
 
 	"github.com/gocuda/gocuda/cuda"
 	"github.com/gocuda/gocuda/generated/cu"
@@ -164,10 +163,4 @@ func (h *Handle) SetTF32(on bool) error {
 		st.tf32 = on
 		return nil
 	})
-}
-
-// devPtr is a device address as the pointer type cuDNN's bindings take.
-// It points at no Go memory, so cgo's checks let it pass.
-func devPtr(p cu.CUdeviceptr) unsafe.Pointer {
-	return *(*unsafe.Pointer)(unsafe.Pointer(&p))
 }

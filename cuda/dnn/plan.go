@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/gocuda/gocuda/cuda/internal/devptr"
 	"github.com/gocuda/gocuda/generated/cu"
 	"github.com/gocuda/gocuda/generated/cudnn"
 )
@@ -207,8 +208,8 @@ func (st *state) choose(op string, key convKey, p *convPlan, px, pw, py cu.CUdev
 		if err := st.ensureWorkspace(op, key.wsLimit); err != nil {
 			return err
 		}
-		if err := cudnn.FindConvolutionForwardAlgorithmEx(st.h, p.x, devPtr(px), p.w, devPtr(pw), p.conv, p.y, devPtr(py),
-			int32(len(perf)), &got, &perf[0], devPtr(st.ws), key.wsLimit); err != nil {
+		if err := cudnn.FindConvolutionForwardAlgorithmEx(st.h, p.x, devptr.Of(px), p.w, devptr.Of(pw), p.conv, p.y, devptr.Of(py),
+			int32(len(perf)), &got, &perf[0], devptr.Of(st.ws), key.wsLimit); err != nil {
 			return check(op, "cudnnFindConvolutionForwardAlgorithmEx", err)
 		}
 	} else if err := cudnn.GetConvolutionForwardAlgorithm_v7(st.h, p.x, p.w, p.conv, p.y, int32(len(perf)), &got, &perf[0]); err != nil {

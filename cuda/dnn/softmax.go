@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"unsafe"
 
+	"github.com/gocuda/gocuda/cuda/internal/devptr"
 	"github.com/gocuda/gocuda/generated/cudnn"
 )
 
@@ -94,7 +95,7 @@ func Softmax[T Float](h *Handle, algo SoftmaxAlgo, over SoftmaxOver, x, y Tensor
 		}()
 		alpha, beta := float32(1), float32(0)
 		return check(op, "cudnnSoftmaxForward", cudnn.SoftmaxForward(st.h, a, m,
-			unsafe.Pointer(&alpha), d, devPtr(px), unsafe.Pointer(&beta), d, devPtr(py)))
+			unsafe.Pointer(&alpha), d, devptr.Of(px), unsafe.Pointer(&beta), d, devptr.Of(py)))
 	}, x.Data, y.Data)
 }
 

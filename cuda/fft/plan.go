@@ -5,10 +5,9 @@ package fft
 import (
 	"strings"
 	"sync"
-	"unsafe"
 
 	"github.com/gocuda/gocuda/cuda"
-	"github.com/gocuda/gocuda/generated/cu"
+	"github.com/gocuda/gocuda/cuda/internal/devptr"
 	"github.com/gocuda/gocuda/generated/cufft"
 )
 
@@ -204,7 +203,7 @@ func (p *Plan) Exec(in, out cuda.Memory, dir Direction) error {
 			return err
 		}
 	}
-	pi, po := devPtr(in.Ptr()), devPtr(out.Ptr()) // before the call: see cuda.LibraryObject.Call
+	pi, po := devptr.Of(in.Ptr()), devptr.Of(out.Ptr()) // before the call: see cuda.LibraryObject.Call
 	return p.object().Call("fft."+op, func(raw cufft.CufftHandle) error {
 		p.sh.mu.Lock()
 		defer p.sh.mu.Unlock()
@@ -224,10 +223,4 @@ func (p *Plan) Exec(in, out cuda.Memory, dir Direction) error {
 			return check(fop, "cufftExecZ2D", cufft.ExecZ2D(raw, (*cufft.CufftDoubleComplex)(pi), (*cufft.CufftDoubleReal)(po)))
 		}
 	}, in, out)
-}
-
-// devPtr is a device address as the pointer type cuFFT's bindings take.
-// It points at no Go memory, so cgo's checks let it pass.
-func devPtr(p cu.CUdeviceptr) unsafe.Pointer {
-	return *(*unsafe.Pointer)(unsafe.Pointer(&p))
 }

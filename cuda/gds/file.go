@@ -12,6 +12,7 @@ import (
 	"unsafe"
 
 	"github.com/gocuda/gocuda/cuda"
+	"github.com/gocuda/gocuda/cuda/internal/devptr"
 	"github.com/gocuda/gocuda/generated/cufile"
 )
 
@@ -128,7 +129,7 @@ func transfer[T cuda.Element](f *File, mem *cuda.Slice[T], off int64, op, fn str
 	err := f.object().Call("gds."+op, func(h cufile.CUfileHandle_t) error {
 		p := mem.Ptr()
 		var err error
-		n, err = move(h, *(*unsafe.Pointer)(unsafe.Pointer(&p)), uint64(size))
+		n, err = move(h, devptr.Of(p), uint64(size))
 		runtime.KeepAlive(f.f)
 		if err != nil {
 			return check(op, fn, err)

@@ -6,10 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"unsafe"
 
 	"github.com/gocuda/gocuda/cuda"
-	"github.com/gocuda/gocuda/generated/cu"
+	"github.com/gocuda/gocuda/cuda/internal/devptr"
 	"github.com/gocuda/gocuda/generated/nvjpeg"
 )
 
@@ -138,15 +137,9 @@ func (img *Image) raw() (nvjpeg.NvjpegImage_t, []cuda.Holder) {
 	var r nvjpeg.NvjpegImage_t
 	hold := make([]cuda.Holder, len(img.Planes))
 	for i, p := range img.Planes {
-		r.Channel[i] = (*uint8)(devPtr(p.Data.Ptr()))
+		r.Channel[i] = (*uint8)(devptr.Of(p.Data.Ptr()))
 		r.Pitch[i] = uint64(p.Pitch)
 		hold[i] = p.Data
 	}
 	return r, hold
-}
-
-// devPtr converts a device address to the pointer type nvJPEG's
-// arguments have; it is never dereferenced on the host.
-func devPtr(p cu.CUdeviceptr) unsafe.Pointer {
-	return *(*unsafe.Pointer)(unsafe.Pointer(&p))
 }

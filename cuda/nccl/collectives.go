@@ -8,6 +8,7 @@ import (
 	"unsafe"
 
 	"github.com/gocuda/gocuda/cuda"
+	"github.com/gocuda/gocuda/cuda/internal/devptr"
 	"github.com/gocuda/gocuda/generated/cu"
 	"github.com/gocuda/gocuda/generated/nccl"
 )
@@ -208,7 +209,7 @@ func holders[T Element](slices ...*cuda.Slice[T]) []cuda.Holder {
 func ptr(v view) unsafe.Pointer {
 	// A device address, which NCCL only hands to the device: never a Go
 	// pointer.
-	return *(*unsafe.Pointer)(unsafe.Pointer(&v.ptr))
+	return devptr.Of(v.ptr)
 }
 
 // AllReduce reduces send across the ranks with op and leaves the result in

@@ -8,7 +8,7 @@ import (
 	"unsafe"
 
 	"github.com/gocuda/gocuda/cuda"
-	"github.com/gocuda/gocuda/generated/cu"
+	"github.com/gocuda/gocuda/cuda/internal/devptr"
 	"github.com/gocuda/gocuda/generated/curand"
 )
 
@@ -65,9 +65,9 @@ func uniform[T Float](g *Generator, op string, mem cuda.Memory, n int) error {
 			return nil
 		}
 		if size == 4 {
-			return check(op, "curandGenerateUniform", curand.GenerateUniform(raw, (*float32)(devPtr(p)), uint64(n)))
+			return check(op, "curandGenerateUniform", curand.GenerateUniform(raw, (*float32)(devptr.Of(p)), uint64(n)))
 		}
-		return check(op, "curandGenerateUniformDouble", curand.GenerateUniformDouble(raw, (*float64)(devPtr(p)), uint64(n)))
+		return check(op, "curandGenerateUniformDouble", curand.GenerateUniformDouble(raw, (*float64)(devptr.Of(p)), uint64(n)))
 	}, mem)
 }
 
@@ -87,9 +87,9 @@ func normal[T Float](g *Generator, op string, mem cuda.Memory, n int, mean, stdd
 			return nil
 		}
 		if size == 4 {
-			return check(op, "curandGenerateNormal", curand.GenerateNormal(raw, (*float32)(devPtr(p)), uint64(n), float32(mean), float32(stddev)))
+			return check(op, "curandGenerateNormal", curand.GenerateNormal(raw, (*float32)(devptr.Of(p)), uint64(n), float32(mean), float32(stddev)))
 		}
-		return check(op, "curandGenerateNormalDouble", curand.GenerateNormalDouble(raw, (*float64)(devPtr(p)), uint64(n), float64(mean), float64(stddev)))
+		return check(op, "curandGenerateNormalDouble", curand.GenerateNormalDouble(raw, (*float64)(devptr.Of(p)), uint64(n), float64(mean), float64(stddev)))
 	}, mem)
 }
 
@@ -153,10 +153,4 @@ func checkCount[T Float](op string, mem cuda.Memory, n int, pairs bool) error {
 		return fmt.Errorf("rand: %s: %d %s need %d bytes, but the memory has %d", op, n, typeName(size), int64(n)*int64(size), bytes)
 	}
 	return nil
-}
-
-// devPtr is a device address as the pointer type cuRAND's bindings take.
-// It points at no Go memory, so cgo's checks let it pass.
-func devPtr(p cu.CUdeviceptr) unsafe.Pointer {
-	return *(*unsafe.Pointer)(unsafe.Pointer(&p))
 }

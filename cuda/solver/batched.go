@@ -7,6 +7,7 @@ import (
 	"math"
 
 	"github.com/gocuda/gocuda/cuda"
+	"github.com/gocuda/gocuda/cuda/internal/devptr"
 	"github.com/gocuda/gocuda/generated/cusolver"
 )
 
@@ -90,7 +91,7 @@ func PotrfBatched[T Float](h *Handle, uplo Fill, a Matrix[T], batch Batch) error
 	}
 	defer ptrs.Close()
 	n, lda, count := int32(a.Rows), int32(a.ld()), int32(batch.Count)
-	arr := devPtr(ptrs.Ptr())
+	arr := devptr.Of(ptrs.Ptr())
 	c := call[T]{op: op, fn: fnName[T]("potrfBatched"), positive: ErrNotPositiveDefinite, batch: batch.Count}
 	c.run = func(raw cusolver.CusolverDnHandle_t, _ *T, _ int32, info *int32) error {
 		if sizeOf[T]() == 4 {
@@ -143,7 +144,7 @@ func PotrsBatched[T Float](h *Handle, uplo Fill, a Matrix[T], aBatch Batch, b Ma
 	}
 	defer pb.Close()
 	n, lda, ldb, count := int32(a.Rows), int32(a.ld()), int32(b.ld()), int32(aBatch.Count)
-	arrA, arrB := devPtr(pa.Ptr()), devPtr(pb.Ptr())
+	arrA, arrB := devptr.Of(pa.Ptr()), devptr.Of(pb.Ptr())
 	// The info of cusolverDn<t>potrsBatched is one word, of its
 	// arguments, not one per matrix.
 	c := call[T]{op: op, fn: fnName[T]("potrsBatched")}

@@ -8,7 +8,7 @@ import (
 	"unsafe"
 
 	"github.com/gocuda/gocuda/cuda"
-	"github.com/gocuda/gocuda/generated/cu"
+	"github.com/gocuda/gocuda/cuda/internal/devptr"
 )
 
 // Float is the element types of the solvers.
@@ -96,11 +96,7 @@ func ptr[E cuda.Element](s *cuda.Slice[E]) *E {
 		return nil
 	}
 	p := s.Ptr()
-	return (*E)(devPtr(p))
-}
-
-func devPtr(p cu.CUdeviceptr) unsafe.Pointer {
-	return *(*unsafe.Pointer)(unsafe.Pointer(&p))
+	return (*E)(devptr.Of(p))
 }
 
 // held appends s to hold unless it is nil (an empty matrix's memory):

@@ -8,6 +8,7 @@ import (
 	"unsafe"
 
 	"github.com/gocuda/gocuda/cuda"
+	"github.com/gocuda/gocuda/cuda/internal/devptr"
 	"github.com/gocuda/gocuda/generated/cu"
 	"github.com/gocuda/gocuda/generated/cusolver"
 )
@@ -61,9 +62,9 @@ func (c call[T]) do(h *Handle, hold []cuda.Holder) error {
 		}
 		var work *T
 		if lwork > 0 {
-			work = (*T)(devPtr(mem))
+			work = (*T)(devptr.Of(mem))
 		}
-		if err := c.run(raw, work, lwork, (*int32)(devPtr(infoPtr))); err != nil {
+		if err := c.run(raw, work, lwork, (*int32)(devptr.Of(infoPtr))); err != nil {
 			// An illegal argument may have its position in info too, as
 			// LAPACK reports it.
 			err = check(c.op, c.fn, err)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/gocuda/gocuda/cuda"
+	"github.com/gocuda/gocuda/cuda/internal/devptr"
 	"github.com/gocuda/gocuda/generated/cu"
 	"github.com/gocuda/gocuda/generated/cusparse"
 )
@@ -95,7 +96,7 @@ func (d *Dense[T]) span() int {
 
 func (d *Dense[T]) descr(op string, p cu.CUdeviceptr) (cusparse.CusparseDnMatDescr_t, error) {
 	var m cusparse.CusparseDnMatDescr_t
-	err := cusparse.CreateDnMat(&m, int64(d.rows), int64(d.cols), int64(d.ld), devPtr(p), dataType[T](), d.order.raw())
+	err := cusparse.CreateDnMat(&m, int64(d.rows), int64(d.cols), int64(d.ld), devptr.Of(p), dataType[T](), d.order.raw())
 	return m, check(op, "cusparseCreateDnMat", err)
 }
 
@@ -113,7 +114,7 @@ func destroyDnMat(m cusparse.CusparseDnMatDescr_t) { _ = cusparse.DestroyDnMat(c
 
 func dnVec[T Scalar](op string, n int, p cu.CUdeviceptr) (cusparse.CusparseDnVecDescr_t, error) {
 	var v cusparse.CusparseDnVecDescr_t
-	err := cusparse.CreateDnVec(&v, int64(n), devPtr(p), dataType[T]())
+	err := cusparse.CreateDnVec(&v, int64(n), devptr.Of(p), dataType[T]())
 	return v, check(op, "cusparseCreateDnVec", err)
 }
 

@@ -8,6 +8,7 @@ import (
 	"math"
 
 	"github.com/gocuda/gocuda/cuda"
+	"github.com/gocuda/gocuda/cuda/internal/devptr"
 	"github.com/gocuda/gocuda/generated/cu"
 	"github.com/gocuda/gocuda/generated/cusparse"
 )
@@ -215,16 +216,16 @@ func (m *Matrix[T, I]) descr(op string, a ptrs) (cusparse.CusparseSpMatDescr_t, 
 	switch m.format {
 	case CSR:
 		fn = "cusparseCreateCsr"
-		err = cusparse.CreateCsr(&d, int64(m.rows), int64(m.cols), int64(m.nnz), devPtr(a.p), devPtr(a.q), devPtr(a.v), it, it, base, vt)
+		err = cusparse.CreateCsr(&d, int64(m.rows), int64(m.cols), int64(m.nnz), devptr.Of(a.p), devptr.Of(a.q), devptr.Of(a.v), it, it, base, vt)
 	case CSC:
 		fn = "cusparseCreateCsc"
-		err = cusparse.CreateCsc(&d, int64(m.rows), int64(m.cols), int64(m.nnz), devPtr(a.p), devPtr(a.q), devPtr(a.v), it, it, base, vt)
+		err = cusparse.CreateCsc(&d, int64(m.rows), int64(m.cols), int64(m.nnz), devptr.Of(a.p), devptr.Of(a.q), devptr.Of(a.v), it, it, base, vt)
 	case BSR:
 		fn = "cusparseCreateBsr"
-		err = createBsr(&d, int64(m.rows/m.rbs), int64(m.cols/m.cbs), int64(m.nnz), int64(m.rbs), int64(m.cbs), devPtr(a.p), devPtr(a.q), devPtr(a.v), it, vt, m.border.raw())
+		err = createBsr(&d, int64(m.rows/m.rbs), int64(m.cols/m.cbs), int64(m.nnz), int64(m.rbs), int64(m.cbs), devptr.Of(a.p), devptr.Of(a.q), devptr.Of(a.v), it, vt, m.border.raw())
 	default:
 		fn = "cusparseCreateCoo"
-		err = cusparse.CreateCoo(&d, int64(m.rows), int64(m.cols), int64(m.nnz), devPtr(a.p), devPtr(a.q), devPtr(a.v), it, base, vt)
+		err = cusparse.CreateCoo(&d, int64(m.rows), int64(m.cols), int64(m.nnz), devptr.Of(a.p), devptr.Of(a.q), devptr.Of(a.v), it, base, vt)
 	}
 	return d, check(op, fn, err)
 }

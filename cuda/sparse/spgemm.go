@@ -7,6 +7,7 @@ import (
 	"unsafe"
 
 	"github.com/gocuda/gocuda/cuda"
+	"github.com/gocuda/gocuda/cuda/internal/devptr"
 	"github.com/gocuda/gocuda/generated/cusparse"
 )
 
@@ -92,7 +93,7 @@ func spgemm[T Scalar, I Index](raw cusparse.CusparseHandle_t, s *cuda.Stream, al
 	defer destroySp(B)
 	var C cusparse.CusparseSpMatDescr_t
 	it, vt := indexType[I](), dataType[T]()
-	if err := cusparse.CreateCsr(&C, int64(a.rows), int64(b.cols), 0, devPtr(offsets.Ptr()), nil, nil, it, it, cusparse.CUSPARSE_INDEX_BASE_ZERO, vt); err != nil {
+	if err := cusparse.CreateCsr(&C, int64(a.rows), int64(b.cols), 0, devptr.Of(offsets.Ptr()), nil, nil, it, it, cusparse.CUSPARSE_INDEX_BASE_ZERO, vt); err != nil {
 		return nil, check(name, "cusparseCreateCsr", err)
 	}
 	defer destroySp(C)
@@ -119,7 +120,7 @@ func spgemm[T Scalar, I Index](raw cusparse.CusparseHandle_t, s *cuda.Stream, al
 			return err
 		}
 		temps = append(temps, m)
-		return check(name, fn, call(&size, devPtr(m.Ptr())))
+		return check(name, fn, call(&size, devptr.Of(m.Ptr())))
 	}
 	if err := step("cusparseSpGEMM_workEstimation", func(size *uint64, buf unsafe.Pointer) error {
 		return cusparse.SpGEMM_workEstimation(raw, n, n, pa, constSpMat(A), constSpMat(B), pb, C, vt, alg, d, size, buf)
@@ -141,7 +142,7 @@ func spgemm[T Scalar, I Index](raw cusparse.CusparseHandle_t, s *cuda.Stream, al
 	if vals, err = cuda.AllocSlice[T](s, int(nnz)); err != nil {
 		return nil, err
 	}
-	if err := cusparse.CsrSetPointers(C, devPtr(offsets.Ptr()), devPtr(cols.Ptr()), devPtr(vals.Ptr())); err != nil {
+	if err := cusparse.CsrSetPointers(C, devptr.Of(offsets.Ptr()), devptr.Of(cols.Ptr()), devptr.Of(vals.Ptr())); err != nil {
 		return nil, check(name, "cusparseCsrSetPointers", err)
 	}
 	if err := cusparse.SpGEMM_copy(raw, n, n, pa, constSpMat(A), constSpMat(B), pb, C, vt, alg, d); err != nil {

@@ -7,6 +7,7 @@ import (
 	"unsafe"
 
 	"github.com/gocuda/gocuda/cuda"
+	"github.com/gocuda/gocuda/cuda/internal/devptr"
 	"github.com/gocuda/gocuda/generated/cu"
 	"github.com/gocuda/gocuda/generated/cusparse"
 )
@@ -168,5 +169,5 @@ func memPtr(m *cuda.DeviceMemory) unsafe.Pointer {
 	if m == nil {
 		return nil
 	}
-	return devPtr(m.Ptr())
+	return devptr.Of(m.Ptr())
 }

@@ -9,6 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/gocuda/gocuda/cuda"
+	"github.com/gocuda/gocuda/cuda/internal/devptr"
 	"github.com/gocuda/gocuda/generated/cusparse"
 )
 
@@ -294,7 +295,7 @@ func analyze(name string, s *cuda.Stream, fn string, size func(*uint64) error, r
 	if err != nil {
 		return nil, err
 	}
-	if err := run(devPtr(buf.Ptr())); err != nil {
+	if err := run(devptr.Of(buf.Ptr())); err != nil {
 		_ = buf.Close()
 		return nil, check(name, fn+"_analysis", err)
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"unsafe"
 
-	"github.com/gocuda/gocuda/generated/cu"
 	"github.com/gocuda/gocuda/generated/cusparse"
 	"github.com/gocuda/gocuda/generated/libtypes"
 )
@@ -185,10 +184,4 @@ func indexType[I Index]() cusparse.CusparseIndexType_t {
 func sizeOf[T any]() int {
 	var z T
 	return int(unsafe.Sizeof(z))
-}
-
-// devPtr is a device address as the pointer type cuSPARSE's bindings take.
-// It points at no Go memory, so cgo's checks let it pass.
-func devPtr(p cu.CUdeviceptr) unsafe.Pointer {
-	return *(*unsafe.Pointer)(unsafe.Pointer(&p))
 }
