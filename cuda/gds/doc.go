@@ -25,6 +25,9 @@
 // concurrently; the slice is held for the length of a call, so closing it
 // meanwhile waits.
 //
+// cuFile registers files of ext4, XFS and the parallel filesystems it
+// supports, in compatibility mode too, but none on tmpfs or overlay: Open
+// of such a file fails with an error matching ErrUnsupportedFilesystem.
 // For GPUDirect Storage proper the file must be opened with O_DIRECT and
 // offsets and sizes aligned to 4 KiB; in compatibility mode any open file
 // and any offset work. The *os.File must stay open until the File is

@@ -73,6 +73,9 @@ func Open(s *cuda.Stream, f *os.File) (*File, error) {
 		err := cufile.HandleRegister(&h, &d)
 		runtime.KeepAlive(f)
 		if err != nil {
+			if fsErr := filesystemError(f); fsErr != nil {
+				err = errors.Join(err, fsErr)
+			}
 			return nil, check(op, "cuFileHandleRegister", err)
 		}
 		return h, nil

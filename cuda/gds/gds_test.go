@@ -21,10 +21,13 @@ import (
 )
 
 // tempFile writes data to a new file and returns it open for reading and
-// writing, closed when t ends.
+// writing, closed when t ends. The file is on a filesystem that cuFile
+// registers: the first of GOCUDA_TEST_GDS_DIR, the test's temporary
+// directory, the package's directory and /var/tmp that is not tmpfs or
+// overlay.
 func tempFile(t *testing.T, data []byte) *os.File {
 	t.Helper()
-	p := filepath.Join(t.TempDir(), "data.bin")
+	p := filepath.Join(registrableDir(t), "data.bin")
 	if err := os.WriteFile(p, data, 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -34,6 +37,35 @@ func tempFile(t *testing.T, data []byte) *os.File {
 	}
 	t.Cleanup(func() { f.Close() })
 	return f
+}
+
+// registrableDir is a new directory, removed when t ends, on a
+// filesystem that cuFile registers files of; t is skipped where there is
+// none.
+func registrableDir(t *testing.T) string {
+	t.Helper()
+	bases := []string{"", ".", "/var/tmp"} // "": the test's temporary directory
+	if d := os.Getenv("GOCUDA_TEST_GDS_DIR"); d != "" {
+		bases = append([]string{d}, bases...)
+	}
+	var tried []string
+	for _, base := range bases {
+		dir := t.TempDir()
+		if base != "" {
+			var err error
+			if dir, err = os.MkdirTemp(base, "gds-test-"); err != nil {
+				tried = append(tried, base+": "+err.Error())
+				continue
+			}
+			t.Cleanup(func() { os.RemoveAll(dir) })
+		}
+		if gds.Registrable(dir) {
+			return dir
+		}
+		tried = append(tried, dir)
+	}
+	t.Skipf("cuFile registers no file on the filesystems of %v (tmpfs or overlay): set GOCUDA_TEST_GDS_DIR to a directory on ext4 or XFS", tried)
+	return ""
 }
 
 // open registers f on a new stream, skipping where there is no cuFile
@@ -252,5 +284,32 @@ func TestCuFileErrorsNameTheCall(t *testing.T) {
 	var le *cuda.LibraryError
 	if !errors.Is(err, cufile.CU_FILE_HANDLE_ALREADY_REGISTERED) || !errors.As(err, &le) || le.Func != "cuFileHandleRegister" || le.Pkg != "gds" {
 		t.Fatalf("a second Open of one file = %v, want CU_FILE_HANDLE_ALREADY_REGISTERED from cuFileHandleRegister", err)
+	}
+}
+
+// TestOpenOnTmpfsNamesTheFilesystem: cuFile refuses a file on tmpfs, and
+// Open's error says why, matching both ErrUnsupportedFilesystem and
+// cuFile's code.
+func TestOpenOnTmpfsNamesTheFilesystem(t *testing.T) {
+	const shm = "/dev/shm"
+	if gds.Registrable(shm) {
+		t.Skipf("%s is not tmpfs here", shm)
+	}
+	f, err := os.CreateTemp(shm, "gds-test-")
+	if err != nil {
+		t.Skipf("no file on tmpfs: %v", err)
+	}
+	t.Cleanup(func() { f.Close(); os.Remove(f.Name()) })
+	_, s := libtest.Stream(t)
+	g, err := gds.Open(s, f)
+	if errors.Is(err, cufile.ErrNoLibrary) {
+		libtest.Unavailable(t, "no cuFile library: %v", err)
+	}
+	if err == nil {
+		g.Close()
+		t.Fatal("Open of a file on tmpfs succeeded")
+	}
+	if !errors.Is(err, gds.ErrUnsupportedFilesystem) || !errors.Is(err, cufile.CU_FILE_HANDLE_NOT_REGISTERED) || !strings.Contains(err.Error(), "tmpfs") {
+		t.Errorf("Open on tmpfs: %v; want an error matching ErrUnsupportedFilesystem and CU_FILE_HANDLE_NOT_REGISTERED that names tmpfs", err)
 	}
 }

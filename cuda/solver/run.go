@@ -24,6 +24,10 @@ type call[T Float] struct {
 	// batch is the number of info words of a batched call, one per
 	// matrix; 0 for a call with one.
 	batch int
+	// scratch is a number of elements of T the call needs beside its
+	// workspace, allocated with it and handed to useScratch before run.
+	scratch    int
+	useScratch func(p *T)
 }
 
 // do makes the call on h, holding hold, and returns its info as an
@@ -45,8 +49,10 @@ func (c call[T]) do(h *Handle, hold []cuda.Holder) error {
 				return fmt.Errorf("solver: %s: %s_bufferSize gave a workspace of %d elements", c.op, c.fn, lwork)
 			}
 		}
-		// The info word follows the workspace, 8-byte aligned.
-		wsBytes := (uint64(lwork)*uint64(sizeOf[T]()) + 7) &^ 7
+		// The scratch and then the info words follow the workspace,
+		// each 8-byte aligned.
+		lwBytes := (uint64(lwork)*uint64(sizeOf[T]()) + 7) &^ 7
+		wsBytes := lwBytes + (uint64(c.scratch)*uint64(sizeOf[T]())+7)&^7
 		// Stream-ordered, from the device's pool: the memory goes back
 		// after whatever was queued with it (an illegal argument's info,
 		// say, is written after the call fails), and cuMemFree's wait
@@ -59,6 +65,9 @@ func (c call[T]) do(h *Handle, hold []cuda.Holder) error {
 		defer func() { _ = cu.MemFreeAsync(mem, stream) }()
 		if err := cu.MemsetD32Async(infoPtr, 0, uint64(len(infos)), stream); err != nil {
 			return check(c.op, "cuMemsetD32Async", err)
+		}
+		if c.scratch > 0 {
+			c.useScratch((*T)(devptr.Of(mem + cu.CUdeviceptr(lwBytes))))
 		}
 		var work *T
 		if lwork > 0 {

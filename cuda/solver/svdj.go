@@ -62,6 +62,14 @@ func Gesvdj[T Float](h *Handle, a Matrix[T], s *cuda.Slice[T], u, v Matrix[T]) e
 	// do waits for the work: params outlive it.
 	defer func() { _ = cusolver.DnDestroyGesvdjInfo(params) }()
 	c := call[T]{op: op, fn: fnName[T]("gesvdj"), positive: ErrNoConvergence}
+	if job == cusolver.CUSOLVER_EIG_MODE_NOVECTOR {
+		// gesvdj writes U and V even when asked for the values alone
+		// (an illegal address on the H100 with none): it gets economy-size
+		// scratch for them.
+		econ = 1
+		c.scratch = (m + n) * k
+		c.useScratch = func(p *T) { pu, pv = p, elemAt(p, m*k) }
+	}
 	c.size = func(raw cusolver.CusolverDnHandle_t) (lw int32, err error) {
 		if sizeOf[T]() == 4 {
 			err = cusolver.DnSgesvdj_bufferSize(raw, job, econ, mm, nn, as32(pa), lda, as32(ps), as32(pu), ldu, as32(pv), ldv, &lw, params)

@@ -60,14 +60,15 @@ func NewCOO[T Scalar, I Index](rows, cols int, rowIndices, colIndices *cuda.Slic
 }
 
 // NewBSR describes a matrix of blockRows×blockCols blocks, each of
-// rowBlock×colBlock values, in blocked compressed sparse rows (cuSPARSE's
-// BSR, from CUDA 12 on): rowOffsets has blockRows+1 elements, colIndices
-// one block column per stored block, and values the rowBlock·colBlock
-// values of each stored block in turn, each block in the given order.
-// The matrix is blockRows·rowBlock × blockCols·colBlock, and NNZ counts
-// its blocks. SpMV takes it (cuSPARSE's other generic operations do not,
-// and are refused here).
-func NewBSR[T Scalar, I Index](blockRows, blockCols, rowBlock, colBlock int, order Order, rowOffsets, colIndices *cuda.Slice[I], values *cuda.Slice[T]) (*Matrix[T, I], error) {
+// blockSize×blockSize values, in blocked compressed sparse rows
+// (cuSPARSE's BSR, from CUDA 12 on; cuSPARSE takes square blocks only):
+// rowOffsets has blockRows+1 elements, colIndices one block column per
+// stored block, and values the blockSize² values of each stored block in
+// turn, each block in the given order. The matrix is
+// blockRows·blockSize × blockCols·blockSize, and NNZ counts its blocks.
+// SpMV takes it (cuSPARSE's other generic operations do not, and are
+// refused here).
+func NewBSR[T Scalar, I Index](blockRows, blockCols, blockSize int, order Order, rowOffsets, colIndices *cuda.Slice[I], values *cuda.Slice[T]) (*Matrix[T, I], error) {
 	const op = "NewBSR"
 	if !bsrAvailable {
 		return nil, invalid(op, "cuSPARSE's generic API has BSR matrices from CUDA 12 on; these bindings are of CUDA %d", cusparse.HeaderVersion())
@@ -85,7 +86,8 @@ func NewBSR[T Scalar, I Index](blockRows, blockCols, rowBlock, colBlock int, ord
 	if order != ColMajor && order != RowMajor {
 		return nil, invalid(op, "unknown block order %v", order)
 	}
-	if blockRows < 0 || blockCols < 0 || rowBlock < 1 || colBlock < 1 {
+	rowBlock, colBlock := blockSize, blockSize
+	if blockRows < 0 || blockCols < 0 || blockSize < 1 {
 		return nil, invalid(op, "%d×%d blocks of %d×%d", blockRows, blockCols, rowBlock, colBlock)
 	}
 	if blockRows > math.MaxInt32/rowBlock || blockCols > math.MaxInt32/colBlock || colIndices.Len() > math.MaxInt/(rowBlock*colBlock) {

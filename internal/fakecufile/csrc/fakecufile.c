@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/types.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #define EXPORT __attribute__((visibility("default")))
@@ -104,6 +105,11 @@ EXPORT status cuFileHandleRegister(void **fh, descr *d) {
 		return st(INVALID_FILE_TYPE, 0);
 	if (fcntl(d->h.fd, F_GETFD) < 0)
 		return st(INVALID_VALUE, 0);
+	// cuFile registers no file on tmpfs or overlay, compatibility mode
+	// or not.
+	struct statfs fs;
+	if (fstatfs(d->h.fd, &fs) == 0 && (fs.f_type == 0x01021994 || fs.f_type == 0x794c7630))
+		return st(HANDLE_NOT_REGISTERED, 0);
 	pthread_mutex_lock(&mu);
 	status s = st(SUCCESS, 0);
 	if (!opened)

@@ -108,8 +108,10 @@ static cusolverStatus_t gesvdj(const char *fn, int size, cusolverDnHandle_t h, i
 	int k = imin(m, n) > 0 ? imin(m, n) : 0, vectors = jobz == EIG_VECTOR;
 	c->m = m, c->n = n, c->f1 = jobz, c->f2 = econ;
 	c->a = (struct mat){A, m, n, lda};
-	c->b = (struct mat){U, vectors ? m : 0, econ ? k : m, ldu};
-	c->vt = (struct mat){V, vectors ? n : 0, econ ? k : n, ldv};
+	// Asked for the values alone, cuSOLVER still writes U and V, at their
+	// economy size (with none it fails): they must be device memory.
+	c->b = (struct mat){U, m, econ || !vectors ? k : m, ldu};
+	c->vt = (struct mat){V, n, econ || !vectors ? k : n, ldv};
 	c->vec = S, c->vlen = k;
 	c->work = work, c->work_bytes = (size_t)(lwork > 0 ? lwork : 0) * (size_t)size;
 	int bad = jobz != EIG_NOVECTOR && jobz != EIG_VECTOR ? 1
@@ -121,6 +123,11 @@ static cusolverStatus_t gesvdj(const char *fn, int size, cusolverDnHandle_t h, i
 	        : ldv < max1(n) ? 11
 	        : lwork < lwork_gesvdj(m, n) ? 13
 	        : !gesvdj_live(params) ? 15 : 0;
+	if (bad == 0 && k > 0 && (U == NULL || V == NULL)) {
+		say(fn, "U or V is NULL, which cuSOLVER writes");
+		free(c);
+		return CUSOLVER_STATUS_INTERNAL_ERROR;
+	}
 	return submit(fn, h, c, bad);
 }
 
