@@ -55,10 +55,13 @@
 // # Workspaces and info
 //
 // Each call asks cuSOLVER for the workspace it needs (the _bufferSize
-// functions), allocates it with the word where cuSOLVER writes its info
-// result from the device's memory pool in the handle's stream's order
-// (cuMemAllocAsync), queues the work, waits for the stream, reads info
-// back and frees the memory in stream order. So every call synchronizes: it
+// functions) and uses the handle's device memory for it and for the words
+// where cuSOLVER writes its info result. The handle (with its clones)
+// keeps that memory from call to call, grows it in its stream's order
+// when a call needs more (cuMemAllocAsync), and frees it when its last
+// Close destroys the cuSOLVER handle: a loop of solves allocates nothing.
+// A call queues the work, waits for the stream and reads info back. So
+// every call synchronizes: it
 // returns when its work, and the work queued before it on the stream, is
 // done. That is the choice of this package: cuSOLVER's info says whether
 // the result means anything (a singular or indefinite matrix is found

@@ -4,6 +4,7 @@ package solver_test
 
 import (
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -13,12 +14,14 @@ import (
 	"github.com/gocuda/gocuda/generated/cu"
 )
 
-// TestWorkspaceIsFreedAndAFailedAllocationChangesNothing, on the fake
-// driver: a factorization leaves no device allocation behind once its
-// stream is idle, and one whose workspace cannot be allocated fails with
-// a *solver.Error naming cuMemAllocAsync and matching the driver's
-// result, with the matrix as it was; the next call works.
-func TestWorkspaceIsFreedAndAFailedAllocationChangesNothing(t *testing.T) {
+// TestWorkspaceIsTheHandlesAndAFailedAllocationChangesNothing, on the
+// fake driver: a handle keeps one device allocation for its workspace,
+// made by its first call, reused by calls that fit in it, grown (not
+// added to) by one that does not, and freed by its Close; and a call whose
+// workspace cannot be allocated fails with a *solver.Error naming
+// cuMemAllocAsync and matching the driver's result, with the matrix as it
+// was; the next call works.
+func TestWorkspaceIsTheHandlesAndAFailedAllocationChangesNothing(t *testing.T) {
 	if !cudatest.Active() {
 		t.Skip("counts allocations and injects a failure: needs the fake driver")
 	}
@@ -39,13 +42,28 @@ func TestWorkspaceIsFreedAndAFailedAllocationChangesNothing(t *testing.T) {
 	if got := download(t, s, da); !slices.Equal(got.v, a.v) {
 		t.Fatal("the failed Potrf changed the matrix")
 	}
-	if err := solver.Potrf(h, solver.Lower, da); err != nil {
+	live := func(when string, want int) {
+		t.Helper()
+		if err := s.Synchronize(); err != nil {
+			t.Fatal(err)
+		}
+		if got := cudatest.Live().DeviceAllocs - before; got != want {
+			t.Fatalf("%s: %d device allocations more than before, want %d (the matrices made since and one workspace)", when, got, want)
+		}
+	}
+	for i := range 2 {
+		if err := solver.Potrf(h, solver.Lower, upload[float64](t, s, a)); err != nil {
+			t.Fatal(err)
+		}
+		live(fmt.Sprintf("after Potrf %d", i+1), 1+(i+1))
+	}
+	big := upload[float64](t, s, spd(rng, 40, 0))
+	if err := solver.Potrf(h, solver.Lower, big); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Synchronize(); err != nil {
+	live("after a larger Potrf", 4)
+	if err := h.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if after := cudatest.Live().DeviceAllocs; after != before {
-		t.Fatalf("%d device allocations before the calls, %d after", before, after)
-	}
+	live("after Close", 3)
 }

@@ -3,6 +3,7 @@
 package solver
 
 import (
+	"errors"
 	"strings"
 	"sync"
 
@@ -17,8 +18,9 @@ import (
 // All methods are safe for concurrent use; calls on one handle and its
 // clones take turns.
 type Handle struct {
-	o  *cuda.LibraryObject[cusolver.CusolverDnHandle_t]
-	mu *sync.Mutex
+	o   *cuda.LibraryObject[cusolver.CusolverDnHandle_t]
+	mu  *sync.Mutex
+	buf *buffers // shared by the clones, guarded by mu
 }
 
 // Error is the error of a call into the library: the operation, the C
@@ -39,6 +41,7 @@ func check(op, fn string, err error) error {
 func New(s *cuda.Stream) (*Handle, error) {
 	const op = "solver.New"
 	raw := s.Raw()
+	buf := new(buffers)
 	o, err := cuda.NewLibraryObject(s, func() (cusolver.CusolverDnHandle_t, error) {
 		var h cusolver.CusolverDnHandle_t
 		if err := cusolver.DnCreate(&h); err != nil {
@@ -50,12 +53,14 @@ func New(s *cuda.Stream) (*Handle, error) {
 		}
 		return h, nil
 	}, func(h cusolver.CusolverDnHandle_t) error {
-		return check("Handle.Close", "cusolverDnDestroy", cusolver.DnDestroy(h))
+		// The last Close: no call is in flight to use buf.
+		err := check("Handle.Close", "cusolverDnDestroy", cusolver.DnDestroy(h))
+		return errors.Join(err, buf.free("Handle.Close"))
 	})
 	if err != nil {
 		return nil, err
 	}
-	return &Handle{o: o, mu: new(sync.Mutex)}, nil
+	return &Handle{o: o, mu: new(sync.Mutex), buf: buf}, nil
 }
 
 func (h *Handle) object() *cuda.LibraryObject[cusolver.CusolverDnHandle_t] {
@@ -85,7 +90,7 @@ func (h *Handle) Clone() (*Handle, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Handle{o: o, mu: h.mu}, nil
+	return &Handle{o: o, mu: h.mu, buf: h.buf}, nil
 }
 
 // Close releases this handle, after the calls in flight on it; the last

@@ -31,10 +31,10 @@ type call[T Float] struct {
 }
 
 // do makes the call on h, holding hold, and returns its info as an
-// error. It allocates the workspace and the info words in one piece of
-// device memory, queues the work, waits for the stream, reads info back
-// and frees the memory: a synchronizing call, so that an error is never
-// missed.
+// error. The workspace and the info words are the handle's (buffers),
+// grown if the call needs more; do queues the work, waits for the
+// stream and reads info back: a synchronizing call, so that an error is
+// never missed.
 func (c call[T]) do(h *Handle, hold []cuda.Holder) error {
 	infos := make([]int32, max(c.batch, 1))
 	infoBytes := uint64(4 * len(infos))
@@ -49,23 +49,13 @@ func (c call[T]) do(h *Handle, hold []cuda.Holder) error {
 				return fmt.Errorf("solver: %s: %s_bufferSize gave a workspace of %d elements", c.op, c.fn, lwork)
 			}
 		}
-		// The scratch and then the info words follow the workspace,
-		// each 8-byte aligned.
+		// The scratch follows the workspace, 8-byte aligned.
 		lwBytes := (uint64(lwork)*uint64(sizeOf[T]()) + 7) &^ 7
-		wsBytes := lwBytes + (uint64(c.scratch)*uint64(sizeOf[T]())+7)&^7
-		// Stream-ordered, from the device's pool: the memory goes back
-		// after whatever was queued with it (an illegal argument's info,
-		// say, is written after the call fails), and cuMemFree's wait
-		// for the whole device is avoided.
-		var mem cu.CUdeviceptr
-		if err := cu.MemAllocAsync(&mem, wsBytes+infoBytes, stream); err != nil {
-			return check(c.op, "cuMemAllocAsync", err)
+		b := h.buf
+		if err := b.reserve(c.op, uint64(len(infos)), lwBytes+uint64(c.scratch)*uint64(sizeOf[T]()), stream); err != nil {
+			return err
 		}
-		infoPtr := mem + cu.CUdeviceptr(wsBytes)
-		defer func() { _ = cu.MemFreeAsync(mem, stream) }()
-		if err := cu.MemsetD32Async(infoPtr, 0, uint64(len(infos)), stream); err != nil {
-			return check(c.op, "cuMemsetD32Async", err)
-		}
+		infoPtr, mem := b.info(), b.work()
 		if c.scratch > 0 {
 			c.useScratch((*T)(devptr.Of(mem + cu.CUdeviceptr(lwBytes))))
 		}
@@ -75,11 +65,14 @@ func (c call[T]) do(h *Handle, hold []cuda.Holder) error {
 		}
 		if err := c.run(raw, work, lwork, (*int32)(devptr.Of(infoPtr))); err != nil {
 			// An illegal argument may have its position in info too, as
-			// LAPACK reports it.
+			// LAPACK reports it; the word is put back to zero.
 			err = check(c.op, c.fn, err)
 			var v int32
 			if cu.StreamSynchronize(stream) == nil && cu.MemcpyDtoH(unsafe.Pointer(&v), infoPtr, 4) == nil && v < 0 {
 				err = errors.Join(err, infoError(c.op, c.fn, int(v), nil))
+				if zerr := cu.MemsetD32(infoPtr, 0, 1); zerr != nil {
+					err = errors.Join(err, check(c.op, "cuMemsetD32", zerr))
+				}
 			}
 			return err
 		}
