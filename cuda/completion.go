@@ -10,10 +10,10 @@ package cuda
 
 // Completions of host functions enqueued by Stream.Then and Stream.Done.
 // The host function the driver calls is this C function: it records the
-// token and writes a byte to a pipe, and returns at once. No Go code runs
-// on the driver's thread, so a Go callback can neither block the stream
-// nor panic into the driver; a goroutine of this package reads the pipe
-// and delivers the tokens.
+// token, writes a byte to a pipe if the queue was empty, and returns at
+// once. No Go code runs on the driver's thread, so a Go callback can
+// neither block the stream nor panic into the driver; a goroutine of this
+// package reads the pipe and delivers the tokens.
 static pthread_mutex_t gocuda_done_mu = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t *gocuda_done_q;
 static size_t gocuda_done_n, gocuda_done_cap;
@@ -29,10 +29,16 @@ static void gocuda_host_done(void *arg) {
 		gocuda_done_q = q;
 		gocuda_done_cap = cap;
 	}
+	int first = gocuda_done_n == 0;
 	gocuda_done_q[gocuda_done_n++] = (uint64_t)(uintptr_t)arg;
 	pthread_mutex_unlock(&gocuda_done_mu);
-	// A full pipe already holds a wake-up: the reader drains the whole
-	// queue on each one.
+	// The reader empties the queue after each wake-up (it takes until
+	// nothing is left), so a token that finds others queued has the
+	// wake-up of the first of them to come: one write per batch keeps the
+	// system call off the driver's thread for every completion but the
+	// first. A full pipe already holds a wake-up.
+	if (!first)
+		return;
 	char b = 1;
 	ssize_t r;
 	do
@@ -268,7 +274,8 @@ func dispatchCompletions(pipe *os.File) {
 			panic("cuda: completion pipe: " + err.Error())
 		}
 		// What the driver completed before a failure is delivered before
-		// the rest is dropped.
+		// the rest is dropped. The queue is taken until it is empty, as
+		// a host function writes to the pipe only when it finds it so.
 		for {
 			n := int(C.gocuda_done_take((*C.uint64_t)(unsafe.Pointer(&tokens[0])), C.size_t(len(tokens))))
 			if n == 0 {
