@@ -251,7 +251,7 @@ func openCompletionPipe() error {
 // The read of the pipe times out for the fault polls.
 func dispatchCompletions(pipe *os.File) {
 	var buf [64]byte
-	var tokens [256]uint64
+	var tokens [len(deliverBatch)]uint64
 	interval := faultPollMin
 	setPollDeadline(pipe, interval)
 	for {
@@ -296,17 +296,30 @@ func setPollDeadline(pipe *os.File, d time.Duration) {
 	}
 }
 
-// deliverAll delivers the completions of tokens, in order.
+// deliverBatch is deliverAll's scratch space. Only the dispatcher uses it,
+// and one runs at a time; it outlives each, as a dispatcher starts again
+// whenever completions become pending after none were.
+var deliverBatch [256]completion
+
+// deliverAll delivers the completions of tokens, at most len(deliverBatch),
+// in order. They are taken out of pending under one lock for the whole
+// batch, not one per token.
 func deliverAll(tokens []uint64) {
+	batch := deliverBatch[:0]
+	completions.Lock()
 	for _, t := range tokens {
-		completions.Lock()
 		c, ok := completions.pending[t]
-		delete(completions.pending, t)
-		completions.Unlock()
 		if !ok {
 			continue // dropped after its stream failed
 		}
+		delete(completions.pending, t)
 		c.token = t
+		batch = append(batch, c)
+	}
+	completions.Unlock()
+	for i := range batch {
+		c := batch[i]
+		batch[i] = completion{} // holds nothing once delivered
 		raw := c.stream.val.raw
 		// The stream goes first, so that a Close after the delivery
 		// destroys it at once. A failed destroy has nobody to be reported
