@@ -8,8 +8,8 @@
 # /usr/local/cuda/lib64): nvJPEG is opened from there by its CUDA 13
 # soname, since the bindings of a CUDA 13 build are 12.5's until 13.0's
 # nvjpeg.h is pinned. OUT keeps every binary's whole output. The tests
-# of cuda/gds need a directory on ext4 or XFS (GOCUDA_TEST_GDS_DIR, else
-# the first of /tmp, the repository, /var/tmp and $HOME that is one).
+# of cuda/gds put their files on ext4 or XFS themselves (or in
+# GOCUDA_TEST_GDS_DIR), as cuFile registers none on tmpfs or overlay.
 set -uo pipefail
 BIN=$(realpath "${BIN:-.gpu/libs}")
 LIBDIR=${LIBDIR:-/usr/local/cuda/lib64}
@@ -18,20 +18,10 @@ ROOT=$(pwd)
 export GOCUDA_TEST_LIBS=required GOCUDA_TEST_DRIVER=real
 export LD_LIBRARY_PATH=$LIBDIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 [[ -e $LIBDIR/libnvjpeg.so.13 ]] && export GOCUDA_LIBNVJPEG=${GOCUDA_LIBNVJPEG:-$LIBDIR/libnvjpeg.so.13}
-# cuFile registers files on ext4 and XFS, never on tmpfs or overlay: the
-# tests of cuda/gds (and their TMPDIR) go to the first such directory.
-for d in ${GOCUDA_TEST_GDS_DIR:-} /tmp "$ROOT" /var/tmp "$HOME"; do
-	fs=$(findmnt -no FSTYPE -T "$d" 2>/dev/null)
-	echo "filesystem of $d: ${fs:-unknown}"
-	if [[ $fs == ext4 || $fs == xfs ]]; then
-		export GOCUDA_TEST_GDS_DIR=$d
-		break
-	fi
-done
 status=0
 run() { # name, package directory, binary
 	local log=$OUT/$1.txt
-	(cd "$ROOT/$2" && TMPDIR=${GOCUDA_TEST_GDS_DIR:-${TMPDIR:-/tmp}} "$3" -test.v -test.timeout 15m) > "$log" 2>&1
+	(cd "$ROOT/$2" && "$3" -test.v -test.timeout 15m) > "$log" 2>&1
 	local rc=$?
 	echo "$1: rc=$rc $(grep -E '^(ok|PASS|FAIL)' "$log" | tail -1) ($(grep -c -- '--- PASS' "$log") passed, $(grep -c -- '--- SKIP' "$log") skipped, $(grep -c -- '--- FAIL' "$log") failed)"
 	if [[ $rc != 0 ]]; then

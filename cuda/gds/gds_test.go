@@ -21,13 +21,16 @@ import (
 )
 
 // tempFile writes data to a new file and returns it open for reading and
-// writing, closed when t ends. The file is on a filesystem that cuFile
-// registers: the first of GOCUDA_TEST_GDS_DIR, the test's temporary
-// directory, the package's directory and /var/tmp that is not tmpfs or
-// overlay.
+// writing, closed when t ends. The file is in the test's temporary
+// directory, which TestMain puts on a filesystem that cuFile registers;
+// t is skipped where there is none.
 func tempFile(t *testing.T, data []byte) *os.File {
 	t.Helper()
-	p := filepath.Join(registrableDir(t), "data.bin")
+	dir := t.TempDir()
+	if !gds.Registrable(dir) {
+		t.Skipf("cuFile registers no file in %s (tmpfs or overlay), nor on the other filesystems tried: set GOCUDA_TEST_GDS_DIR to a directory on ext4 or XFS", dir)
+	}
+	p := filepath.Join(dir, "data.bin")
 	if err := os.WriteFile(p, data, 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -37,35 +40,6 @@ func tempFile(t *testing.T, data []byte) *os.File {
 	}
 	t.Cleanup(func() { f.Close() })
 	return f
-}
-
-// registrableDir is a new directory, removed when t ends, on a
-// filesystem that cuFile registers files of; t is skipped where there is
-// none.
-func registrableDir(t *testing.T) string {
-	t.Helper()
-	bases := []string{"", ".", "/var/tmp"} // "": the test's temporary directory
-	if d := os.Getenv("GOCUDA_TEST_GDS_DIR"); d != "" {
-		bases = append([]string{d}, bases...)
-	}
-	var tried []string
-	for _, base := range bases {
-		dir := t.TempDir()
-		if base != "" {
-			var err error
-			if dir, err = os.MkdirTemp(base, "gds-test-"); err != nil {
-				tried = append(tried, base+": "+err.Error())
-				continue
-			}
-			t.Cleanup(func() { os.RemoveAll(dir) })
-		}
-		if gds.Registrable(dir) {
-			return dir
-		}
-		tried = append(tried, dir)
-	}
-	t.Skipf("cuFile registers no file on the filesystems of %v (tmpfs or overlay): set GOCUDA_TEST_GDS_DIR to a directory on ext4 or XFS", tried)
-	return ""
 }
 
 // open registers f on a new stream, skipping where there is no cuFile
