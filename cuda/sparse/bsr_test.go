@@ -114,8 +114,8 @@ func TestBSRIsCheckedAndRefusedWhereCuSPARSETakesNone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r, c, o := A.BlockSize(); r != 2 || c != 2 || o != sparse.RowMajor || A.Format() != sparse.BSR {
-		t.Fatalf("BlockSize = %d, %d, %v; format %v", r, c, o, A.Format())
+	if bs, o := A.BlockSize(); bs != 2 || o != sparse.RowMajor || A.Format() != sparse.BSR {
+		t.Fatalf("BlockSize = %d, %v; format %v", bs, o, A.Format())
 	}
 	short := alloc(t, s, make([]float64, 7))
 	d := alloc(t, s, make([]float64, 4))

@@ -36,7 +36,7 @@ type spKey struct {
 	p, q, v         cu.CUdeviceptr
 	index           cusparse.CusparseIndexType_t
 	value           libtypes.CudaDataType
-	rbs, cbs        int
+	bs              int
 	border          Order
 }
 

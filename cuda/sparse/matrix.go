@@ -29,8 +29,8 @@ type Matrix[T Scalar, I Index] struct {
 	// owned: the Slices are the matrix's own (SpGEMM's result), closed
 	// by Close.
 	owned bool
-	// BSR's blocks: rbs×cbs values each, in border; nnz counts blocks.
-	rbs, cbs int
+	// BSR's blocks: bs×bs values each, in border; nnz counts blocks.
+	bs int
 	border   Order
 }
 
@@ -86,25 +86,25 @@ func NewBSR[T Scalar, I Index](blockRows, blockCols, blockSize int, order Order,
 	if order != ColMajor && order != RowMajor {
 		return nil, invalid(op, "unknown block order %v", order)
 	}
-	rowBlock, colBlock := blockSize, blockSize
-	if blockRows < 0 || blockCols < 0 || blockSize < 1 {
-		return nil, invalid(op, "%d×%d blocks of %d×%d", blockRows, blockCols, rowBlock, colBlock)
+	bs := blockSize
+	if blockRows < 0 || blockCols < 0 || bs < 1 {
+		return nil, invalid(op, "%d×%d blocks of %d×%d", blockRows, blockCols, bs, bs)
 	}
-	if blockRows > math.MaxInt32/rowBlock || blockCols > math.MaxInt32/colBlock || colIndices.Len() > math.MaxInt/(rowBlock*colBlock) {
-		return nil, invalid(op, "%d×%d blocks of %d×%d: too large", blockRows, blockCols, rowBlock, colBlock)
+	if blockRows > math.MaxInt32/bs || blockCols > math.MaxInt32/bs || colIndices.Len() > math.MaxInt/(bs*bs) {
+		return nil, invalid(op, "%d×%d blocks of %d×%d: too large", blockRows, blockCols, bs, bs)
 	}
 	nnzb := colIndices.Len()
 	if rowOffsets.Len() != blockRows+1 {
 		return nil, invalid(op, "%s has %d elements, want %d", names[0], rowOffsets.Len(), blockRows+1)
 	}
-	if values.Len() != nnzb*rowBlock*colBlock {
-		return nil, invalid(op, "values has %d elements, want %d: %d blocks of %d×%d", values.Len(), nnzb*rowBlock*colBlock, nnzb, rowBlock, colBlock)
+	if values.Len() != nnzb*bs*bs {
+		return nil, invalid(op, "values has %d elements, want %d: %d blocks of %d×%d", values.Len(), nnzb*bs*bs, nnzb, bs, bs)
 	}
 	if sizeOf[I]() == 4 && nnzb > math.MaxInt32 {
 		return nil, invalid(op, "%d blocks do not fit int32 indices: use int64", nnzb)
 	}
-	return &Matrix[T, I]{format: BSR, rows: blockRows * rowBlock, cols: blockCols * colBlock, nnz: nnzb, p: rowOffsets, q: colIndices, values: values,
-		rbs: rowBlock, cbs: colBlock, border: order}, nil
+	return &Matrix[T, I]{format: BSR, rows: blockRows * bs, cols: blockCols * bs, nnz: nnzb, p: rowOffsets, q: colIndices, values: values,
+		bs: bs, border: order}, nil
 }
 
 func newMatrix[T Scalar, I Index](op string, f Format, rows, cols int, p, q *cuda.Slice[I], values *cuda.Slice[T]) (*Matrix[T, I], error) {
@@ -160,13 +160,13 @@ func (m *Matrix[T, I]) Cols() int { return m.cols }
 // NNZ returns the number of stored entries; of stored blocks for BSR.
 func (m *Matrix[T, I]) NNZ() int { return m.nnz }
 
-// BlockSize returns the rows and columns of a BSR matrix's blocks, and
-// their order; 1, 1 and RowMajor for the other formats.
-func (m *Matrix[T, I]) BlockSize() (rows, cols int, order Order) {
+// BlockSize returns the rows (and columns) of a BSR matrix's square
+// blocks, and their order; 1 and RowMajor for the other formats.
+func (m *Matrix[T, I]) BlockSize() (size int, order Order) {
 	if m.format != BSR {
-		return 1, 1, RowMajor
+		return 1, RowMajor
 	}
-	return m.rbs, m.cbs, m.border
+	return m.bs, m.border
 }
 
 // Arrays returns the matrix's Slices: for CSR the row offsets, the
@@ -224,7 +224,7 @@ func (m *Matrix[T, I]) descr(op string, a ptrs) (cusparse.CusparseSpMatDescr_t, 
 		err = cusparse.CreateCsc(&d, int64(m.rows), int64(m.cols), int64(m.nnz), devptr.Of(a.p), devptr.Of(a.q), devptr.Of(a.v), it, it, base, vt)
 	case BSR:
 		fn = "cusparseCreateBsr"
-		err = createBsr(&d, int64(m.rows/m.rbs), int64(m.cols/m.cbs), int64(m.nnz), int64(m.rbs), int64(m.cbs), devptr.Of(a.p), devptr.Of(a.q), devptr.Of(a.v), it, vt, m.border.raw())
+		err = createBsr(&d, int64(m.rows/m.bs), int64(m.cols/m.bs), int64(m.nnz), int64(m.bs), int64(m.bs), devptr.Of(a.p), devptr.Of(a.q), devptr.Of(a.v), it, vt, m.border.raw())
 	default:
 		fn = "cusparseCreateCoo"
 		err = cusparse.CreateCoo(&d, int64(m.rows), int64(m.cols), int64(m.nnz), devptr.Of(a.p), devptr.Of(a.q), devptr.Of(a.v), it, base, vt)
@@ -234,7 +234,7 @@ func (m *Matrix[T, I]) descr(op string, a ptrs) (cusparse.CusparseSpMatDescr_t, 
 
 // key is what m's descriptor at addresses a holds, for descrCache.
 func (m *Matrix[T, I]) key(a ptrs) spKey {
-	return spKey{m.format, m.rows, m.cols, m.nnz, a.p, a.q, a.v, indexType[I](), dataType[T](), m.rbs, m.cbs, m.border}
+	return spKey{m.format, m.rows, m.cols, m.nnz, a.p, a.q, a.v, indexType[I](), dataType[T](), m.bs, m.border}
 }
 
 func destroySp(d cusparse.CusparseSpMatDescr_t) { _ = cusparse.DestroySpMat(constSpMat(d)) }
