@@ -100,6 +100,7 @@ func main() {
 		return
 	case "solver":
 		runSolver()
+		return
 	case "sparse":
 		runSparse()
 		return
