@@ -34,7 +34,7 @@ TAG_INDEPENDENT := TestLayers|TestBlockedThenHoldsBackOnlyItsStream|TestUnwaited
 # Where GPU test binaries are built, to be carried to the GPU machine.
 GPU_BIN     ?= .gpu
 
-.PHONY: all headers generate api-diff check check-generated tidy fmt vet staticcheck unit test-race test-cgocheck2 fuzz cross-arm64 test gpu-bin nccl-bin libs-bin bench-bin inference-bin bench-report
+.PHONY: all headers generate api-diff check check-generated tidy fmt vet staticcheck unit test-race test-cgocheck2 fuzz cross-arm64 test gpu-bin nccl-bin libs-bin libs-carry bench-bin inference-bin bench-report
 
 all: generate test
 
@@ -146,6 +146,13 @@ libs-bin:
 	$(GO) test -c -ldflags=-s -tags "$(LIBS_TAGS)" -o $(GPU_BIN)/libs/libgpu.test ./internal/libgputest
 	$(GO) build -ldflags=-s -tags "$(LIBS_TAGS)" -o $(GPU_BIN)/bench/dnnbench ./bench/dnnbench
 	$(GO) build -ldflags=-s -tags "$(LIBS_TAGS)" -o $(GPU_BIN)/bench/jpegbench ./bench/jpegbench
+
+## libs-carry: libs-bin, bench-bin (for LIBS_TAGS) and a plain-built cuda/nvtx test binary (its benchmarks), packed into $(GPU_BIN)/carry/libs.tar.xz, small enough for the device tool to carry at once; there, bash bench/libs.sh unpacks it and runs the tests and every library and concurrency benchmark in one call, each within its own time limit
+libs-carry: libs-bin
+	$(MAKE) bench-bin BENCH_TAGS="$(LIBS_TAGS)"
+	$(GO) test -c -ldflags=-s -tags "$(LIBS_TAGS)" -o $(GPU_BIN)/bench/nvtx.test ./cuda/nvtx
+	mkdir -p $(GPU_BIN)/carry
+	tar -C $(GPU_BIN) -cf - libs bench | xz -T0 -6 > $(GPU_BIN)/carry/libs.tar.xz
 
 ## bench-bin: build the benchmark programs into $(GPU_BIN)/bench; on the GPU machine, `GOCUDA_LIBNVRTC=<libnvrtc> bash bench/run.sh > results.txt` (the NVRTC entry needs the library). BENCH_TAGS picks the bindings' version of gobench (e.g. cuda13000, for the libraries of a CUDA 13 toolkit: the GEMM entries load the version's libcublas)
 BENCH_TAGS ?=

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Runs on the GPU machine, from the repository root, in one call of the
+# device tool: what `make libs-carry` packed (unpacked into .gpu when
+# .gpu/carry/libs.tar.xz is there), then
+#   1. the library packages' tests (bench/libtests.sh),
+#   2. NVTX's cost per range with no tool attached (cuda/nvtx's
+#      benchmarks),
+#   3. SpMV/SpMM and getrf/potrf/syevd from C, the raw bindings and the
+#      safe packages (gobench -impl sparse, -impl solver),
+#   4. convolutions and attention against torch (bench/dnn.sh),
+#   5. nvJPEG batch decode against image/jpeg (jpegbench),
+#   6. many workers on one GPU (gobench -impl concur),
+# each within its own limit in seconds (LIMITS, in that order), so that
+# one slow stage leaves the others their time. STAGES picks stages (e.g.
+# STAGES="1 3"). Everything goes to one file, $OUT/libs.tgz, beside the
+# summary this prints.
+set -uo pipefail
+OUT=${OUT:?set OUT to the folder the results go to}
+read -ra limits <<<"${LIMITS:-110 30 90 130 60 130}"
+STAGES=${STAGES:-1 2 3 4 5 6}
+BIN=.gpu/bench
+export LD_LIBRARY_PATH=${LIBDIR:-/usr/local/cuda/lib64}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+[[ -e .gpu/carry/libs.tar.xz ]] && tar -C .gpu -xJf .gpu/carry/libs.tar.xz
+w=$(mktemp -d)
+trap 'tar czf "$OUT/libs.tgz" -C "$w" .' EXIT
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$w/gpu.txt"
+limit() { echo "${limits[$1 - 1]:-120}"; }
+for stage in $STAGES; do
+	t=$(limit "$stage")
+	echo "## stage $stage (at most $t s)"
+	case $stage in
+	1) OUT=$w timeout "$t" bash bench/libtests.sh 2>&1 | grep -v '^    ' | tee "$w/libtests.txt" ;;
+	2) (cd cuda/nvtx && timeout "$t" "../../$BIN/nvtx.test" -test.run '^$' -test.bench . -test.count 3) > "$w/nvtx.txt" 2>&1
+		grep ^Benchmark "$w/nvtx.txt" ;;
+	3) timeout $((t / 2)) "$BIN/gobench" -impl sparse > "$w/sparse.txt" 2>&1
+		timeout $((t / 2)) "$BIN/gobench" -impl solver > "$w/solver.txt" 2>&1
+		grep -hE '^(SPARSE|SOLVER)' "$w/sparse.txt" "$w/solver.txt" | cut -d' ' -f1-4 ;;
+	4) OUT=$w/dnn-results.txt ROUNDS=${DNN_ROUNDS:-2} SAMPLES=9 MS=60 timeout "$t" bash bench/dnn.sh > "$w/dnn.txt" 2>&1
+		grep -v '^RESULT' "$w/dnn.txt" | tail -30 ;;
+	5) [[ -e ${LIBDIR:-/usr/local/cuda/lib64}/libnvjpeg.so.13 ]] && export GOCUDA_LIBNVJPEG=${GOCUDA_LIBNVJPEG:-${LIBDIR:-/usr/local/cuda/lib64}/libnvjpeg.so.13}
+		timeout "$t" "$BIN/jpegbench" > "$w/jpeg.txt" 2>&1
+		grep '^RESULT' "$w/jpeg.txt" ;;
+	6) timeout "$t" "$BIN/gobench" -impl concur -concur-ms 200 -blockprofile "$w/block.pprof" bench/kernels/empty.ptx > "$w/concur.txt" 2>&1
+		grep '^CONCURSUM' "$w/concur.txt" | grep -v 'impl=c ' | cut -d' ' -f2-6 ;;
+	esac
+done
