@@ -15,13 +15,12 @@ import (
 var ErrUnsupportedFilesystem = errors.New("cuFile registers no file on this filesystem")
 
 // unregistrable names the filesystems, by their statfs magic, that cuFile
-// refuses even in compatibility mode.
+// refuses even in compatibility mode: those with no block device under
+// them, where its checks of the file find nothing to take.
 var unregistrable = map[int64]string{
 	0x01021994: "tmpfs",
 	0x794c7630: "overlay",
 	0x858458f6: "ramfs",
-	0x9fa0:     "proc",
-	0x62656572: "sysfs",
 }
 
 // filesystemError explains why cuFile refused to register f, where f's
