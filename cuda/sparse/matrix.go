@@ -30,8 +30,8 @@ type Matrix[T Scalar, I Index] struct {
 	// by Close.
 	owned bool
 	// BSR's blocks: bs×bs values each, in border; nnz counts blocks.
-	bs int
-	border   Order
+	bs     int
+	border Order
 }
 
 // NewCSR describes a rows×cols matrix in compressed sparse rows:
