@@ -45,22 +45,28 @@ func printReport(file string) error {
 	if err := sc.Err(); err != nil {
 		return err
 	}
+	// The middle value, or the mean of the middle two of an even count:
+	// two rounds give their mean, not the faster one.
 	median := func(v []float64) float64 {
 		if len(v) == 0 {
 			return 0
 		}
 		v = slices.Clone(v)
 		slices.Sort(v)
-		return v[len(v)/2]
+		m := len(v) / 2
+		if len(v)%2 == 0 {
+			return (v[m-1] + v[m]) / 2
+		}
+		return v[m]
 	}
-	fmt.Printf("%-28s %10s %10s %8s %s\n", "op (TFLOP/s)", "go", "torch", "go/torch", "rounds")
+	fmt.Printf("%-36s %10s %10s %8s %s\n", "op (TFLOP/s)", "go", "torch", "go/torch", "rounds")
 	for _, op := range ops {
 		g, t := median(values[op]["go"]), median(values[op]["torch"])
 		ratio := "-"
 		if g > 0 && t > 0 {
 			ratio = fmt.Sprintf("%.3f", g/t)
 		}
-		fmt.Printf("%-28s %10.2f %10.2f %8s %d/%d\n", op, g, t, ratio, len(values[op]["go"]), len(values[op]["torch"]))
+		fmt.Printf("%-36s %10.2f %10.2f %8s %d/%d\n", op, g, t, ratio, len(values[op]["go"]), len(values[op]["torch"]))
 	}
 	return nil
 }
