@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"math/rand/v2"
-	"slices"
 	"time"
 
 	"github.com/gocuda/gocuda/cuda"
@@ -88,8 +87,7 @@ func runAttention[T dnn.Half](b bench, a attnShape) (float64, error) {
 		}
 		times = append(times, d/time.Duration(count))
 	}
-	slices.Sort(times)
-	return a.flops() / times[len(times)/2].Seconds() / 1e12, nil
+	return a.flops() / medianTime(times).Seconds() / 1e12, nil
 }
 
 // attentionResults prints a RESULT line per attention shape and type of

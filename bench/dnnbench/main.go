@@ -211,8 +211,7 @@ func run[T dnn.Float](b bench, sh shape, l dnn.Layout) (float64, error) {
 		}
 		times = append(times, d/time.Duration(count))
 	}
-	slices.Sort(times)
-	med := times[len(times)/2]
+	med := medianTime(times)
 	flops := 2.0 * float64(n*k*p*q) * float64(sh.c/sh.grp*sh.r*sh.s)
 	return flops / med.Seconds() / 1e12, nil
 }
@@ -243,6 +242,17 @@ func timed(s *cuda.Stream, count int, f func(int) error) (time.Duration, error) 
 		return 0, err
 	}
 	return cuda.Elapsed(start, stop)
+}
+
+// medianTime is the middle of times, or the mean of the middle two of an
+// even count, as Python's statistics.median in conv.py and sdpa.py.
+func medianTime(times []time.Duration) time.Duration {
+	slices.Sort(times)
+	m := len(times) / 2
+	if len(times)%2 == 0 {
+		return (times[m-1] + times[m]) / 2
+	}
+	return times[m]
 }
 
 func conv32[T dnn.Float](v float32) T {
