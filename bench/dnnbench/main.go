@@ -74,6 +74,12 @@ func main() {
 		}
 		return
 	}
+	if *samples < 1 || *ms <= 0 {
+		log.Fatalf("-samples %d -ms %g: both must be positive", *samples, *ms)
+	}
+	if *search != "exhaustive" && *search != "heuristic" {
+		log.Fatalf("-search %q: exhaustive or heuristic", *search)
+	}
 	dev, err := cuda.GetDevice(0)
 	if err != nil {
 		log.Fatal(err)
