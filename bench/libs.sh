@@ -36,7 +36,8 @@ for stage in $STAGES; do
 		timeout $((t / 2)) "$BIN/gobench" -impl solver > "$w/solver.txt" 2>&1
 		grep -hE '^(SPARSE|SOLVER)' "$w/sparse.txt" "$w/solver.txt" | cut -d' ' -f1-4 ;;
 	4) OUT=$w/dnn-results.txt ROUNDS=${DNN_ROUNDS:-2} SAMPLES=9 MS=60 timeout "$t" bash bench/dnn.sh > "$w/dnn.txt" 2>&1
-		grep -v '^RESULT' "$w/dnn.txt" | tail -30 ;;
+		sed '/^## medians/,$d' "$w/dnn.txt" | grep -v '^RESULT' | tail -12
+		"$BIN/dnnbench" -report "$w/dnn-results.txt" ;;
 	5) [[ -e ${LIBDIR:-/usr/local/cuda/lib64}/libnvjpeg.so.13 ]] && export GOCUDA_LIBNVJPEG=${GOCUDA_LIBNVJPEG:-${LIBDIR:-/usr/local/cuda/lib64}/libnvjpeg.so.13}
 		timeout "$t" "$BIN/jpegbench" > "$w/jpeg.txt" 2>&1
 		grep '^RESULT' "$w/jpeg.txt" ;;
