@@ -29,14 +29,18 @@ func BenchmarkCompletion(b *testing.B) {
 		}
 		return streams
 	}
-	b.Run("done", func(b *testing.B) {
+	// onStreams runs body in the goroutines of b.RunParallel, each with
+	// a stream of its own.
+	onStreams := func(b *testing.B, body func(pb *testing.PB, s *Stream)) {
 		streams := newStreams(b)
 		var next atomic.Int64
 		b.SetParallelism(parallelism)
 		b.ReportAllocs()
 		b.ResetTimer()
-		b.RunParallel(func(pb *testing.PB) {
-			s := streams[next.Add(1)-1]
+		b.RunParallel(func(pb *testing.PB) { body(pb, streams[next.Add(1)-1]) })
+	}
+	b.Run("done", func(b *testing.B) {
+		onStreams(b, func(pb *testing.PB, s *Stream) {
 			chans := make([]<-chan struct{}, 0, completionBatch)
 			wait := func() {
 				for _, ch := range chans {
@@ -58,13 +62,7 @@ func BenchmarkCompletion(b *testing.B) {
 		})
 	})
 	b.Run("then", func(b *testing.B) {
-		streams := newStreams(b)
-		var next atomic.Int64
-		b.SetParallelism(parallelism)
-		b.ReportAllocs()
-		b.ResetTimer()
-		b.RunParallel(func(pb *testing.PB) {
-			s := streams[next.Add(1)-1]
+		onStreams(b, func(pb *testing.PB, s *Stream) {
 			var ran atomic.Int64
 			count := func() { ran.Add(1) }
 			enqueued := int64(0)
