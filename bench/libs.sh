@@ -10,16 +10,19 @@
 #   4. convolutions and attention against torch (bench/dnn.sh),
 #   5. nvJPEG batch decode against image/jpeg (jpegbench),
 #   6. many workers on one GPU (gobench -impl concur),
+#   7. the toolkit's headers of the manifest's version of it, with
+#      nvjpeg.h and cufile.h, which it does not pin yet (cuda-headers.tgz,
+#      for CUDA_HOME here: make headers caches them),
 # each within its own limit in seconds (LIMITS, in that order), so that
 # one slow stage leaves the others their time. STAGES picks stages (e.g.
 # STAGES="1 3"). Everything goes to one file, $OUT/libs.tgz, beside the
-# summary this prints. The default limits add up to 560 s, under the
+# summary this prints. The default limits add up to 570 s, under the
 # 600 s of one call; at them, the second round of stage 4 may be cut,
 # and its report is then of the first.
 set -uo pipefail
 OUT=${OUT:?set OUT to the folder the results go to}
-read -ra limits <<<"${LIMITS:-100 30 120 120 60 130}"
-STAGES=${STAGES:-1 2 3 4 5 6}
+read -ra limits <<<"${LIMITS:-100 30 120 120 60 130 10}"
+STAGES=${STAGES:-7 1 2 3 4 5 6}
 BIN=.gpu/bench
 export LD_LIBRARY_PATH=${LIBDIR:-/usr/local/cuda/lib64}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 [[ -e .gpu/carry/libs.tar.xz ]] && tar -C .gpu -xJf .gpu/carry/libs.tar.xz
@@ -45,5 +48,18 @@ for stage in $STAGES; do
 		grep '^RESULT' "$w/jpeg.txt" ;;
 	6) timeout "$t" "$BIN/gobench" -impl concur -concur-ms 200 -blockprofile "$w/block.pprof" bench/kernels/empty.ptx > "$w/concur.txt" 2>&1
 		grep '^CONCURSUM' "$w/concur.txt" | grep -v 'impl=c ' | cut -d' ' -f2-6 ;;
+	7) cuda=${CUDA_HOME:-/usr/local/cuda}
+		v=$(sed -n 's/^#define CUDA_VERSION \([0-9]*\).*/\1/p' "$cuda/include/cuda.h")
+		v=$((v / 1000)).$((v % 1000 / 10))
+		python3 - "$v" >"$w/headers.txt" <<-'PY'
+			import json, sys
+			for e in json.load(open("headers/versions.json"))["versions"]:
+			    if e["version"] == sys.argv[1]:
+			        print(e["source"]["path"])
+			        for h in e["headers"]:
+			            print(h["path"])
+		PY
+		printf 'include/nvjpeg.h\ninclude/cufile.h\n' >>"$w/headers.txt"
+		(cd "$cuda" && timeout "$t" tar czf "$w/cuda-headers.tgz" $(sort -u "$w/headers.txt") && sha256sum include/nvjpeg.h include/cufile.h) ;;
 	esac
 done
