@@ -439,6 +439,9 @@ func TestChoose(t *testing.T) {
 		{"the fastest of two", [][]float64{def, us(9.5, 9.5, 9.5, 9.5, 9.5, 9.5, 9.5, 9.5), us(9, 9, 9, 9, 9, 9, 9, 9)}, 2},
 		// Paired by round: the default's drift is the candidate's too.
 		{"paired", [][]float64{us(10, 20, 10, 20, 10, 20, 10, 20), us(9, 18, 9, 18, 9, 18, 9, 18)}, 1},
+		// Faster in 7 rounds of 8 (the paired median and upper quartile
+		// say so), but its median time above the default's.
+		{"faster paired, slower in its median", [][]float64{us(10, 10, 10, 10, 10, 100, 100, 100), us(9, 9, 9, 9, 200, 90, 90, 90)}, 0},
 	} {
 		if got := choose(mk(c.rows...), TuneMargin); got != c.want {
 			t.Errorf("%s: choose = %d, want %d", c.name, got, c.want)

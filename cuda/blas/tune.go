@@ -239,11 +239,17 @@ func medians(times [][]time.Duration) []time.Duration {
 
 // choose returns the candidate of times (0 the default, each with one
 // sample per round) with the lowest median ratio to the default's sample
-// of the same round, if that median is at most 1-margin and the ratio's
-// upper quartile is below 1; else 0.
+// of the same round, if that median is at most 1-margin, the ratio's
+// upper quartile is below 1 and the candidate's median time is below the
+// default's (which noisy rounds can make disagree with the ratios: the
+// plan would then report a tuned time above the default's); else 0.
 func choose(times [][]time.Duration, margin float64) int {
 	best, bestRatio := 0, 1-margin
+	med := medians(times)
 	for i := 1; i < len(times); i++ {
+		if med[i] >= med[0] {
+			continue
+		}
 		n := min(len(times[i]), len(times[0]))
 		if n == 0 {
 			continue
@@ -253,9 +259,9 @@ func choose(times [][]time.Duration, margin float64) int {
 			ratios[r] = float64(times[i][r]) / float64(max(times[0][r], 1))
 		}
 		slices.Sort(ratios)
-		med, q3 := ratios[n/2], ratios[min(n-1, (3*n)/4)]
-		if med <= bestRatio && q3 < 1 {
-			best, bestRatio = i, med
+		mid, q3 := ratios[n/2], ratios[min(n-1, (3*n)/4)]
+		if mid <= bestRatio && q3 < 1 {
+			best, bestRatio = i, mid
 		}
 	}
 	return best
