@@ -80,16 +80,7 @@ func main() {
 	if *search != "exhaustive" && *search != "heuristic" {
 		log.Fatalf("-search %q: exhaustive or heuristic", *search)
 	}
-	dev, err := cuda.GetDevice(0)
-	if err != nil {
-		log.Fatal(err)
-	}
-	ctx, err := cuda.PrimaryContext(dev)
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer ctx.Close()
-	s, err := cuda.NewStream(ctx)
+	s, err := cuda.OpenStream(0)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -101,7 +92,7 @@ func main() {
 	defer h.Close()
 	v, _ := dnn.Version()
 	path, _ := dnn.LibraryPath()
-	name, _ := dev.Name()
+	name, _ := s.Context().Device().Name()
 	fmt.Printf("INFO conv cudnn=%d lib=%s device=%q\n", v, path, name)
 	sr := dnn.Heuristic
 	if *search == "exhaustive" {

@@ -47,16 +47,7 @@ func main() {
 	fmt.Printf("## %d images, %.1f megapixels, %.1f MB of JPEG, quality %d, 4:2:0; %d CPU cores (GOMAXPROCS)\n",
 		len(data), mpix, float64(total(data))/1e6, *quality, runtime.GOMAXPROCS(0))
 
-	devs, err := cuda.Devices()
-	if err != nil || len(devs) == 0 {
-		log.Fatalf("no GPU: %v", err)
-	}
-	ctx, err := cuda.PrimaryContext(devs[0])
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer ctx.Close()
-	s, err := cuda.NewStream(ctx)
+	s, err := cuda.OpenStream(0)
 	if err != nil {
 		log.Fatal(err)
 	}

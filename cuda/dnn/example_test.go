@@ -31,16 +31,7 @@ func ExampleConvOutput() {
 // A convolution on a GPU: a handle on a stream, the tensors in Slices,
 // and the result copied back on the stream.
 func ExampleConvForward() {
-	dev, err := cuda.GetDevice(0)
-	if err != nil {
-		log.Fatal(err)
-	}
-	ctx, err := cuda.PrimaryContext(dev)
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer ctx.Close()
-	s, err := cuda.NewStream(ctx)
+	s, err := cuda.OpenStream(0)
 	if err != nil {
 		log.Fatal(err)
 	}

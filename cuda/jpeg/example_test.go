@@ -20,19 +20,10 @@ import (
 // copied back. It needs a GPU and nvJPEG, so it is compiled, not run, by
 // go test.
 func Example() {
-	devs, err := cuda.Devices()
-	if err != nil || len(devs) == 0 {
+	s, err := cuda.OpenStream(0)
+	if err != nil {
 		fmt.Println("no GPU:", err)
 		return
-	}
-	ctx, err := cuda.PrimaryContext(devs[0])
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer ctx.Close()
-	s, err := cuda.NewStream(ctx)
-	if err != nil {
-		log.Fatal(err)
 	}
 	defer s.Close()
 	d, err := jpeg.New(s)
