@@ -28,6 +28,11 @@
 // cuFile registers files of ext4, XFS and the parallel filesystems it
 // supports, in compatibility mode too, but none on tmpfs or overlay: Open
 // of such a file fails with an error matching ErrUnsupportedFilesystem.
+// Nor does it register any on a block device whose properties udev has
+// not recorded (it reads them from /run/udev/data, which many containers
+// and virtual machines lack): Open's error then names the missing record.
+// Both match cufile.CU_FILE_HANDLE_NOT_REGISTERED, the sign to read the
+// file through the host instead.
 // For GPUDirect Storage proper the file must be opened with O_DIRECT and
 // offsets and sizes aligned to 4 KiB; in compatibility mode any open file
 // and any offset work. The *os.File must stay open until the File is

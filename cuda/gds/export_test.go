@@ -2,15 +2,49 @@
 
 package gds
 
-import "syscall"
+import (
+	"os"
+	"syscall"
+)
 
-// Registrable reports whether cuFile registers files in dir: whether its
-// filesystem is not one that cuFile refuses.
-func Registrable(dir string) bool {
-	var st syscall.Statfs_t
-	if err := syscall.Statfs(dir, &st); err != nil {
-		return false
+// Unregistrable says why cuFile registers no file in dir, or returns nil
+// where it does: dir's filesystem, and, with udev (for the real cuFile,
+// which reads udev's records), the record of its block device.
+func Unregistrable(dir string, udev bool) error {
+	var fs syscall.Statfs_t
+	if err := syscall.Statfs(dir, &fs); err != nil {
+		return err
 	}
-	_, refused := unregistrable[int64(st.Type)]
-	return !refused
+	if name, refused := unregistrable[int64(fs.Type)]; refused {
+		return &os.PathError{Op: "register", Path: dir, Err: &fsError{name}}
+	}
+	if !udev {
+		return nil
+	}
+	var st syscall.Stat_t
+	if err := syscall.Stat(dir, &st); err != nil {
+		return err
+	}
+	return udevRecordError(dir, st.Dev)
+}
+
+type fsError struct{ name string }
+
+func (e *fsError) Error() string { return "on " + e.name + ": " + ErrUnsupportedFilesystem.Error() }
+
+// SetUdevData points the package's reading of udev's records at dir until
+// the returned function is called.
+func SetUdevData(dir string) (restore func()) {
+	was := udevData
+	udevData = dir
+	return func() { udevData = was }
+}
+
+// UdevRecord is the path of udev's record of the block device under f.
+func UdevRecord(f *os.File) string {
+	var st syscall.Stat_t
+	if err := syscall.Fstat(int(f.Fd()), &st); err != nil {
+		return ""
+	}
+	return udevRecordPath(st.Dev)
 }

@@ -73,8 +73,8 @@ func Open(s *cuda.Stream, f *os.File) (*File, error) {
 		err := cufile.HandleRegister(&h, &d)
 		runtime.KeepAlive(f)
 		if err != nil {
-			if fsErr := filesystemError(f); fsErr != nil {
-				err = errors.Join(err, fsErr)
+			if why := refusal(f); why != nil {
+				err = errors.Join(err, why)
 			}
 			return nil, check(op, "cuFileHandleRegister", err)
 		}

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/gocuda/gocuda/cuda"
+	"github.com/gocuda/gocuda/cuda/cudatest"
 	"github.com/gocuda/gocuda/cuda/gds"
 	"github.com/gocuda/gocuda/cuda/internal/libtest"
 	"github.com/gocuda/gocuda/generated/cufile"
@@ -22,14 +23,21 @@ import (
 
 // tempFile writes data to a new file and returns it open for reading and
 // writing, closed when t ends. The file is in the test's temporary
-// directory, which TestMain puts on a filesystem that cuFile registers;
-// t is skipped where there is none.
+// directory, which TestMain puts where cuFile registers files; t is
+// skipped where there is no such place.
 func tempFile(t *testing.T, data []byte) *os.File {
 	t.Helper()
 	dir := t.TempDir()
-	if !gds.Registrable(dir) {
-		t.Skipf("cuFile registers no file in %s (tmpfs or overlay), nor on the other filesystems tried: set GOCUDA_TEST_GDS_DIR to a directory on ext4 or XFS", dir)
+	if why := gds.Unregistrable(dir, realCuFile()); why != nil {
+		t.Skipf("cuFile registers no file in %s, nor in the other directories tried (%v): set GOCUDA_TEST_GDS_DIR to a directory on ext4 or XFS whose block device udev has recorded", dir, why)
 	}
+	return fileIn(t, dir, data)
+}
+
+// fileIn writes data to a new file in dir and returns it open for reading
+// and writing, closed when t ends.
+func fileIn(t *testing.T, dir string, data []byte) *os.File {
+	t.Helper()
 	p := filepath.Join(dir, "data.bin")
 	if err := os.WriteFile(p, data, 0o600); err != nil {
 		t.Fatal(err)
@@ -261,12 +269,17 @@ func TestCuFileErrorsNameTheCall(t *testing.T) {
 	}
 }
 
+// realCuFile reports whether the tests run against the real cuFile, which
+// reads udev's records, rather than the fake one, which reads them only
+// where a test points it at some.
+func realCuFile() bool { return !cudatest.Active() }
+
 // TestOpenOnTmpfsNamesTheFilesystem: cuFile refuses a file on tmpfs, and
 // Open's error says why, matching both ErrUnsupportedFilesystem and
 // cuFile's code.
 func TestOpenOnTmpfsNamesTheFilesystem(t *testing.T) {
 	const shm = "/dev/shm"
-	if gds.Registrable(shm) {
+	if gds.Unregistrable(shm, false) == nil {
 		t.Skipf("%s is not tmpfs here", shm)
 	}
 	f, err := os.CreateTemp(shm, "gds-test-")
@@ -285,5 +298,54 @@ func TestOpenOnTmpfsNamesTheFilesystem(t *testing.T) {
 	}
 	if !errors.Is(err, gds.ErrUnsupportedFilesystem) || !errors.Is(err, cufile.CU_FILE_HANDLE_NOT_REGISTERED) || !strings.Contains(err.Error(), "tmpfs") {
 		t.Errorf("Open on tmpfs: %v; want an error matching ErrUnsupportedFilesystem and CU_FILE_HANDLE_NOT_REGISTERED that names tmpfs", err)
+	}
+}
+
+// TestOpenWithoutUdevRecordSaysSo: cuFile registers no file on a block
+// device of which udev has recorded nothing, and Open's error says so,
+// naming the record, and matches cuFile's code; once the record is there,
+// the same file registers. On the fake cuFile the test makes the records;
+// on the real one it runs only where the record is missing.
+func TestOpenWithoutUdevRecordSaysSo(t *testing.T) {
+	records := t.TempDir()
+	if realCuFile() {
+		records = ""
+	} else {
+		t.Setenv("FAKECUFILE_UDEV_DATA", records)
+		t.Cleanup(gds.SetUdevData(records))
+	}
+	dir := t.TempDir()
+	if why := gds.Unregistrable(dir, false); why != nil {
+		t.Skipf("no directory on a filesystem cuFile takes: %v", why)
+	}
+	f := fileIn(t, dir, randomBytes(4096, 3))
+	record := gds.UdevRecord(f)
+	if _, err := os.Stat(record); err == nil {
+		t.Skipf("udev has recorded the device under %s (%s): cuFile's refusal cannot be provoked here", dir, record)
+	}
+	_, s := libtest.Stream(t)
+	g, err := gds.Open(s, f)
+	if errors.Is(err, cufile.ErrNoLibrary) {
+		libtest.Unavailable(t, "no cuFile library: %v", err)
+	}
+	if err == nil {
+		g.Close()
+		t.Fatalf("Open succeeded with no udev record of the file's device (%s)", record)
+	}
+	if !errors.Is(err, cufile.CU_FILE_HANDLE_NOT_REGISTERED) || !strings.Contains(err.Error(), "udev has no record") || !strings.Contains(err.Error(), record) {
+		t.Fatalf("Open without a udev record: %v; want an error matching CU_FILE_HANDLE_NOT_REGISTERED that names the missing record %s", err, record)
+	}
+	if records == "" {
+		return
+	}
+	if err := os.WriteFile(record, []byte("E:ID_FS_TYPE=ext4\nE:ID_FS_USAGE=filesystem\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	g, err = gds.Open(s, f)
+	if err != nil {
+		t.Fatalf("Open with the device's udev record: %v", err)
+	}
+	if err := g.Close(); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -13,11 +13,12 @@ import (
 // TestMain runs against the real driver and cuFile where there is a GPU,
 // else against the fake driver and the fake cuFile beside it
 // (cudatest.Setup points GOCUDA_LIBCUFILE at it unless it names a
-// library). The temporary files of the tests and examples go to a
-// filesystem that cuFile registers files of, as it does none on tmpfs or
-// overlay: TMPDIR becomes GOCUDA_TEST_GDS_DIR where it is set, else the
-// first of the default temporary directory, /var/tmp, the package's
-// directory and the home directory that is on another filesystem.
+// library). The temporary files of the tests and examples go where cuFile
+// registers files, as it does none on tmpfs or overlay, nor (the real
+// one) on a block device udev has not recorded: TMPDIR becomes
+// GOCUDA_TEST_GDS_DIR where it is set, else the first of the default
+// temporary directory, /var/tmp, the package's directory and the home
+// directory where cuFile would register files.
 func TestMain(m *testing.M) {
 	cudatest.SetupIfNoDriver()
 	if dir := registrableTempDir(); dir != "" {
@@ -32,7 +33,7 @@ func registrableTempDir() string {
 	}
 	home, _ := os.UserHomeDir()
 	for _, dir := range []string{os.TempDir(), "/var/tmp", ".", home} {
-		if dir != "" && gds.Registrable(dir) && writable(dir) {
+		if dir != "" && gds.Unregistrable(dir, realCuFile()) == nil && writable(dir) {
 			return dir
 		}
 	}

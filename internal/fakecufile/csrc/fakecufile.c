@@ -13,6 +13,9 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/types.h>
 #include <sys/vfs.h>
 #include <unistd.h>
@@ -98,6 +101,29 @@ EXPORT status cuFileDriverClose(void) {
 	return st(was ? SUCCESS : DRIVER_NOT_INITIALIZED, 0);
 }
 
+// udev_recorded reports whether udev's record of the block device under
+// fd has the filesystem's usage, which cuFile reads through libudev and
+// registers no file without. Only where FAKECUFILE_UDEV_DATA names a
+// directory of such records, which tests fill; otherwise every device
+// counts as recorded.
+static int udev_recorded(int fd) {
+	const char *dir = getenv("FAKECUFILE_UDEV_DATA");
+	struct stat sb;
+	if (dir == NULL || fstat(fd, &sb) != 0)
+		return 1;
+	char path[4096];
+	snprintf(path, sizeof path, "%s/b%u:%u", dir, major(sb.st_dev), minor(sb.st_dev));
+	FILE *f = fopen(path, "r");
+	if (f == NULL)
+		return 0;
+	char line[512];
+	int found = 0;
+	while (!found && fgets(line, sizeof line, f) != NULL)
+		found = strncmp(line, "E:ID_FS_USAGE=", 14) == 0;
+	fclose(f);
+	return found;
+}
+
 EXPORT status cuFileHandleRegister(void **fh, descr *d) {
 	if (fh == NULL || d == NULL)
 		return st(INVALID_VALUE, 0);
@@ -109,6 +135,8 @@ EXPORT status cuFileHandleRegister(void **fh, descr *d) {
 	// or not.
 	struct statfs fs;
 	if (fstatfs(d->h.fd, &fs) == 0 && (fs.f_type == 0x01021994 || fs.f_type == 0x794c7630))
+		return st(HANDLE_NOT_REGISTERED, 0);
+	if (!udev_recorded(d->h.fd))
 		return st(HANDLE_NOT_REGISTERED, 0);
 	pthread_mutex_lock(&mu);
 	status s = st(SUCCESS, 0);
