@@ -10,9 +10,8 @@
 #   4. convolutions and attention against torch (bench/dnn.sh),
 #   5. nvJPEG batch decode against image/jpeg (jpegbench),
 #   6. many workers on one GPU (gobench -impl concur),
-#   7. the toolkit's headers of the manifest's version of it, with
-#      nvjpeg.h and cufile.h, which it does not pin yet (cuda-headers.tgz,
-#      for CUDA_HOME here: make headers caches them),
+#   7. the toolkit's headers that the manifest pins for its version
+#      (cuda-headers.tgz, for CUDA_HOME here: make headers caches them),
 # each within its own limit in seconds (LIMITS, in that order), so that
 # one slow stage leaves the others their time. STAGES picks stages (e.g.
 # STAGES="1 3"). Everything goes to one file, $OUT/libs.tgz, beside the
@@ -43,8 +42,7 @@ for stage in $STAGES; do
 	4) OUT=$w/dnn-results.txt ROUNDS=${DNN_ROUNDS:-2} SAMPLES=9 MS=60 timeout "$t" bash bench/dnn.sh > "$w/dnn.txt" 2>&1
 		sed '/^## medians/,$d' "$w/dnn.txt" | grep -v '^RESULT' | tail -12
 		"$BIN/dnnbench" -report "$w/dnn-results.txt" ;;
-	5) [[ -e ${LIBDIR:-/usr/local/cuda/lib64}/libnvjpeg.so.13 ]] && export GOCUDA_LIBNVJPEG=${GOCUDA_LIBNVJPEG:-${LIBDIR:-/usr/local/cuda/lib64}/libnvjpeg.so.13}
-		timeout "$t" "$BIN/jpegbench" > "$w/jpeg.txt" 2>&1
+	5) timeout "$t" "$BIN/jpegbench" > "$w/jpeg.txt" 2>&1
 		grep '^RESULT' "$w/jpeg.txt" ;;
 	6) timeout "$t" "$BIN/gobench" -impl concur -concur-ms 200 -blockprofile "$w/block.pprof" bench/kernels/empty.ptx > "$w/concur.txt" 2>&1
 		grep '^CONCURSUM' "$w/concur.txt" | grep -v 'impl=c ' | cut -d' ' -f2-6 ;;
@@ -59,7 +57,6 @@ for stage in $STAGES; do
 			        for h in e["headers"]:
 			            print(h["path"])
 		PY
-		printf 'include/nvjpeg.h\ninclude/cufile.h\n' >>"$w/headers.txt"
-		(cd "$cuda" && timeout "$t" tar czf "$w/cuda-headers.tgz" $(sort -u "$w/headers.txt") && sha256sum include/nvjpeg.h include/cufile.h) ;;
+		(cd "$cuda" && timeout "$t" tar czf "$w/cuda-headers.tgz" $(sort -u "$w/headers.txt")) ;;
 	esac
 done

@@ -5,9 +5,9 @@
 # (GOCUDA_TEST_LIBS=required) and the real driver. Prints each binary's
 # summary line and, for a failure, its failing tests; exits non-zero if
 # any failed. LIBDIR is where the CUDA libraries are (default
-# /usr/local/cuda/lib64): nvJPEG is opened from there by its CUDA 13
-# soname, since the bindings of a CUDA 13 build are 12.5's until 13.0's
-# nvjpeg.h is pinned. OUT keeps every binary's whole output. The tests
+# /usr/local/cuda/lib64), put first on the library search path: each
+# library is opened from there by the soname of the binaries' CUDA
+# version. OUT keeps every binary's whole output. The tests
 # of cuda/gds put their files on ext4 or XFS themselves (or in
 # GOCUDA_TEST_GDS_DIR), as cuFile registers none on tmpfs or overlay.
 set -uo pipefail
@@ -17,7 +17,6 @@ OUT=${OUT:-$(mktemp -d)}
 ROOT=$(pwd)
 export GOCUDA_TEST_LIBS=required GOCUDA_TEST_DRIVER=real
 export LD_LIBRARY_PATH=$LIBDIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-[[ -e $LIBDIR/libnvjpeg.so.13 ]] && export GOCUDA_LIBNVJPEG=${GOCUDA_LIBNVJPEG:-$LIBDIR/libnvjpeg.so.13}
 status=0
 run() { # name, package directory, binary
 	local log=$OUT/$1.txt

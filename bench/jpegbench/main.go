@@ -9,8 +9,6 @@
 // measurement:
 //
 //	RESULT jpeg-decode impl=gpu-batch-rgbi images=64 mpix=... images_per_s=... mpix_per_s=...
-//
-// Under -tags cuda13000, point GOCUDA_LIBNVJPEG at libnvjpeg.so.13.
 package main
 
 import (

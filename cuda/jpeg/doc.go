@@ -79,7 +79,8 @@
 // # Versions
 //
 // The package uses nvJPEG's default backend and nothing newer than CUDA
-// 11.8's nvjpeg.h. Built with -tags cuda13000 it calls the CUDA 12.5
-// bindings, which open libnvjpeg.so.12: point GOCUDA_LIBNVJPEG at
-// libnvjpeg.so.13 to use CUDA 13's library (see package generated/nvjpeg).
+// 11.8's nvjpeg.h. It opens the nvJPEG of the bindings' CUDA version
+// (libnvjpeg.so.11 with -tags cuda11080, libnvjpeg.so.13 with -tags
+// cuda13000, libnvjpeg.so.12 otherwise), or the file GOCUDA_LIBNVJPEG
+// names (see package generated/nvjpeg).
 package jpeg

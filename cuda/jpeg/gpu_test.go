@@ -20,7 +20,7 @@ func newDecoder(t testing.TB) (*jpeg.Decoder, *cuda.Context, *cuda.Stream) {
 	ctx, s := libtest.GPU(t, "nvJPEG")
 	d, err := jpeg.New(s)
 	if errors.Is(err, nvjpeg.ErrNoLibrary) {
-		libtest.Unavailable(t, "no nvJPEG library (under -tags cuda13000 point %s at libnvjpeg.so.13): %v", nvjpeg.LibraryEnv, err)
+		libtest.Unavailable(t, "no nvJPEG library (build with the tag of the toolkit's CUDA version, or point %s at its libnvjpeg): %v", nvjpeg.LibraryEnv, err)
 	}
 	if err != nil {
 		t.Fatalf("New: %v", err)

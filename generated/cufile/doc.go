@@ -10,10 +10,10 @@
 //
 // The build tags of package cu pick the header (cuda11080, cuda12040, …; no
 // tag is CUDA 12.4). A version of the matrix without the header of its own
-// uses the newest one before it: until the matrix pins 13.0's cufile.h,
-// cuda13000 builds 12.5's (the library's soname, libcufile.so.0, is the
-// same). Debian ships cufile.h in libcufile-dev, apart from the other
-// headers: headers/versions.json names that package for it.
+// uses the newest one before it: cuda12080 builds 12.5's. Debian ships
+// cufile.h in libcufile-dev, apart from the other headers:
+// headers/versions.json names that package for it (13.0's comes from the
+// toolkit, with the rest).
 // HeaderVersion() returns which was built.
 //
 // # Names and types

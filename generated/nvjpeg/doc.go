@@ -6,9 +6,7 @@
 //
 // The build tags of package cu pick the header (cuda11080, cuda12040, …; no
 // tag is CUDA 12.4). A version of the matrix without the header of its own
-// uses the newest one before it: until the matrix pins 13.0's nvjpeg.h,
-// cuda13000 builds 12.5's, which opens libnvjpeg.so.12 (point
-// GOCUDA_LIBNVJPEG at libnvjpeg.so.13 to use CUDA 13's library through it).
+// uses the newest one before it: cuda12080 builds 12.5's.
 // HeaderVersion() returns which was built.
 //
 // # Names and types
