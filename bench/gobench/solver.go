@@ -108,7 +108,11 @@ type solverBench struct {
 	w               *cuda.Slice[float64] // eigenvalues
 	ipiv            *cuda.Slice[int32]
 	work            *cuda.DeviceMemory // the largest workspace of any case, for C and Go raw
-	info            *cuda.DeviceMemory
+	// workPool is as large, from the stream's memory pool (cuMemAllocAsync)
+	// as cuda/solver's is, for go-raw-poolws: the raw loop on it tells
+	// what the kind of memory costs apart from the package.
+	workPool *cuda.DeviceMemory
+	info     *cuda.DeviceMemory
 
 	gen    []float64 // general's values
 	spdFor int       // the order spd holds a matrix of, 0 for none
@@ -139,8 +143,9 @@ func solverCases() ([]solverCase, int, error) {
 
 // runSolver times getrf, potrf and syevd, each a whole solve as a program
 // makes it (restore A, size the workspace, factor, wait, read info), from
-// a C loop, from the raw bindings and from cuda/solver (which also
-// allocates and frees its workspace per call), in one process: per case,
+// a C loop, from the raw bindings (in a workspace from cuMemAlloc, and
+// in one from the stream's pool) and from cuda/solver (whose handle keeps
+// its workspace from the pool), in one process: per case,
 // after a warm-up that checks info, -solver-samples rounds of one sample
 // per implementation, the order rotating every round. It prints a RESULT
 // line per implementation and case (the median µs per solve) and a
@@ -150,7 +155,7 @@ func runSolver() {
 	cases, maxN, err := solverCases()
 	must("solver flags", err)
 	b := newSolverBench(maxN, cases)
-	impls := []solverImpl{{"c", b.cLoop()}, {"go-raw", b.rawLoop}, {"go-cuda", b.safeLoop()}}
+	impls := []solverImpl{{"c", b.cLoop()}, {"go-raw", b.rawLoopOn(b.work)}, {"go-raw-poolws", b.rawLoopOn(b.workPool)}, {"go-cuda", b.safeLoop()}}
 	for _, sc := range cases {
 		for _, im := range impls {
 			must(im.name+" "+sc.op+" warm-up", im.run(sc, 2))
@@ -236,6 +241,8 @@ func newSolverBench(maxN int, cases []solverCase) *solverBench {
 	}
 	b.work, err = cuda.Alloc(b.ctx, int(lwork)*8)
 	must("cuda.Alloc", err)
+	b.workPool, err = cuda.AllocAsync(b.s, int(lwork)*8)
+	must("cuda.AllocAsync", err)
 	return b
 }
 
@@ -285,10 +292,15 @@ func (b *solverBench) cLoop() func(solverCase, int) error {
 	}
 }
 
-// rawLoop is sv_loop's solves through the raw bindings.
-func (b *solverBench) rawLoop(sc solverCase, calls int) error {
+// rawLoopOn is sv_loop's solves through the raw bindings, in the
+// workspace ws.
+func (b *solverBench) rawLoopOn(ws *cuda.DeviceMemory) func(sc solverCase, calls int) error {
+	return func(sc solverCase, calls int) error { return b.rawLoop(sc, calls, ws) }
+}
+
+func (b *solverBench) rawLoop(sc solverCase, calls int, ws *cuda.DeviceMemory) error {
 	n := int32(sc.n)
-	a, work, w := devPtr[float64](b.a.Ptr()), devPtr[float64](b.work.Raw()), devPtr[float64](b.w.Ptr())
+	a, work, w := devPtr[float64](b.a.Ptr()), devPtr[float64](ws.Raw()), devPtr[float64](b.w.Ptr())
 	ipiv, dinfo := devPtr[int32](b.ipiv.Ptr()), devPtr[int32](b.info.Raw())
 	a0 := b.a0Cached(sc)
 	lower := cublas.CUBLAS_FILL_MODE_LOWER

@@ -77,14 +77,17 @@ type sparseBench struct {
 	hostB            []float32
 
 	// The raw descriptors and workspaces of C and Go raw, made once.
-	a           cusparse.CusparseSpMatDescr_t
-	vx, vy      cusparse.CusparseDnVecDescr_t
-	db, dc      cusparse.CusparseDnMatDescr_t
-	wsMV, wsMM  *cuda.DeviceMemory
-	start, stop cu.CUevent
-	safe        *sparse.Handle
-	A           *sparse.Matrix[float32, int32]
-	B, C        *sparse.Dense[float32]
+	a          cusparse.CusparseSpMatDescr_t
+	vx, vy     cusparse.CusparseDnVecDescr_t
+	db, dc     cusparse.CusparseDnMatDescr_t
+	wsMV, wsMM *cuda.DeviceMemory
+	// The same from the stream's memory pool (cuMemAllocAsync), as
+	// cuda/sparse's workspace is, for go-raw-poolws.
+	poolMV, poolMM *cuda.DeviceMemory
+	start, stop    cu.CUevent
+	safe           *sparse.Handle
+	A              *sparse.Matrix[float32, int32]
+	B, C           *sparse.Dense[float32]
 }
 
 // sparseEnqueue puts calls of one operation ("spmv" or "spmm") on the
@@ -100,6 +103,7 @@ type sparseImpl struct {
 var sparseImpls = []sparseImpl{
 	{"c", sparseC},
 	{"go-raw", sparseRaw},
+	{"go-raw-poolws", sparseRawPool},
 	{"go-cuda", sparseSafe},
 }
 
@@ -128,7 +132,12 @@ func sparseC(b *sparseBench) sparseEnqueue {
 
 // sparseRaw: the raw bindings called in a Go loop, on the shared handle
 // and descriptors.
-func sparseRaw(b *sparseBench) sparseEnqueue {
+func sparseRaw(b *sparseBench) sparseEnqueue { return sparseRawOn(b, b.wsMV, b.wsMM) }
+
+// sparseRawPool: sparseRaw with workspaces from the memory pool.
+func sparseRawPool(b *sparseBench) sparseEnqueue { return sparseRawOn(b, b.poolMV, b.poolMM) }
+
+func sparseRawOn(b *sparseBench, wsMV, wsMM *cuda.DeviceMemory) sparseEnqueue {
 	alpha, beta := float32(1), float32(0)
 	pa, pb := unsafe.Pointer(&alpha), unsafe.Pointer(&beta)
 	non := cusparse.CUSPARSE_OPERATION_NON_TRANSPOSE
@@ -137,9 +146,9 @@ func sparseRaw(b *sparseBench) sparseEnqueue {
 		for range n {
 			var err error
 			if op == "spmv" {
-				err = cusparse.SpMV(b.handle, non, pa, benchConstSp(b.a), benchConstVec(b.vx), pb, b.vy, f32, cusparse.CUSPARSE_SPMV_ALG_DEFAULT, devUnsafe(memRaw(b.wsMV)))
+				err = cusparse.SpMV(b.handle, non, pa, benchConstSp(b.a), benchConstVec(b.vx), pb, b.vy, f32, cusparse.CUSPARSE_SPMV_ALG_DEFAULT, devUnsafe(memRaw(wsMV)))
 			} else {
-				err = cusparse.SpMM(b.handle, non, non, pa, benchConstSp(b.a), benchConstMat(b.db), pb, b.dc, f32, cusparse.CUSPARSE_SPMM_ALG_DEFAULT, devUnsafe(memRaw(b.wsMM)))
+				err = cusparse.SpMM(b.handle, non, non, pa, benchConstSp(b.a), benchConstMat(b.db), pb, b.dc, f32, cusparse.CUSPARSE_SPMM_ALG_DEFAULT, devUnsafe(memRaw(wsMM)))
 			}
 			if err != nil {
 				return err
@@ -150,7 +159,7 @@ func sparseRaw(b *sparseBench) sparseEnqueue {
 }
 
 // sparseSafe: package cuda/sparse on a handle of its own bound to the
-// stream; it makes the descriptors per call and keeps its workspace.
+// stream; it keeps the descriptors it makes and its workspace.
 func sparseSafe(b *sparseBench) sparseEnqueue {
 	return func(op string, n int) error {
 		for range n {
@@ -340,11 +349,15 @@ func newSparseBench(ctx *cuda.Context, s *cuda.Stream, h cusparse.CusparseHandle
 	if size > 0 {
 		b.wsMV, err = cuda.Alloc(ctx, int(size))
 		must("cuda.Alloc", err)
+		b.poolMV, err = cuda.AllocAsync(s, int(size))
+		must("cuda.AllocAsync", err)
 	}
 	must("cusparseSpMM_bufferSize", cusparse.SpMM_bufferSize(h, non, non, pa, benchConstSp(a), benchConstMat(db), pb, dc, f32, cusparse.CUSPARSE_SPMM_ALG_DEFAULT, &size))
 	if size > 0 {
 		b.wsMM, err = cuda.Alloc(ctx, int(size))
 		must("cuda.Alloc", err)
+		b.poolMM, err = cuda.AllocAsync(s, int(size))
+		must("cuda.AllocAsync", err)
 	}
 	b.A, err = sparse.NewCSR(n, n, b.off, b.col, b.val)
 	must("sparse.NewCSR", err)
@@ -362,7 +375,7 @@ func (b *sparseBench) close() {
 	must("cusparseDestroyDnVec", cusparse.DestroyDnVec(benchConstVec(b.vy)))
 	must("cusparseDestroyDnMat", cusparse.DestroyDnMat(benchConstMat(b.db)))
 	must("cusparseDestroyDnMat", cusparse.DestroyDnMat(benchConstMat(b.dc)))
-	for _, m := range []*cuda.DeviceMemory{b.wsMV, b.wsMM} {
+	for _, m := range []*cuda.DeviceMemory{b.wsMV, b.wsMM, b.poolMV, b.poolMM} {
 		if m != nil {
 			must("DeviceMemory.Close", m.Close())
 		}
