@@ -269,6 +269,23 @@ func TestCuFileErrorsNameTheCall(t *testing.T) {
 	}
 }
 
+// refusedOpen opens f on a new stream, which must fail (what names the
+// case in the failure), and returns the error; t is skipped where there
+// is no cuFile.
+func refusedOpen(t *testing.T, f *os.File, what string) error {
+	t.Helper()
+	_, s := libtest.Stream(t)
+	g, err := gds.Open(s, f)
+	if errors.Is(err, cufile.ErrNoLibrary) {
+		libtest.Unavailable(t, "no cuFile library: %v", err)
+	}
+	if err == nil {
+		g.Close()
+		t.Fatalf("Open %s succeeded", what)
+	}
+	return err
+}
+
 // realCuFile reports whether the tests run against the real cuFile, which
 // reads udev's records, rather than the fake one, which reads them only
 // where a test points it at some.
@@ -287,15 +304,7 @@ func TestOpenOnTmpfsNamesTheFilesystem(t *testing.T) {
 		t.Skipf("no file on tmpfs: %v", err)
 	}
 	t.Cleanup(func() { f.Close(); os.Remove(f.Name()) })
-	_, s := libtest.Stream(t)
-	g, err := gds.Open(s, f)
-	if errors.Is(err, cufile.ErrNoLibrary) {
-		libtest.Unavailable(t, "no cuFile library: %v", err)
-	}
-	if err == nil {
-		g.Close()
-		t.Fatal("Open of a file on tmpfs succeeded")
-	}
+	err = refusedOpen(t, f, "of a file on tmpfs")
 	if !errors.Is(err, gds.ErrUnsupportedFilesystem) || !errors.Is(err, cufile.CU_FILE_HANDLE_NOT_REGISTERED) || !strings.Contains(err.Error(), "tmpfs") {
 		t.Errorf("Open on tmpfs: %v; want an error matching ErrUnsupportedFilesystem and CU_FILE_HANDLE_NOT_REGISTERED that names tmpfs", err)
 	}
@@ -323,15 +332,7 @@ func TestOpenWithoutUdevRecordSaysSo(t *testing.T) {
 	if _, err := os.Stat(record); err == nil {
 		t.Skipf("udev has recorded the device under %s (%s): cuFile's refusal cannot be provoked here", dir, record)
 	}
-	_, s := libtest.Stream(t)
-	g, err := gds.Open(s, f)
-	if errors.Is(err, cufile.ErrNoLibrary) {
-		libtest.Unavailable(t, "no cuFile library: %v", err)
-	}
-	if err == nil {
-		g.Close()
-		t.Fatalf("Open succeeded with no udev record of the file's device (%s)", record)
-	}
+	err := refusedOpen(t, f, "with no udev record of the file's device ("+record+")")
 	if !errors.Is(err, cufile.CU_FILE_HANDLE_NOT_REGISTERED) || !strings.Contains(err.Error(), "udev has no record") || !strings.Contains(err.Error(), record) {
 		t.Fatalf("Open without a udev record: %v; want an error matching CU_FILE_HANDLE_NOT_REGISTERED that names the missing record %s", err, record)
 	}
@@ -341,7 +342,8 @@ func TestOpenWithoutUdevRecordSaysSo(t *testing.T) {
 	if err := os.WriteFile(record, []byte("E:ID_FS_TYPE=ext4\nE:ID_FS_USAGE=filesystem\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	g, err = gds.Open(s, f)
+	_, s := libtest.Stream(t)
+	g, err := gds.Open(s, f)
 	if err != nil {
 		t.Fatalf("Open with the device's udev record: %v", err)
 	}
