@@ -11,13 +11,21 @@ import (
 	"github.com/gocuda/gocuda/generated/nvjpeg"
 )
 
-// DecodeBatch decodes many JPEGs, of any sizes and subsamplings, in one
-// call of nvJPEG's batched decoder (nvjpegDecodeBatched), which spreads
-// the Huffman decoding of the batch over the GPU and the host and the
-// rest over the GPU: the way to decode many images fast. Each image is
-// allocated on the decoder's stream in format f, as Decode does; the
-// decoder's batch state is set up (nvjpegDecodeBatchedInitialize) when
-// the batch's length or format differs from the last batch's.
+// DecodeBatch decodes many JPEGs, of any sizes and subsamplings, into
+// new images in format f, allocated on the decoder's stream as Decode
+// allocates them.
+//
+// Where the GPU has JPEG engines (A100, H100, H200 and their kin), the
+// images they decode (baseline JPEGs of one scan, 1 or 3 components, in
+// the subsamplings nvjpegDecodeBatchedSupportedEx accepts for f) go to
+// them in one nvjpegDecodeBatched call, Huffman decoding and all; the
+// rest, and every image on other GPUs, are decoded one by one as Decode
+// does. Each image's Backend says which. Should the engines refuse the
+// batch, its images are decoded one by one too. So DecodeBatch is never
+// slower than a loop of Decode by more than the questions it puts to
+// nvJPEG about each image's headers, and on a GPU with engines it frees
+// the SMs and the host of the decoding: it wins there, the more so the
+// bigger and more numerous the images.
 //
 // Every JPEG is checked first (its headers, its Info against f) and the
 // first bad one is an error naming its index, before any device work.
@@ -80,59 +88,96 @@ func (d *Decoder) DecodeBatch(data [][]byte, f Format) ([]*Image, error) {
 		imgs = append(imgs, img)
 		dsts[i], _ = img.raw()
 	}
-	if err := d.decodeBatch(op, data, f, dsts); err != nil {
+	backends, err := d.decodeBatch(op, data, f, dsts)
+	if err != nil {
 		return nil, errors.Join(err, release())
 	}
+	for i, img := range imgs {
+		img.Backend = backends[i]
+	}
 	return imgs, nil
+}
+
+// Hardware reports whether DecodeBatch uses the GPU's JPEG engines, and
+// if not, why not: nvJPEG's refusal of a hardware handle
+// (NVJPEG_STATUS_ARCH_MISMATCH on a GPU without engines). It makes the
+// hardware decoder if no batch has yet. On a closed decoder it returns
+// false and an error matching cuda.ErrClosed.
+func (d *Decoder) Hardware() (bool, error) {
+	const op = "jpeg.Decoder.Hardware"
+	var why error
+	err := d.call(op, func(st *decoderState, _ cu.CUstream) error {
+		st.openHardware(op)
+		why = st.hwErr
+		return nil
+	})
+	if err != nil {
+		return false, err
+	}
+	return why == nil, why
 }
 
 // maxBatch bounds a batch: nvJPEG takes its length as a C int, and the
 // pointers to the data are pinned for the call.
 const maxBatch = 1 << 20
 
-// decodeBatch runs nvjpegDecodeBatched of data into dsts, the images'
-// memory kept open by the images the caller holds.
-func (d *Decoder) decodeBatch(op string, data [][]byte, f Format, dsts []nvjpeg.NvjpegImage_t) error {
+// decodeBatch decodes data into dsts, the images' memory kept open by the
+// images the caller holds, and returns the backend of each.
+func (d *Decoder) decodeBatch(op string, data [][]byte, f Format, dsts []nvjpeg.NvjpegImage_t) ([]Backend, error) {
+	backends := make([]Backend, len(data))
+	err := d.call(op, func(st *decoderState, stream cu.CUstream) error {
+		st.openHardware(op)
+		var hwIdx []int
+		if st.hw != nil {
+			for i, b := range data {
+				if st.hw.supports(b, f) {
+					hwIdx = append(hwIdx, i)
+					backends[i] = BackendHardware
+				}
+			}
+		}
+		if len(hwIdx) > 0 && st.hw.decodeSome(op, data, hwIdx, dsts, f, stream) != nil {
+			// The engines' verdict is not the caller's: nvjpegDecode
+			// decodes these images, or says what is wrong with them.
+			for _, i := range hwIdx {
+				backends[i] = 0
+			}
+		}
+		format := rawFormats[f]
+		for i, b := range data {
+			if backends[i] == BackendHardware {
+				continue
+			}
+			if err := st.decodeOne(imageOp(op, i), b, format, &dsts[i], stream); err != nil {
+				return err
+			}
+			backends[i] = BackendDefault
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return backends, nil
+}
+
+// decodeSome decodes the images of data at idx into their dsts in one
+// batch on the engines.
+func (hw *hardware) decodeSome(op string, data [][]byte, idx []int, dsts []nvjpeg.NvjpegImage_t, f Format, stream cu.CUstream) error {
 	// nvJPEG takes an array of pointers to the JPEGs: Go memory that
 	// holds Go pointers, which cgo allows only when they are pinned.
 	var pin runtime.Pinner
 	defer pin.Unpin()
-	ptrs := make([]*uint8, len(data))
-	lens := make([]uint64, len(data))
-	for i, b := range data {
-		ptrs[i] = &b[0]
-		pin.Pin(ptrs[i])
-		lens[i] = uint64(len(b))
+	ptrs := make([]*uint8, len(idx))
+	lens := make([]uint64, len(idx))
+	out := make([]nvjpeg.NvjpegImage_t, len(idx))
+	for j, i := range idx {
+		ptrs[j] = &data[i][0]
+		pin.Pin(ptrs[j])
+		lens[j] = uint64(len(data[i]))
+		out[j] = dsts[i]
 	}
-	return d.call(op, func(st *decoderState, stream cu.CUstream) error {
-		if err := st.setUpBatch(op, len(data), f); err != nil {
-			return err
-		}
-		return check(op, "nvjpegDecodeBatched", nvjpeg.DecodeBatched(st.h, st.batch, &ptrs[0], &lens[0], &dsts[0], stream))
-	})
-}
-
-// setUpBatch makes the batch state on first use and sets it up for n
-// images of format f unless it is already. A failed set-up leaves the
-// state to be set up again on the next batch.
-func (st *decoderState) setUpBatch(op string, n int, f Format) error {
-	if st.batch == 0 {
-		if err := api.stateCreate(st.h, &st.batch); err != nil {
-			st.batch = 0
-			return check(op, "nvjpegJpegStateCreate", err)
-		}
-	}
-	if st.batchSize == n && st.batchFormat == f {
-		return nil
-	}
-	st.batchSize, st.batchFormat = 0, 0
-	// max_cpu_threads is no longer read by nvJPEG; 1 is a valid value
-	// for every version.
-	if err := nvjpeg.DecodeBatchedInitialize(st.h, st.batch, int32(n), 1, rawFormats[f]); err != nil {
-		return check(op, "nvjpegDecodeBatchedInitialize", err)
-	}
-	st.batchSize, st.batchFormat = n, f
-	return nil
+	return hw.decode(op, ptrs, lens, out, f, stream)
 }
 
 // imageOp names image i of a batch in errors.

@@ -97,9 +97,18 @@ func (d *Decoder) decodable(op string, data []byte, f Format) (Info, error) {
 func (d *Decoder) decode(op string, data []byte, img *Image) error {
 	dst, hold := img.raw()
 	format := rawFormats[img.Format]
-	return d.call(op, func(st *decoderState, stream cu.CUstream) error {
-		return check(op, "nvjpegDecode", nvjpeg.Decode(st.h, st.single, &data[0], uint64(len(data)), format, &dst, stream))
+	err := d.call(op, func(st *decoderState, stream cu.CUstream) error {
+		return st.decodeOne(op, data, format, &dst, stream)
 	}, hold...)
+	if err == nil {
+		img.Backend = BackendDefault
+	}
+	return err
+}
+
+// decodeOne runs nvjpegDecode of data into dst on the single-image state.
+func (st *decoderState) decodeOne(op string, data []byte, format nvjpeg.NvjpegOutputFormat_t, dst *nvjpeg.NvjpegImage_t, stream cu.CUstream) error {
+	return check(op, "nvjpegDecode", nvjpeg.Decode(st.h, st.single, &data[0], uint64(len(data)), format, dst, stream))
 }
 
 // closedErr is the error of a call on a closed or nil decoder that fails

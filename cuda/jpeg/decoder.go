@@ -29,15 +29,12 @@ type decoderState struct {
 	h nvjpeg.NvjpegHandle_t
 
 	mu sync.Mutex
-	// single decodes one image at a time (nvjpegDecode). batch is made
-	// on the first batched decode and set up (nvjpegDecodeBatchedInitialize)
-	// for batchSize images of batchFormat; it is set up again when either
-	// changes. Two states, because a state set up for batches is not
-	// then used for single images.
-	single      nvjpeg.NvjpegJpegState_t
-	batch       nvjpeg.NvjpegJpegState_t
-	batchSize   int
-	batchFormat Format
+	// single decodes one image at a time (nvjpegDecode). hw is the
+	// batch decoder of the GPU's JPEG engines, made on the first batch;
+	// hwErr is why there is none, once that is known.
+	single nvjpeg.NvjpegJpegState_t
+	hw     *hardware
+	hwErr  error
 }
 
 // api is the part of nvJPEG the decoder's life cycle calls.
@@ -67,8 +64,8 @@ func New(s *cuda.Stream) (*Decoder, error) {
 		return st, nil
 	}, func(st *decoderState) error {
 		var err error
-		if st.batch != 0 {
-			err = check("Decoder.Close", "nvjpegJpegStateDestroy", api.stateDestroy(st.batch))
+		if st.hw != nil {
+			err = st.hw.close("Decoder.Close")
 		}
 		err = errors.Join(err, check("Decoder.Close", "nvjpegJpegStateDestroy", api.stateDestroy(st.single)))
 		return errors.Join(err, check("Decoder.Close", "nvjpegDestroy", api.destroy(st.h)))

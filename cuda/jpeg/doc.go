@@ -15,7 +15,7 @@
 //	defer img.Close()
 //	host := make([]byte, img.Planes[0].Data.Len())
 //	err = img.Planes[0].Data.CopyTo(host)        // waits for the decoding
-//	imgs, err := d.DecodeBatch(files, jpeg.RGB)  // many images, one call
+//	imgs, err := d.DecodeBatch(files, jpeg.RGB)  // many images; imgs[i].Backend says what decoded each
 //
 // # Formats and images
 //
@@ -73,13 +73,29 @@
 // nvJPEG lets one thread at a time use a JPEG state, so the calls on one
 // decoder (and its clones) take turns. Goroutines that decode at once
 // should each have a decoder, on streams of their own: their device work
-// then overlaps too. DecodeBatch is the way to keep one GPU busy from one
-// goroutine: nvJPEG spreads a batch over the GPU and the host itself.
+// then overlaps too.
+//
+// # Batches
+//
+// DecodeBatch hands the images the GPU's JPEG engines can decode
+// (baseline JPEGs on an A100, H100, H200 or their kin) to them in one
+// batched call (a handle of NVJPEG_BACKEND_HARDWARE, made on the first
+// batch), and decodes the others, and every image on GPUs without
+// engines, one by one as Decode does. Each image's Backend says which
+// part of nvJPEG decoded it; Decoder.Hardware says whether the engines
+// are there, and if not, why. The engines do the Huffman decoding too,
+// so a batch on them leaves the SMs and the host free: that is where
+// DecodeBatch wins. nvJPEG's batched decoder on its default backend is
+// not used: it decodes the Huffman codes of the batch on the host (the
+// hybrid backend's way; its max_cpu_threads is no longer read), and on
+// an H100 it was seven times slower than Decode in a loop, which nvJPEG
+// runs with the Huffman decoding on the GPU.
 //
 // # Versions
 //
-// The package uses nvJPEG's default backend and nothing newer than CUDA
-// 11.8's nvjpeg.h. It opens the nvJPEG of the bindings' CUDA version
+// The package uses nvJPEG's default backend, the hardware backend for
+// batches where the GPU has one, and nothing newer than CUDA 11.8's
+// nvjpeg.h. It opens the nvJPEG of the bindings' CUDA version
 // (libnvjpeg.so.11 with -tags cuda11080, libnvjpeg.so.13 with -tags
 // cuda13000, libnvjpeg.so.12 otherwise), or the file GOCUDA_LIBNVJPEG
 // names (see package generated/nvjpeg).

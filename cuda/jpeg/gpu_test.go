@@ -171,6 +171,9 @@ func TestDecodeMatchesImageJPEG(t *testing.T) {
 				t.Fatalf("%s: Decode(%v): %v", s.name, f, err)
 			}
 			checkImage(t, st, s, ref, img)
+			if img.Backend != jpeg.BackendDefault {
+				t.Errorf("%s as %v: Backend %v; want %v", s.name, f, img.Backend, jpeg.BackendDefault)
+			}
 			if err := img.Close(); err != nil {
 				t.Fatal(err)
 			}

@@ -119,6 +119,7 @@ func TestClosedDecoder(t *testing.T) {
 		"DecodeInto":  c.DecodeInto(s.data, &jpeg.Image{Format: jpeg.RGB}),
 		"DecodeBatch": func() error { _, err := c.DecodeBatch([][]byte{s.data}, jpeg.RGB); return err }(),
 		"Clone":       func() error { _, err := c.Clone(); return err }(),
+		"Hardware":    func() error { _, err := c.Hardware(); return err }(),
 		"Info on d":   func() error { _, err := d.Info(s.data); return err }(),
 	} {
 		if !errors.Is(err, cuda.ErrClosed) {

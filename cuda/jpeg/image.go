@@ -20,6 +20,9 @@ type Image struct {
 	Format        Format
 	Width, Height int // of the image, in pixels
 	Planes        []Plane
+	// Backend is what decoded the image last: set by Decode, DecodeInto
+	// and DecodeBatch.
+	Backend Backend
 }
 
 // Plane is one plane of an image: Height rows of Width pixels of
