@@ -6,8 +6,10 @@
 // returns YCbCr planes, so it does no colour conversion: the YUV row is
 // the like-for-like one). The two alternate round by round, and each
 // figure is the median of the rounds. It prints one RESULT line per
-// measurement:
+// measurement, after lines saying which part of nvJPEG decoded the
+// images of each GPU row (Image.Backend: the JPEG engines, or nvjpegDecode):
 //
+//	## backend gpu-batch-rgbi hardware=64
 //	RESULT jpeg-decode impl=gpu-batch-rgbi images=64 mpix=... images_per_s=... mpix_per_s=...
 package main
 
@@ -24,6 +26,7 @@ import (
 	"os"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -60,6 +63,13 @@ func main() {
 		fmt.Printf("## nvJPEG %d.%d.%d (%s)\n", maj, min, patch, path)
 	}
 
+	hw, why := d.Hardware()
+	if hw {
+		fmt.Println("## DecodeBatch: the GPU's JPEG engines (NVJPEG_BACKEND_HARDWARE) for the images they take")
+	} else {
+		fmt.Printf("## DecodeBatch: no JPEG engines (%v): image by image, nvjpegDecode\n", why)
+	}
+
 	impls := []struct {
 		name string
 		run  func() error
@@ -70,12 +80,15 @@ func main() {
 		{"cpu-imagejpeg", func() error { return cpuDecode(data) }},
 	}
 	// One warm-up of each: nvJPEG sets its batch state and buffers up on
-	// first use.
+	// first use. The warm-up also says which backends decoded the images.
 	for _, im := range impls {
+		used = map[jpeg.Backend]int{}
 		if err := im.run(); err != nil {
 			log.Fatalf("%s: %v", im.name, err)
 		}
+		fmt.Printf("## backend %s %s\n", im.name, describe(used))
 	}
+	used = nil
 	times := make([][]time.Duration, len(impls))
 	for r := range *rounds {
 		for i, im := range impls {
@@ -107,9 +120,33 @@ func gpuBatch(d *jpeg.Decoder, s *cuda.Stream, data [][]byte, f jpeg.Format) err
 		return err
 	}
 	for _, img := range imgs {
+		count(img)
 		img.Close()
 	}
 	return nil
+}
+
+// used counts the images of the warm-up run by backend; nil while timing.
+var used map[jpeg.Backend]int
+
+func count(img *jpeg.Image) {
+	if used != nil {
+		used[img.Backend]++
+	}
+}
+
+// describe lists backends and their image counts, "hardware=64".
+func describe(m map[jpeg.Backend]int) string {
+	if len(m) == 0 {
+		return "host (image/jpeg)"
+	}
+	var parts []string
+	for _, b := range []jpeg.Backend{jpeg.BackendHardware, jpeg.BackendDefault, jpeg.BackendNone} {
+		if m[b] > 0 {
+			parts = append(parts, fmt.Sprintf("%v=%d", b, m[b]))
+		}
+	}
+	return strings.Join(parts, " ")
 }
 
 // gpuSingle decodes data one image at a time (Decode), then waits.
@@ -117,6 +154,7 @@ func gpuSingle(d *jpeg.Decoder, s *cuda.Stream, data [][]byte, f jpeg.Format) er
 	imgs := make([]*jpeg.Image, 0, len(data))
 	defer func() {
 		for _, img := range imgs {
+			count(img)
 			img.Close()
 		}
 	}()
