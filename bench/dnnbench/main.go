@@ -122,16 +122,17 @@ func convResults(b bench, h *dnn.Handle, types []string) {
 	for _, t := range types {
 		for _, sh := range shapes {
 			var tf float64
+			var algo string
 			var err error
 			switch t {
 			case "f32", "tf32":
 				if err = h.SetTF32(t == "tf32"); err == nil {
-					tf, err = run[float32](b, sh, dnn.NCHW)
+					tf, algo, err = run[float32](b, sh, dnn.NCHW)
 				}
 			case "f16":
-				tf, err = run[cuda.Float16](b, sh, dnn.NHWC)
+				tf, algo, err = run[cuda.Float16](b, sh, dnn.NHWC)
 			case "bf16":
-				tf, err = run[cuda.BFloat16](b, sh, dnn.NHWC)
+				tf, algo, err = run[cuda.BFloat16](b, sh, dnn.NHWC)
 			default:
 				log.Fatalf("unknown type %q", t)
 			}
@@ -139,6 +140,7 @@ func convResults(b bench, h *dnn.Handle, types []string) {
 				fmt.Printf("INFO conv op=conv_%s_%s impl=go: %v\n", t, sh.name, err)
 				continue
 			}
+			fmt.Printf("INFO conv op=conv_%s_%s impl=go %s\n", t, sh.name, algo)
 			fmt.Printf("RESULT impl=go op=conv_%s_%s value=%.2f unit=TFLOP/s\n", t, sh.name, tf)
 		}
 	}
@@ -151,8 +153,9 @@ type bench struct {
 	sampleTime time.Duration
 }
 
-// run times sh in T and layout l, and returns the median's TFLOP/s.
-func run[T dnn.Float](b bench, sh shape, l dnn.Layout) (float64, error) {
+// run times sh in T and layout l, and returns the median's TFLOP/s and
+// the algorithm that ran, with its workspace.
+func run[T dnn.Float](b bench, sh shape, l dnn.Layout) (float64, string, error) {
 	r := rand.New(rand.NewPCG(2026, uint64(sh.c)))
 	rnd := func(n int) []T {
 		v := make([]T, n)
@@ -163,23 +166,23 @@ func run[T dnn.Float](b bench, sh shape, l dnn.Layout) (float64, error) {
 	}
 	xs, err := cuda.AllocSliceFrom(b.s, rnd(sh.n*sh.c*sh.h*sh.w))
 	if err != nil {
-		return 0, err
+		return 0, "", err
 	}
 	defer xs.Close()
 	ws, err := cuda.AllocSliceFrom(b.s, rnd(sh.k*(sh.c/sh.grp)*sh.r*sh.s))
 	if err != nil {
-		return 0, err
+		return 0, "", err
 	}
 	defer ws.Close()
 	x := dnn.NewTensor(xs, l, sh.n, sh.c, sh.h, sh.w)
 	w := dnn.NewFilter(ws, l, sh.k, sh.c/sh.grp, sh.r, sh.s)
 	n, k, p, q, err := dnn.ConvOutput(sh.conv(), x, w)
 	if err != nil {
-		return 0, err
+		return 0, "", err
 	}
 	ys, err := cuda.AllocSlice[T](b.s, n*k*p*q)
 	if err != nil {
-		return 0, err
+		return 0, "", err
 	}
 	defer ys.Close()
 	y := dnn.NewTensor(ys, l, n, k, p, q)
@@ -193,24 +196,28 @@ func run[T dnn.Float](b bench, sh shape, l dnn.Layout) (float64, error) {
 	}
 	// The first call chooses the algorithm; the next ones warm up.
 	if err := conv(3); err != nil {
-		return 0, err
+		return 0, "", err
+	}
+	algo, need, err := dnn.ConvAlgorithm(b.h, sh.conv(), x, w, y)
+	if err != nil {
+		return 0, "", err
 	}
 	one, err := timed(b.s, 1, conv)
 	if err != nil {
-		return 0, err
+		return 0, "", err
 	}
 	count := max(1, int(b.sampleTime/max(one, time.Microsecond)))
 	var times []time.Duration
 	for range b.samples {
 		d, err := timed(b.s, count, conv)
 		if err != nil {
-			return 0, err
+			return 0, "", err
 		}
 		times = append(times, d/time.Duration(count))
 	}
 	med := medianTime(times)
 	flops := 2.0 * float64(n*k*p*q) * float64(sh.c/sh.grp*sh.r*sh.s)
-	return flops / med.Seconds() / 1e12, nil
+	return flops / med.Seconds() / 1e12, fmt.Sprintf("algo=%v workspace=%d", algo, need), nil
 }
 
 // timed runs f(count) between two events on s and returns the GPU time.

@@ -17,8 +17,9 @@ convolutions between two CUDA events. Prints, per case, the median as
     RESULT impl=torch op=conv_<type>_<shape> value=V unit=TFLOP/s
 
 and an INFO line (torch's version and its cuDNN's). torch calls the cuDNN
-it ships with, which may be another version than the one dnnbench loads:
-the INFO lines of both say which.
+it ships with, which may be another version than the system's:
+bench/dnn.sh points dnnbench at torch's where it exists, and the INFO
+lines of both say which each loaded.
 """
 import argparse
 import statistics
