@@ -49,8 +49,8 @@ func (c call[T]) do(h *Handle, hold []cuda.Holder) error {
 				return fmt.Errorf("solver: %s: %s_bufferSize gave a workspace of %d elements", c.op, c.fn, lwork)
 			}
 		}
-		// The scratch follows the workspace, 8-byte aligned.
-		lwBytes := (uint64(lwork)*uint64(sizeOf[T]()) + 7) &^ 7
+		// The scratch follows the workspace, aligned as it is.
+		lwBytes := alignWork(uint64(lwork) * uint64(sizeOf[T]()))
 		b := h.buf
 		if err := b.reserve(c.op, uint64(len(infos)), lwBytes+uint64(c.scratch)*uint64(sizeOf[T]()), stream); err != nil {
 			return err
