@@ -3,15 +3,20 @@
 package gds_test
 
 import (
+	"encoding/binary"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 
 	"github.com/gocuda/gocuda/cuda"
 	"github.com/gocuda/gocuda/cuda/gds"
+	"github.com/gocuda/gocuda/generated/cufile"
 )
 
-// Example loads a file of float32 weights straight into device memory.
+// Example loads a file of float32 weights straight into device memory,
+// or through the host where cuFile registers no file (a tmpfs, or a
+// container without udev's records).
 func Example() {
 	dir, err := os.MkdirTemp("", "gds-example")
 	if err != nil {
@@ -27,45 +32,26 @@ func Example() {
 		return
 	}
 
-	dev, err := cuda.GetDevice(0)
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	ctx, err := cuda.PrimaryContext(dev)
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer ctx.Close()
-	s, err := cuda.NewStream(ctx)
+	s, err := cuda.OpenStream(0)
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	defer s.Close()
-
 	f, err := os.Open(path)
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	defer f.Close()
-	gf, err := gds.Open(s, f)
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer gf.Close()
-
-	w, err := cuda.AllocSlice[float32](ctx, 4)
+	w, err := cuda.AllocSlice[float32](s, 4)
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	defer w.Close()
-	n, err := gds.ReadAt(gf, w, 0)
-	if err != nil {
+
+	if err := load(s, f, w); err != nil {
 		fmt.Println(err)
 		return
 	}
@@ -74,6 +60,25 @@ func Example() {
 		fmt.Println(err)
 		return
 	}
-	fmt.Println(n, "bytes:", host)
-	// Output: 16 bytes: [1.5 2 -3 0.25]
+	fmt.Println(host)
+	// Output: [1.5 2 -3 0.25]
+}
+
+// load fills w from the start of f: with cuFile where it takes the file,
+// else through the host.
+func load(s *cuda.Stream, f *os.File, w *cuda.Slice[float32]) error {
+	gf, err := gds.Open(s, f)
+	if errors.Is(err, cufile.CU_FILE_HANDLE_NOT_REGISTERED) {
+		host := make([]float32, w.Len())
+		if err := binary.Read(f, binary.LittleEndian, host); err != nil {
+			return err
+		}
+		return w.CopyFrom(host)
+	}
+	if err != nil {
+		return err
+	}
+	defer gf.Close()
+	_, err = gds.ReadAt(gf, w, 0)
+	return err
 }
