@@ -65,13 +65,8 @@
 //
 // Every type accumulates in float32. Float16 and bfloat16 convolutions use
 // the tensor cores (CUDNN_TENSOR_OP_MATH); float32 ones are IEEE float32
-// (CUDNN_FMA_MATH) unless SetTF32(true) lets them use TF32 tensor cores
-// (CUDNN_DEFAULT_MATH), several times faster with inputs rounded to 10
-// bits of mantissa. The descriptor keeps that math type through the search
-// and every call: the math type a search result reports is not applied,
-// since cuDNN picks an algorithm's kernel by the two together and another
-// one could take the convolution off the tensor cores, or onto float16
-// copies of float32 inputs.
+// (CUDNN_FMA_MATH) unless SetTF32(true) lets them use TF32 tensor cores,
+// several times faster with inputs rounded to 10 bits of mantissa.
 //
 // # Softmax
 //

@@ -3,7 +3,6 @@
 package dnn
 
 import (
-	"slices"
 	"testing"
 
 	"github.com/gocuda/gocuda/cuda"
@@ -78,33 +77,5 @@ func TestConvNormMakesZerosOne(t *testing.T) {
 	want := Conv{PadH: 2, StrideH: 1, StrideW: 3, DilationH: 2, DilationW: 1, Groups: 1}
 	if got != want {
 		t.Errorf("norm = %+v, want %+v", got, want)
-	}
-}
-
-// TestCandidatesKeepTheSearchOrderOfUsableAlgorithms checks that a
-// search's results yield each algorithm that succeeded and fits the
-// limit once, in cuDNN's order, whatever math type each reports.
-func TestCandidatesKeepTheSearchOrderOfUsableAlgorithms(t *testing.T) {
-	const limit = 1 << 20
-	ok := cudnn.CUDNN_STATUS_SUCCESS
-	results := []cudnn.CudnnConvolutionFwdAlgoPerf_t{
-		{Algo: cudnn.CUDNN_CONVOLUTION_FWD_ALGO_FFT, Status: cudnn.CUDNN_STATUS_NOT_SUPPORTED},
-		{Algo: cudnn.CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED, Status: ok, Memory: limit + 1},
-		{Algo: cudnn.CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, Status: ok, Memory: limit, MathType: cudnn.CUDNN_FMA_MATH},
-		{Algo: cudnn.CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM, Status: ok, MathType: cudnn.CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION},
-		{Algo: cudnn.CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, Status: ok, MathType: cudnn.CUDNN_TENSOR_OP_MATH},
-		{Algo: cudnn.CUDNN_CONVOLUTION_FWD_ALGO_GEMM, Status: ok, MathType: cudnn.CUDNN_DEFAULT_MATH},
-	}
-	got := candidates(results, limit)
-	want := []cudnn.CudnnConvolutionFwdAlgo_t{
-		cudnn.CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM,
-		cudnn.CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM,
-		cudnn.CUDNN_CONVOLUTION_FWD_ALGO_GEMM,
-	}
-	if !slices.Equal(got, want) {
-		t.Errorf("candidates = %v, want %v", got, want)
-	}
-	if got := candidates(results[:2], limit); len(got) != 0 {
-		t.Errorf("candidates of failed and oversized results = %v, want none", got)
 	}
 }

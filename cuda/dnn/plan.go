@@ -5,7 +5,6 @@ package dnn
 import (
 	"errors"
 	"fmt"
-	"slices"
 
 	"github.com/gocuda/gocuda/cuda/internal/devptr"
 	"github.com/gocuda/gocuda/generated/cu"
@@ -118,10 +117,9 @@ func (h *Handle) SetWorkspaceLimit(bytes int) error {
 	})
 }
 
-// mathType is the math a plan's descriptor holds, from the search to
-// every convolution: IEEE float32 unless TF32 is allowed, when cuDNN's
-// default lets Ampere and later GPUs use TF32 tensor cores; tensor cores
-// for the 16-bit types.
+// mathType is the math a plan asks cuDNN for: IEEE float32 unless TF32
+// is allowed, when cuDNN's default lets Ampere and later GPUs use TF32;
+// tensor cores for the 16-bit types.
 func (k convKey) mathType() cudnn.CudnnMathType_t {
 	switch {
 	case k.dt != cudnn.CUDNN_DATA_FLOAT:
@@ -217,17 +215,36 @@ func (st *state) choose(op string, key convKey, p *convPlan, px, pw, py cu.CUdev
 	} else if err := cudnn.GetConvolutionForwardAlgorithm_v7(st.h, p.x, p.w, p.conv, p.y, int32(len(perf)), &got, &perf[0]); err != nil {
 		return check(op, "cudnnGetConvolutionForwardAlgorithm_v7", err)
 	}
+	strict := key.mathType() == cudnn.CUDNN_FMA_MATH
 	var last error
-	for _, algo := range candidates(perf[:min(max(int(got), 0), len(perf))], key.wsLimit) {
+	for _, r := range perf[:min(int(got), len(perf))] {
+		if r.Status != cudnn.CUDNN_STATUS_SUCCESS || r.Memory > key.wsLimit {
+			continue
+		}
+		// cuDNN picks tensor-core kernels or not by the algorithm and the
+		// descriptor's math type together. IEEE float32 keeps FMA_MATH,
+		// which holds any algorithm to its FMA kernels whatever math the
+		// result reports; otherwise the descriptor takes the math the
+		// result was predicted or measured with, but never
+		// ALLOW_CONVERSION for float32, which would round its inputs to
+		// float16, whose range is far smaller than TF32's.
+		if !strict {
+			if key.dt == cudnn.CUDNN_DATA_FLOAT && r.MathType == cudnn.CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION {
+				continue
+			}
+			if err := cudnn.SetConvolutionMathType(p.conv, r.MathType); err != nil {
+				return check(op, "cudnnSetConvolutionMathType", err)
+			}
+		}
 		var ws uint64
-		if err := cudnn.GetConvolutionForwardWorkspaceSize(st.h, p.x, p.w, p.conv, p.y, algo, &ws); err != nil {
+		if err := cudnn.GetConvolutionForwardWorkspaceSize(st.h, p.x, p.w, p.conv, p.y, r.Algo, &ws); err != nil {
 			last = check(op, "cudnnGetConvolutionForwardWorkspaceSize", err)
 			continue
 		}
 		if ws > key.wsLimit {
 			continue
 		}
-		p.algo, p.wsSize = algo, ws
+		p.algo, p.wsSize = r.Algo, ws
 		return nil
 	}
 	if last != nil {
@@ -235,27 +252,4 @@ func (st *state) choose(op string, key convKey, p *convPlan, px, pw, py cu.CUdev
 	}
 	return fmt.Errorf("dnn: %s: %w: no algorithm for this convolution fits a workspace of %d bytes (SetWorkspaceLimit)",
 		op, cudnn.CUDNN_STATUS_NOT_SUPPORTED, key.wsLimit)
-}
-
-// candidates is the algorithms of a search's results that succeeded and
-// fit limit, in the results' order (fastest, or predicted best, first),
-// each once.
-//
-// The math type each result reports is deliberately not set on the
-// descriptor. cuDNN picks an algorithm's kernel by the algorithm and the
-// descriptor's math type together, and a reported math type other than
-// the one searched with (FMA_MATH, or DEFAULT_MATH for a 16-bit type)
-// would move the convolution off the tensor cores its key allows, or
-// (ALLOW_CONVERSION) onto float16 copies of float32 inputs. Keeping the
-// key's math type from the search to the last call runs what the search
-// ranked, within the math the key allows.
-func candidates(results []cudnn.CudnnConvolutionFwdAlgoPerf_t, limit uint64) []cudnn.CudnnConvolutionFwdAlgo_t {
-	var out []cudnn.CudnnConvolutionFwdAlgo_t
-	for _, r := range results {
-		if r.Status != cudnn.CUDNN_STATUS_SUCCESS || r.Memory > limit || slices.Contains(out, r.Algo) {
-			continue
-		}
-		out = append(out, r.Algo)
-	}
-	return out
 }
