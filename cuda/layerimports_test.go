@@ -1,7 +1,6 @@
 package cuda_test
 
 import (
-	"errors"
 	"maps"
 	"slices"
 	"strings"
@@ -25,14 +24,8 @@ func loadImportGraph(t *testing.T, patterns ...string) []*packages.Package {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var errs []error
-	packages.Visit(pkgs, nil, func(p *packages.Package) {
-		for _, e := range p.Errors {
-			errs = append(errs, e)
-		}
-	})
-	if len(errs) > 0 {
-		t.Fatal(errors.Join(errs...))
+	if packages.PrintErrors(pkgs) > 0 {
+		t.Fatal("the packages do not load: their errors are printed above")
 	}
 	if len(pkgs) == 0 {
 		t.Fatalf("no package matches %q", patterns)

@@ -106,12 +106,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	// A program that does not type-check cannot be followed.
 	failed := false
-	packages.Visit(pkgs, nil, func(p *packages.Package) {
+	for _, p := range dependenciesFirst(pkgs) {
 		for _, e := range p.Errors {
 			fmt.Fprintln(stderr, e)
 			failed = true
 		}
-	})
+	}
 	if failed {
 		fmt.Fprintln(stderr, "cudriver: the packages do not load")
 		return 2

@@ -115,7 +115,7 @@ func (l *Library) readSources(cc []string) (map[string][]byte, string, error) {
 	}
 	var err error
 	for _, src := range append([]Sources{{l.Sources, l.Dir}}, l.Shared...) {
-		// fs.WalkDir visits in lexical order, so the hash is stable.
+		// fs.WalkDir walks in lexical order, so the hash is stable.
 		err = fs.WalkDir(src.FS, src.Dir, func(p string, d fs.DirEntry, err error) error {
 			if err != nil || d.IsDir() {
 				return err
