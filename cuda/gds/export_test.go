@@ -15,8 +15,8 @@ func Unregistrable(dir string, udev bool) error {
 	if err := syscall.Statfs(dir, &fs); err != nil {
 		return err
 	}
-	if name, refused := unregistrable[int64(fs.Type)]; refused {
-		return &os.PathError{Op: "register", Path: dir, Err: &fsError{name}}
+	if err := filesystemRefused(dir, &fs); err != nil {
+		return err
 	}
 	if !udev {
 		return nil
@@ -27,10 +27,6 @@ func Unregistrable(dir string, udev bool) error {
 	}
 	return udevRecordError(dir, st.Dev)
 }
-
-type fsError struct{ name string }
-
-func (e *fsError) Error() string { return "on " + e.name + ": " + ErrUnsupportedFilesystem.Error() }
 
 // SetUdevData points the package's reading of udev's records at dir until
 // the returned function is called.

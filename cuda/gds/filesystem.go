@@ -48,11 +48,17 @@ func filesystemError(f *os.File) error {
 	if err := syscall.Fstatfs(int(f.Fd()), &st); err != nil {
 		return nil
 	}
-	name, ok := unregistrable[int64(st.Type)]
+	return filesystemRefused(f.Name(), &st)
+}
+
+// filesystemRefused says that name is on a filesystem cuFile refuses, as
+// st describes it, or returns nil.
+func filesystemRefused(name string, st *syscall.Statfs_t) error {
+	fs, ok := unregistrable[int64(st.Type)]
 	if !ok {
 		return nil
 	}
-	return fmt.Errorf("%s is on %s: %w (ext4 and XFS are taken)", f.Name(), name, ErrUnsupportedFilesystem)
+	return fmt.Errorf("%s is on %s: %w (ext4 and XFS are taken)", name, fs, ErrUnsupportedFilesystem)
 }
 
 func udevError(f *os.File) error {

@@ -24,23 +24,6 @@ type hardware struct {
 	format Format // the params' output format, 0 before the first batch
 }
 
-// hwAPI is the part of nvJPEG the hardware decoder's life cycle calls.
-var hwAPI = struct {
-	create        func(*nvjpeg.NvjpegHandle_t) error
-	streamCreate  func(nvjpeg.NvjpegHandle_t, *nvjpeg.NvjpegJpegStream_t) error
-	streamDestroy func(nvjpeg.NvjpegJpegStream_t) error
-	paramsCreate  func(nvjpeg.NvjpegHandle_t, *nvjpeg.NvjpegDecodeParams_t) error
-	paramsDestroy func(nvjpeg.NvjpegDecodeParams_t) error
-}{
-	create: func(h *nvjpeg.NvjpegHandle_t) error {
-		return nvjpeg.CreateEx(nvjpeg.NVJPEG_BACKEND_HARDWARE, nil, nil, 0, h)
-	},
-	streamCreate:  nvjpeg.JpegStreamCreate,
-	streamDestroy: nvjpeg.JpegStreamDestroy,
-	paramsCreate:  nvjpeg.DecodeParamsCreate,
-	paramsDestroy: nvjpeg.DecodeParamsDestroy,
-}
-
 // openHardware makes the hardware decoder on the first batch, once: a
 // GPU without JPEG engines refuses the handle (NVJPEG_STATUS_ARCH_MISMATCH),
 // and that answer does not change, so st.hwErr keeps why there is none
@@ -50,16 +33,16 @@ func (st *decoderState) openHardware(op string) {
 		return
 	}
 	hw := &hardware{}
-	if err := hwAPI.create(&hw.h); err != nil {
+	if err := nvjpeg.CreateEx(nvjpeg.NVJPEG_BACKEND_HARDWARE, nil, nil, 0, &hw.h); err != nil {
 		st.hwErr = check(op, "nvjpegCreateEx(NVJPEG_BACKEND_HARDWARE)", err)
 		return
 	}
 	err := check(op, "nvjpegJpegStateCreate", api.stateCreate(hw.h, &hw.state))
 	if err == nil {
-		err = check(op, "nvjpegJpegStreamCreate", hwAPI.streamCreate(hw.h, &hw.stream))
+		err = check(op, "nvjpegJpegStreamCreate", nvjpeg.JpegStreamCreate(hw.h, &hw.stream))
 	}
 	if err == nil {
-		err = check(op, "nvjpegDecodeParamsCreate", hwAPI.paramsCreate(hw.h, &hw.params))
+		err = check(op, "nvjpegDecodeParamsCreate", nvjpeg.DecodeParamsCreate(hw.h, &hw.params))
 	}
 	if err != nil {
 		st.hwErr = errors.Join(err, hw.close(op))
@@ -72,10 +55,10 @@ func (st *decoderState) openHardware(op string) {
 func (hw *hardware) close(op string) error {
 	var err error
 	if hw.params != 0 {
-		err = errors.Join(err, check(op, "nvjpegDecodeParamsDestroy", hwAPI.paramsDestroy(hw.params)))
+		err = errors.Join(err, check(op, "nvjpegDecodeParamsDestroy", nvjpeg.DecodeParamsDestroy(hw.params)))
 	}
 	if hw.stream != 0 {
-		err = errors.Join(err, check(op, "nvjpegJpegStreamDestroy", hwAPI.streamDestroy(hw.stream)))
+		err = errors.Join(err, check(op, "nvjpegJpegStreamDestroy", nvjpeg.JpegStreamDestroy(hw.stream)))
 	}
 	if hw.state != 0 {
 		err = errors.Join(err, check(op, "nvjpegJpegStateDestroy", api.stateDestroy(hw.state)))
