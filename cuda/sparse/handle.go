@@ -193,7 +193,7 @@ func (h *Handle) Version() (int, error) {
 func open(op string, mems ...namedMemory) error {
 	for _, m := range mems {
 		if m.mem == nil || m.mem.Context().Raw() == 0 {
-			return fmt.Errorf("sparse: %s: %s: %w", op, m.name, cuda.ErrClosed)
+			return fmt.Errorf("sparse: %s: %v: %w", op, m, cuda.ErrClosed)
 		}
 	}
 	return nil
@@ -211,14 +211,23 @@ func (h *Handle) context(op string, mems ...namedMemory) error {
 	}
 	for _, m := range mems {
 		if m.mem.Context().Raw() != want {
-			return invalid(op, "%s is memory of another context than the handle's", m.name)
+			return invalid(op, "%v is memory of another context than the handle's", m)
 		}
 	}
 	return nil
 }
 
-// namedMemory is memory with its name for errors.
+// namedMemory is memory with its name for errors: what holds it ("A",
+// "x") and, within that, which array ("offsets"). The name is put
+// together only for an error.
 type namedMemory struct {
-	name string
-	mem  cuda.Memory
+	owner, part string
+	mem         cuda.Memory
+}
+
+func (m namedMemory) String() string {
+	if m.part == "" {
+		return m.owner
+	}
+	return m.owner + "'s " + m.part
 }

@@ -190,14 +190,16 @@ func (m *Matrix[T, I]) Close() error {
 	return errors.Join(m.p.Close(), m.q.Close(), m.values.Close())
 }
 
-// check refuses a nil matrix, and names the matrix's memory for
-// Handle.context.
+// memory refuses a nil matrix, and names the matrix's memory for
+// Handle.context. The slice has room for the two operands a call adds.
 func (m *Matrix[T, I]) memory(op, name string) ([]namedMemory, error) {
 	if m == nil {
 		return nil, fmt.Errorf("sparse: %s: %s: nil matrix: %w", op, name, cuda.ErrClosed)
 	}
 	names := arrayNames[m.format]
-	return []namedMemory{{name + "'s " + names[0], m.p}, {name + "'s " + names[1], m.q}, {name + "'s values", m.values}}, nil
+	mems := make([]namedMemory, 3, 5)
+	mems[0], mems[1], mems[2] = namedMemory{name, names[0], m.p}, namedMemory{name, names[1], m.q}, namedMemory{name, "values", m.values}
+	return mems, nil
 }
 
 // ptrs are a matrix's device addresses, taken before a call holds it.
@@ -205,7 +207,13 @@ type ptrs struct{ p, q, v cu.CUdeviceptr }
 
 func (m *Matrix[T, I]) ptrs() ptrs { return ptrs{m.p.Ptr(), m.q.Ptr(), m.values.Ptr()} }
 
-func (m *Matrix[T, I]) holders() []cuda.Holder { return []cuda.Holder{m.p, m.q, m.values} }
+// holders is the matrix's memory for a call to hold, with room for the
+// two operands a call adds.
+func (m *Matrix[T, I]) holders() []cuda.Holder {
+	h := make([]cuda.Holder, 3, 5)
+	h[0], h[1], h[2] = m.p, m.q, m.values
+	return h
+}
 
 // descr makes the cuSPARSE descriptor of m at addresses a; the caller
 // destroys it (destroySp).

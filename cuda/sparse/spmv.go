@@ -30,7 +30,7 @@ func SpMV[T Scalar, I Index](h *Handle, op Op, alpha T, a *Matrix[T, I], x *cuda
 	if x == nil || y == nil {
 		return fmt.Errorf("sparse: %s: nil vector: %w", name, cuda.ErrClosed)
 	}
-	mems = append(mems, namedMemory{"x", x}, namedMemory{"y", y})
+	mems = append(mems, namedMemory{"x", "", x}, namedMemory{"y", "", y})
 	if err := open(name, mems...); err != nil {
 		return err
 	}
@@ -101,7 +101,7 @@ func SpMM[T Scalar, I Index](h *Handle, op Op, alpha T, a *Matrix[T, I], b *Dens
 	if a.format == BSR {
 		return invalid(name, "A is BSR: SpMM takes CSR, CSC and COO matrices here")
 	}
-	mems = append(mems, namedMemory{"B", b.data}, namedMemory{"C", c.data})
+	mems = append(mems, namedMemory{"B", "", b.data}, namedMemory{"C", "", c.data})
 	if err := open(name, mems...); err != nil {
 		return err
 	}

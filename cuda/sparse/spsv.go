@@ -103,7 +103,7 @@ func (t *TriangularSolver[T, I]) Solve(alpha T, x, y *cuda.Slice[T]) error {
 		return fmt.Errorf("sparse: %s: nil vector: %w", name, cuda.ErrClosed)
 	}
 	mems, _ := t.a.memory(name, "A")
-	mems = append(mems, namedMemory{"x", x}, namedMemory{"y", y})
+	mems = append(mems, namedMemory{"x", "", x}, namedMemory{"y", "", y})
 	if err := open(name, mems...); err != nil {
 		return err
 	}
@@ -176,7 +176,7 @@ func (t *TriangularSolver[T, I]) SolveDense(alpha T, b, c *Dense[T]) error {
 		return fmt.Errorf("sparse: %s: nil dense matrix: %w", name, cuda.ErrClosed)
 	}
 	mems, _ := t.a.memory(name, "A")
-	mems = append(mems, namedMemory{"B", b.data}, namedMemory{"C", c.data})
+	mems = append(mems, namedMemory{"B", "", b.data}, namedMemory{"C", "", c.data})
 	if err := open(name, mems...); err != nil {
 		return err
 	}
