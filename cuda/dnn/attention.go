@@ -95,10 +95,6 @@ func (a Attention) elements(seq int) int {
 // Scores and the softmax are computed in float32, the probabilities
 // rounded to T before they multiply V. It needs a GPU of compute
 // capability 8.0 or later.
-//
-// This function has not yet been run on a GPU: its graph is the one
-// cuDNN's frontend library builds for flash attention in inference, but
-// until its test has passed on a GPU, treat it as unproven.
 func AttentionForward[T Half](h *Handle, a Attention, q, k, v, o *cuda.Slice[T]) error {
 	const op = "AttentionForward"
 	if err := a.check(op); err != nil {

@@ -87,9 +87,7 @@
 // with an optional causal mask, for float16 and bfloat16 tensors packed
 // batch, head, sequence, head dimension: one fused kernel that cuDNN
 // chooses for a graph built through its backend API, kept per shape in
-// the handle. It is the newest and least proven part of the package: its
-// test against a Go reference had not yet run on a GPU when it was
-// written.
+// the handle.
 //
 // # Work and errors
 //
