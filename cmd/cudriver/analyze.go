@@ -51,7 +51,7 @@ type analyzer struct {
 func analyze(roots []*packages.Package) (*table, []use, error) {
 	var cuPkg *packages.Package
 	importsCu := map[*packages.Package]bool{}
-	for _, p := range dependenciesFirst(roots) {
+	for p := range packages.Postorder(roots) {
 		if p.PkgPath == cuPath {
 			if cuPkg == nil {
 				cuPkg = p
@@ -449,26 +449,4 @@ func sortFuncs(set map[*cuFunc]bool) []*cuFunc {
 	}
 	slices.SortFunc(fs, func(x, y *cuFunc) int { return cmp.Or(cmp.Compare(y.Since, x.Since), cmp.Compare(x.API, y.API)) })
 	return fs
-}
-
-// dependenciesFirst is every package of the import graph of roots, once,
-// each after the packages it imports.
-func dependenciesFirst(roots []*packages.Package) []*packages.Package {
-	var order []*packages.Package
-	seen := map[*packages.Package]bool{}
-	var walk func(p *packages.Package)
-	walk = func(p *packages.Package) {
-		if seen[p] {
-			return
-		}
-		seen[p] = true
-		for _, imp := range p.Imports {
-			walk(imp)
-		}
-		order = append(order, p)
-	}
-	for _, r := range roots {
-		walk(r)
-	}
-	return order
 }

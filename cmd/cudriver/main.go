@@ -106,7 +106,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	// A program that does not type-check cannot be followed.
 	failed := false
-	for _, p := range dependenciesFirst(pkgs) {
+	for p := range packages.Postorder(pkgs) {
 		for _, e := range p.Errors {
 			fmt.Fprintln(stderr, e)
 			failed = true

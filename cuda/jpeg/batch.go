@@ -5,7 +5,6 @@ package jpeg
 import (
 	"errors"
 	"fmt"
-	"runtime"
 
 	"github.com/gocuda/gocuda/generated/cu"
 	"github.com/gocuda/gocuda/generated/nvjpeg"
@@ -140,7 +139,7 @@ func (d *Decoder) decodeBatch(op string, data [][]byte, f Format, dsts []nvjpeg.
 			// The engines' verdict is not the caller's: nvjpegDecode
 			// decodes these images, or says what is wrong with them.
 			for _, i := range hwIdx {
-				backends[i] = 0
+				backends[i] = BackendNone
 			}
 		}
 		format := rawFormats[f]
@@ -159,25 +158,6 @@ func (d *Decoder) decodeBatch(op string, data [][]byte, f Format, dsts []nvjpeg.
 		return nil, err
 	}
 	return backends, nil
-}
-
-// decodeSome decodes the images of data at idx into their dsts in one
-// batch on the engines.
-func (hw *hardware) decodeSome(op string, data [][]byte, idx []int, dsts []nvjpeg.NvjpegImage_t, f Format, stream cu.CUstream) error {
-	// nvJPEG takes an array of pointers to the JPEGs: Go memory that
-	// holds Go pointers, which cgo allows only when they are pinned.
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	ptrs := make([]*uint8, len(idx))
-	lens := make([]uint64, len(idx))
-	out := make([]nvjpeg.NvjpegImage_t, len(idx))
-	for j, i := range idx {
-		ptrs[j] = &data[i][0]
-		pin.Pin(ptrs[j])
-		lens[j] = uint64(len(data[i]))
-		out[j] = dsts[i]
-	}
-	return hw.decode(op, ptrs, lens, out, f, stream)
 }
 
 // imageOp names image i of a batch in errors.

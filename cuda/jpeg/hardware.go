@@ -4,6 +4,7 @@ package jpeg
 
 import (
 	"errors"
+	"runtime"
 
 	"github.com/gocuda/gocuda/generated/cu"
 	"github.com/gocuda/gocuda/generated/nvjpeg"
@@ -87,14 +88,28 @@ func (hw *hardware) supports(data []byte, f Format) bool {
 	return no == 0
 }
 
-// decode runs one batched decoding of ptrs into dsts on the engines. The
-// state is set up on every call: nvJPEG requires it for each new batch
-// length, and the length here is how many of the caller's images the
-// engines take, which changes from batch to batch.
-func (hw *hardware) decode(op string, ptrs []*uint8, lens []uint64, dsts []nvjpeg.NvjpegImage_t, f Format, stream cu.CUstream) error {
+// decodeSome decodes the images of data at idx into their dsts in one
+// batch on the engines. The state is set up on every call: nvJPEG
+// requires it for each new batch length, and the length here is how many
+// of the caller's images the engines take, which changes from batch to
+// batch.
+func (hw *hardware) decodeSome(op string, data [][]byte, idx []int, dsts []nvjpeg.NvjpegImage_t, f Format, stream cu.CUstream) error {
+	// nvJPEG takes an array of pointers to the JPEGs: Go memory that
+	// holds Go pointers, which cgo allows only when they are pinned.
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	ptrs := make([]*uint8, len(idx))
+	lens := make([]uint64, len(idx))
+	out := make([]nvjpeg.NvjpegImage_t, len(idx))
+	for j, i := range idx {
+		ptrs[j] = &data[i][0]
+		pin.Pin(ptrs[j])
+		lens[j] = uint64(len(data[i]))
+		out[j] = dsts[i]
+	}
 	// max_cpu_threads is not read by nvJPEG; 1 is valid for every version.
 	if err := nvjpeg.DecodeBatchedInitialize(hw.h, hw.state, int32(len(ptrs)), 1, rawFormats[f]); err != nil {
 		return check(op, "nvjpegDecodeBatchedInitialize", err)
 	}
-	return check(op, "nvjpegDecodeBatched", nvjpeg.DecodeBatched(hw.h, hw.state, &ptrs[0], &lens[0], &dsts[0], stream))
+	return check(op, "nvjpegDecodeBatched", nvjpeg.DecodeBatched(hw.h, hw.state, &ptrs[0], &lens[0], &out[0], stream))
 }
